@@ -1,0 +1,38 @@
+"""memstrata: long-term memory for LLM agents, offline first.
+
+The public API is :class:`Memory` and the model types; everything else is private plumbing.
+"""
+
+from .api import Memory
+from .errors import (
+    ConfigError,
+    EmbedderError,
+    EmbedderMismatchError,
+    LLMError,
+    MemstrataError,
+    NotFoundError,
+    StorageError,
+    ValidationError,
+)
+from .model import (
+    AddResult,
+    HistoryEntry,
+    IngestReport,
+    MemoryRecord,
+    MemoryType,
+    Scope,
+    ScoreBreakdown,
+    SearchHit,
+    Tier,
+    TTLMode,
+)
+from .settings import Settings
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AddResult", "ConfigError", "EmbedderError", "EmbedderMismatchError", "HistoryEntry",
+    "IngestReport", "LLMError", "Memory", "MemoryRecord", "MemoryType", "MemstrataError",
+    "NotFoundError", "Scope", "ScoreBreakdown", "SearchHit", "Settings", "StorageError", "TTLMode",
+    "Tier", "ValidationError",
+]

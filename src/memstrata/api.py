@@ -1,0 +1,387 @@
+"""The library API: :class:`Memory`, one object per home folder, no global state.
+
+Every surface (CLI, and later REST and MCP) is a thin face over this class.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .embeddings import Embedder, create_embedder
+from .engines import extract
+from .engines.retrieval import RetrievalEngine
+from .engines.update import UpdateEngine, content_hash, snapshot
+from .errors import NotFoundError, ValidationError
+from .llm import ChatClient
+from .model import (
+    AddResult,
+    Draft,
+    HistoryEntry,
+    IngestReport,
+    MemoryRecord,
+    MemoryType,
+    Scope,
+    SearchFilter,
+    SearchHit,
+    Tier,
+    TTLMode,
+    normalise_tags,
+    utcnow,
+)
+from .settings import Settings
+from .stores import Stores
+
+Clock = Callable[[], datetime]
+
+
+def _enum(cls: type, value: Any, what: str) -> Any:
+    if value is None or isinstance(value, cls):
+        return value
+    try:
+        return cls(str(value))
+    except ValueError:
+        known = ", ".join(m.value for m in cls)  # type: ignore[attr-defined]
+        raise ValidationError(f"unknown {what} {value!r} (known: {known})") from None
+
+
+def _enums(cls: type, values: Any, what: str) -> list[Any] | None:
+    if values is None:
+        return None
+    if isinstance(values, (str, cls)):
+        values = [values]
+    return [_enum(cls, v, what) for v in values]
+
+
+class Memory:
+    """Long-term memory for agents, stored under ``home``.
+
+    >>> with Memory(home="/tmp/mem") as mem:
+    ...     mid = mem.add("The staging cluster is eks-stg-2").memory_id
+    ...     hits = mem.search("which cluster is staging?")
+    """
+
+    def __init__(self, home: str | Path | None = None, settings: Settings | None = None, *,
+                 clock: Clock | None = None, embedder: Embedder | None = None,
+                 llm: ChatClient | None = None) -> None:
+        if settings is None:
+            settings = Settings.load(home=home)
+        elif home is not None:
+            settings = settings.model_copy(update={"home": Path(home).expanduser()})
+        self.settings = settings
+        self.clock: Clock = clock or utcnow
+        self._embedder = embedder
+        if llm is None and settings.llm.enabled:
+            llm = ChatClient(settings.llm)
+        self.stores = Stores(settings, self._model_id)
+        self._update = UpdateEngine(settings, self.stores, self.embedder, self._now, llm)
+        self._retrieval = RetrievalEngine(settings, self.stores, self.embedder, self._now)
+
+    # -- plumbing ------------------------------------------------------------------------------
+    def _now(self) -> datetime:
+        now = self.clock()
+        return now if now.tzinfo else now.replace(tzinfo=timezone.utc)
+
+    def embedder(self) -> Embedder:
+        """The embedding model, loaded on first use."""
+        if self._embedder is None:
+            self._embedder = create_embedder(self.settings.embedder)
+        return self._embedder
+
+    def _model_id(self) -> tuple[str, int]:
+        e = self.embedder()
+        return e.model_id, e.dim
+
+    @property
+    def notices(self) -> list[str]:
+        """Things the stores did on their own that a user should hear about (e.g. a rebuild)."""
+        return self.stores.notices
+
+    def _scope(self, tenant: str | None, user: str | None, agent: str | None,
+               session: str | None) -> Scope:
+        return Scope(tenant=tenant or self.settings.default_tenant, user=user, agent=agent,
+                     session=session)
+
+    def _tenant(self, tenant: str | None) -> str:
+        return tenant or self.settings.default_tenant
+
+    def close(self) -> None:
+        """Persist the vector index and close the store."""
+        self.stores.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writes --------------------------------------------------------------------------------
+    def add(self, content: str, *, type: str | MemoryType | None = None,
+            tags: Sequence[str] | None = None, source: str = "user",
+            importance: float | None = None, user: str | None = None, agent: str | None = None,
+            session: str | None = None, tenant: str | None = None,
+            tier: str | Tier | None = None, ttl_mode: str | TTLMode | None = None,
+            ttl_days: float | None = None, metadata: Mapping[str, Any] | None = None,
+            supersedes: Sequence[str] | None = None, created_at: datetime | None = None,
+            question: str | None = None, answer: str | None = None,
+            score: float | None = None) -> AddResult:
+        """Remember one thing. Returns the new id, or the existing one for a duplicate."""
+        draft = self._draft(content, type=type, tags=tags, source=source, importance=importance,
+                            scope=self._scope(tenant, user, agent, session), tier=tier,
+                            ttl_mode=ttl_mode, ttl_days=ttl_days, metadata=metadata,
+                            supersedes=supersedes, created_at=created_at, question=question,
+                            answer=answer, score=score)
+        return self._update.add([draft])[0]
+
+    def _draft(self, content: str, **kw: Any) -> Draft:
+        if not isinstance(content, str):
+            raise ValidationError("content must be text")
+        try:
+            return Draft(
+                content=content, memory_type=_enum(MemoryType, kw.pop("type"), "memory type"),
+                tier=_enum(Tier, kw.pop("tier"), "tier"),
+                ttl_mode=_enum(TTLMode, kw.pop("ttl_mode"), "TTL mode"),
+                tags=list(kw.pop("tags") or []), metadata=dict(kw.pop("metadata") or {}),
+                supersedes=list(kw.pop("supersedes") or []), **kw)
+        except ValueError as exc:  # pydantic's, for ranges
+            raise ValidationError(str(exc).splitlines()[-1 if "\n" in str(exc) else 0]) from None
+
+    def add_many(self, items: Iterable[str | Mapping[str, Any]], *,
+                 vectors: np.ndarray | None = None, **defaults: Any) -> list[AddResult]:
+        """Bulk add, embedded in batches. Items are strings or dicts of :meth:`add`'s arguments;
+        ``defaults`` apply to every item. ``vectors`` (one unit vector per item) skips embedding."""
+        drafts = []
+        for item in items:
+            kw = {**defaults, **({"content": item} if isinstance(item, str) else dict(item))}
+            scope = self._scope(kw.pop("tenant", None), kw.pop("user", None),
+                                kw.pop("agent", None), kw.pop("session", None))
+            kw.setdefault("source", "user")
+            for key in ("type", "tier", "ttl_mode", "tags", "metadata", "supersedes"):
+                kw.setdefault(key, None)
+            drafts.append(self._draft(kw.pop("content"), scope=scope, **kw))
+        return self._update.add(drafts, vectors=vectors)
+
+    def add_messages(self, messages: Iterable[Mapping[str, Any]], *, user: str | None = None,
+                     agent: str | None = None, session: str | None = None,
+                     tenant: str | None = None, tags: Sequence[str] | None = None,
+                     created_at: datetime | None = None) -> list[AddResult]:
+        """Remember a conversation: one dialogue memory per ``{"role", "content"}`` message."""
+        drafts = extract.from_messages(messages, self._scope(tenant, user, agent, session),
+                                       source="user", tags=list(tags or []),
+                                       created_at=created_at)
+        return self._update.add(drafts)
+
+    def add_tool_call(self, name: str, arguments: Mapping[str, Any] | None, result: Any, *,
+                      user: str | None = None, agent: str | None = None,
+                      session: str | None = None, tenant: str | None = None,
+                      tags: Sequence[str] | None = None, importance: float | None = None,
+                      created_at: datetime | None = None) -> AddResult:
+        """Remember a tool call and its result."""
+        draft = extract.from_tool_call(name, arguments, result,
+                                       self._scope(tenant, user, agent, session),
+                                       tags=list(tags or []), importance=importance,
+                                       created_at=created_at)
+        return self._update.add([draft])[0]
+
+    def add_event(self, event: Mapping[str, Any], *, source: str = "event",
+                  tenant: str | None = None, user: str | None = None, agent: str | None = None,
+                  tags: Sequence[str] | None = None, importance: float | None = None,
+                  created_at: datetime | None = None) -> AddResult:
+        """Remember a platform event (pipeline run, PR comment, alert, any JSON object)."""
+        draft = extract.from_event(event, self._scope(tenant, user, agent, None), source=source,
+                                   tags=list(tags or []), importance=importance,
+                                   created_at=created_at)
+        return self._update.add([draft])[0]
+
+    def ingest(self, paths: str | Path | Sequence[str | Path], *,
+               tags: Sequence[str] | None = None, tenant: str | None = None) -> IngestReport:
+        """Ingest Markdown/text files or folders as knowledge; a changed file replaces its old
+        chunks (kept in history, no longer served), an unchanged one is skipped."""
+        if isinstance(paths, (str, Path)):
+            paths = [paths]
+        return self._update.ingest_paths([Path(p) for p in paths],
+                                         self._scope(tenant, None, None, None),
+                                         normalise_tags(tags))
+
+    def ingest_text(self, text: str, source: str, *, tags: Sequence[str] | None = None,
+                    tenant: str | None = None) -> IngestReport:
+        """Ingest a document given as text under a stable ``source`` name."""
+        if not text.strip():
+            raise ValidationError("document is empty")
+        report = IngestReport(files=1)
+        self._update.ingest_text(text, source, self._scope(tenant, None, None, None),
+                                 normalise_tags(tags), report)
+        return report
+
+    def update(self, memory_id: str, *, content: str | None = None,
+               tags: Sequence[str] | None = None, importance: float | None = None,
+               tier: str | Tier | None = None, metadata: Mapping[str, Any] | None = None,
+               reason: str = "", tenant: str | None = None, actor: str = "api") -> MemoryRecord:
+        """Change a memory in place (history keeps the old values). A new content is re-embedded."""
+        rec = self.get(memory_id, tenant=tenant)
+        changes: dict[str, Any] = {}
+        vector = None
+        if content is not None and content.strip() != rec.content:
+            self._update.validate(Draft(content=content, scope=rec.scope))
+            changes["content"] = content.strip()
+            changes["content_hash"] = content_hash(content)
+            self.stores.check_model()
+            vector = self.embedder().embed_documents([content.strip()])[0]
+        if tags is not None:
+            changes["tags"] = normalise_tags(tags)
+        if importance is not None:
+            if not 0.0 <= importance <= 1.0:
+                raise ValidationError(f"importance {importance} is not in 0..1")
+            changes["importance"] = float(importance)
+        if tier is not None:
+            changes["tier"] = _enum(Tier, tier, "tier")
+        if metadata is not None:
+            changes["metadata"] = {**rec.metadata, **dict(metadata)}
+        if not changes:
+            return rec
+        return self._apply(rec, changes, "update", reason, actor, vector)
+
+    def _apply(self, rec: MemoryRecord, changes: dict[str, Any], action: str, reason: str,
+               actor: str, vector: np.ndarray | None = None) -> MemoryRecord:
+        old = {k: _jsonable(getattr(rec, k)) for k in changes}
+        now = self._now()
+        new = rec.model_copy(update={**changes, "updated_at": now})
+        if "content" in changes:
+            from .text import extract_keywords
+
+            new.keywords = extract_keywords(new.content, self.settings.update.keywords_max)
+        with self.stores.records.transaction() as tx:
+            tx.update(new, vector)
+            tx.add_history(HistoryEntry(memory_id=rec.memory_id, action=action, at=now,
+                                        actor=actor, reason=reason, old=old,
+                                        new={k: _jsonable(v) for k, v in changes.items()}),
+                           rec.scope.tenant)
+        self.stores.sync()
+        return new
+
+    def feedback(self, memory_id: str, helpful: bool, *, weight: float = 0.1,
+                 reason: str = "", tenant: str | None = None) -> MemoryRecord:
+        """Score a memory up (helpful) or down: importance, and a Q&A pair's score, move by
+        ``weight``, bounded to 0..1."""
+        if not 0.0 < weight <= 1.0:
+            raise ValidationError(f"feedback weight {weight} is not in (0, 1]")
+        rec = self.get(memory_id, tenant=tenant)
+        delta = weight if helpful else -weight
+        changes: dict[str, Any] = {"importance": round(min(1.0, max(0.0, rec.importance + delta)),
+                                                       4)}
+        if rec.score is not None:
+            changes["score"] = round(min(1.0, max(0.0, rec.score + delta)), 4)
+        return self._apply(rec, changes, "feedback",
+                           reason or ("helpful" if helpful else "not helpful"), "feedback")
+
+    def delete(self, memory_id: str, *, reason: str = "", tenant: str | None = None) -> None:
+        """Delete a memory. Its last state stays in :meth:`history`."""
+        rec = self.get(memory_id, tenant=tenant)
+        with self.stores.records.transaction() as tx:
+            tx.delete(rec.scope.tenant, memory_id)
+            tx.add_history(HistoryEntry(memory_id=memory_id, action="delete", at=self._now(),
+                                        actor="api", reason=reason, old=snapshot(rec)),
+                           rec.scope.tenant)
+        self.stores.sync()
+
+    # -- reads ---------------------------------------------------------------------------------
+    def get(self, memory_id: str, *, tenant: str | None = None,
+            with_embedding: bool = False) -> MemoryRecord:
+        """The memory with this id; :class:`NotFoundError` when the tenant has none."""
+        rec = self.stores.records.get(self._tenant(tenant), memory_id, with_embedding)
+        if rec is None:
+            raise NotFoundError(f"no memory {memory_id}")
+        return rec
+
+    def history(self, memory_id: str, *, tenant: str | None = None) -> list[HistoryEntry]:
+        """Every change to the memory, oldest first (also after it was deleted)."""
+        entries = self.stores.records.history(self._tenant(tenant), memory_id)
+        if not entries:
+            raise NotFoundError(f"no memory {memory_id}")
+        return entries
+
+    def search(self, query: str, *, top_k: int | None = None,
+               type: str | MemoryType | Sequence[str | MemoryType] | None = None,
+               tier: str | Tier | Sequence[str | Tier] | None = None,
+               tags: Sequence[str] | None = None, user: str | None = None,
+               agent: str | None = None, session: str | None = None, tenant: str | None = None,
+               since: datetime | None = None, until: datetime | None = None,
+               as_of: datetime | None = None, include_superseded: bool = False,
+               profile: str | None = None) -> list[SearchHit]:
+        """Hybrid search: vector + BM25 + tags, re-ranked by ``profile`` (default: settings).
+
+        ``tags`` both restrict (a hit carries at least one) and score (S_tag). ``as_of`` asks
+        what was true at that time; superseded memories are excluded unless asked for.
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise ValidationError("query is empty")
+        if top_k is not None and top_k < 1:
+            raise ValidationError(f"top_k {top_k} must be at least 1")
+        flt = SearchFilter(
+            tenant=self._tenant(tenant), user=user, agent=agent, session=session,
+            types=_enums(MemoryType, type, "memory type"), tiers=_enums(Tier, tier, "tier"),
+            tags=normalise_tags(tags) or None, created_after=since, created_before=until,
+            as_of=as_of, include_superseded=include_superseded)
+        return self._retrieval.search(query, flt, top_k=top_k, profile=profile, tags=tags,
+                                      now=self._now())
+
+    def context(self, query: str, *, max_tokens: int | None = None, top_k: int | None = None,
+                **search_args: Any) -> str:
+        """The best memories for ``query`` as a Markdown block within ``max_tokens`` (RET-3/4)."""
+        budget = max_tokens or self.settings.context.max_tokens
+        if budget < 16:
+            raise ValidationError(f"max_tokens {budget} is too small (at least 16)")
+        hits = self.search(query, top_k=top_k or self.settings.context.top_k, **search_args)
+        return self._retrieval.pack(hits, budget)
+
+    def stats(self, *, tenant: str | None = None) -> dict[str, Any]:
+        """Counts by type and tier, sizes on disk, the embedding model."""
+        out = self.stores.records.stats(self._tenant(tenant))
+        stored = self.stores.stored_model()
+        out["embedder"] = {"model": stored[0], "dim": stored[1]} if stored else None
+        out["home"] = str(self.settings.home)
+        out["disk_bytes"] = sum(f.stat().st_size for f in self.settings.home.rglob("*")
+                                if f.is_file())
+        return out
+
+    # -- maintenance ---------------------------------------------------------------------------
+    def reindex(self, *, re_embed: bool = False,
+                progress: Callable[[int, int], None] | None = None) -> int:
+        """Rebuild the vector index from the store; ``re_embed`` recomputes every vector with the
+        configured embedder first (after changing models). Returns the number of vectors."""
+        if re_embed:
+            self._re_embed(progress)
+        return self.stores.rebuild_vectors()
+
+    def _re_embed(self, progress: Callable[[int, int], None] | None) -> None:
+        emb = self.embedder()
+        records = list(self.stores.records.iter_records())
+        size = self.settings.embedder.batch_size
+        for i in range(0, len(records), size):
+            part = records[i : i + size]
+            vecs = emb.embed_documents([r.content for r in part])
+            with self.stores.records.transaction() as tx:
+                for r, v in zip(part, vecs):
+                    tx.update(r, v)
+                if i + size >= len(records):
+                    tx.set_meta("embed_model", emb.model_id)
+                    tx.set_meta("embed_dim", str(emb.dim))
+            if progress:
+                progress(min(i + size, len(records)), len(records))
+        if not records:
+            with self.stores.records.transaction() as tx:
+                tx.set_meta("embed_model", emb.model_id)
+                tx.set_meta("embed_dim", str(emb.dim))
+
+
+def _jsonable(v: Any) -> Any:
+    if hasattr(v, "value"):
+        return v.value
+    if isinstance(v, datetime):
+        return v.isoformat()
+    return json.loads(json.dumps(v, default=str))

@@ -1,0 +1,64 @@
+"""The typer application, its global options and the helpers every command shares."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from ..api import Memory
+from ..settings import Settings
+
+app = typer.Typer(
+    name="memstrata", no_args_is_help=True, add_completion=False,
+    pretty_exceptions_enable=False,
+    help="Long-term memory for LLM agents: add, search and manage memories offline.")
+config_app = typer.Typer(no_args_is_help=True, help="Inspect the effective settings.")
+app.add_typer(config_app, name="config")
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    home: Path | None = typer.Option(None, "--home", envvar="MEMSTRATA_HOME",
+                                     help="Home folder (default ~/.memstrata)."),
+    config: Path | None = typer.Option(None, "--config", envvar="MEMSTRATA_CONFIG",
+                                       help="Settings file (default <home>/memstrata.toml)."),
+) -> None:
+    ctx.obj = {"home": home, "config": config}
+
+
+def settings_of(ctx: typer.Context) -> Settings:
+    obj = ctx.find_root().obj or {}
+    return Settings.load(home=obj.get("home"), config_file=obj.get("config"))
+
+
+def memory_of(ctx: typer.Context) -> Memory:
+    """Open the Memory for this invocation; it is closed (and notices printed) at the end."""
+    mem = Memory(settings=settings_of(ctx))
+
+    def _close() -> None:
+        mem.close()
+        for notice in mem.notices:
+            err_console.print(f"note: {notice}")
+
+    ctx.call_on_close(_close)
+    return mem
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def split_csv(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    return items or None

@@ -1,0 +1,71 @@
+"""Commands about the store itself: stats, config show, reindex."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from ._app import app, config_app, console, memory_of, print_json, settings_of
+
+
+@app.command()
+def stats(
+    ctx: typer.Context,
+    tenant: str | None = typer.Option(None, "--tenant"),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    """Counts by type and tier, the embedding model, size on disk."""
+    data = memory_of(ctx).stats(tenant=tenant)
+    if json_out:
+        print_json(data)
+        return
+    table = Table(show_header=False, box=None)
+    for key, value in data.items():
+        table.add_row(f"[bold]{key}[/bold]", str(value))
+    console.print(table)
+
+
+@config_app.command("show")
+def config_show(ctx: typer.Context, json_out: bool = typer.Option(False, "--json")) -> None:
+    """The effective settings (defaults, file, MEMSTRATA_* variables), weights included."""
+    data = settings_of(ctx).model_dump(mode="json")
+    for section in ("embedder", "llm"):
+        if data[section].get("api_key"):
+            data[section]["api_key"] = "***"
+    if json_out:
+        print_json(data)
+        return
+    for key, value in _flatten(data):
+        console.print(f"{key} = {value!r}" if isinstance(value, str) else f"{key} = {value}")
+
+
+def _flatten(data: dict, prefix: str = "") -> list[tuple[str, object]]:
+    """Dotted keys, as MEMSTRATA_* variables name them (with ``__`` for the dots)."""
+    out: list[tuple[str, object]] = []
+    for key, value in data.items():
+        if isinstance(value, dict) and value:
+            out.extend(_flatten(value, f"{prefix}{key}."))
+        else:
+            out.append((f"{prefix}{key}", value))
+    return out
+
+
+@app.command()
+def reindex(
+    ctx: typer.Context,
+    re_embed: bool = typer.Option(False, "--re-embed",
+                                  help="Recompute every vector with the configured embedder."),
+) -> None:
+    """Rebuild the vector index from the store of record (after a crash or a model change)."""
+    from rich.progress import Progress
+
+    mem = memory_of(ctx)
+    if re_embed:
+        with Progress(console=console, transient=True) as progress:
+            task = progress.add_task("re-embedding", total=None)
+            n = mem.reindex(re_embed=True,
+                            progress=lambda done, total: progress.update(task, completed=done,
+                                                                         total=total))
+    else:
+        n = mem.reindex()
+    print(f"vector index rebuilt: {n} vectors")

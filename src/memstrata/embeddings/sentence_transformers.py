@@ -1,0 +1,35 @@
+"""A local sentence-transformers model folder (the ``st`` extra); nothing is downloaded."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import EmbedderError
+from .base import Embedder, normalise
+
+
+class SentenceTransformerEmbedder(Embedder):
+    """Loads the model at ``path`` with the hub switched off."""
+
+    def __init__(self, path: str) -> None:
+        folder = Path(path).expanduser()
+        if not folder.is_dir():
+            raise EmbedderError(f"sentence-transformers model folder {folder} does not exist")
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError:
+            raise EmbedderError("embedder 'sentence-transformers' needs the st extra: "
+                                "pip install 'memstrata[st]'") from None
+        self._model = SentenceTransformer(str(folder), device="cpu")
+        self.dim = int(self._model.get_sentence_embedding_dimension())
+        self.model_id = f"st:{folder.name}"
+
+    def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return normalise(self._model.encode(list(texts), convert_to_numpy=True))

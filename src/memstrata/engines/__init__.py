@@ -1,0 +1,1 @@
+"""The engines: update (write path), retrieval (read path) and the scoring math they share."""

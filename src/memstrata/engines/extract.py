@@ -1,0 +1,82 @@
+"""Extraction (SPEC UPD-1): turn messages, tool results, platform events and documents into drafts."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..errors import ValidationError
+from ..model import Draft, MemoryType, Scope
+from ..text import chunk_markdown
+
+_EVENT_FIELDS = (
+    "title", "summary", "alertname", "status", "severity", "service", "pipeline", "stage",
+    "execution", "repository", "pr_number", "author", "error_message", "message", "body",
+    "description", "url",
+)
+
+
+def from_messages(messages: Iterable[Mapping[str, Any]], scope: Scope, source: str = "user",
+                  **common: Any) -> list[Draft]:
+    """One dialogue draft per chat message ``{"role": ..., "content": ...}``."""
+    drafts = []
+    for i, msg in enumerate(messages):
+        if not isinstance(msg, Mapping) or "content" not in msg:
+            raise ValidationError(f"message {i} has no 'content'")
+        role = str(msg.get("role") or "user")
+        meta = {"role": role, **dict(msg.get("metadata") or {})}
+        if msg.get("name"):
+            meta["name"] = str(msg["name"])
+        src = source if role == "user" else f"agent:{role}"
+        drafts.append(Draft(content=str(msg["content"]), memory_type=MemoryType.DIALOGUE,
+                            scope=scope, source=src, metadata=meta, **common))
+    return drafts
+
+
+def from_tool_call(name: str, arguments: Mapping[str, Any] | None, result: Any, scope: Scope,
+                   **common: Any) -> Draft:
+    """A tool call and its result as one ``tool_call`` draft."""
+    args = json.dumps(dict(arguments or {}), ensure_ascii=False, sort_keys=True, default=str)
+    out = result if isinstance(result, str) else json.dumps(result, ensure_ascii=False, default=str)
+    return Draft(content=f"Tool {name}({args}) returned: {out}", memory_type=MemoryType.TOOL_CALL,
+                 scope=scope, source=f"tool:{name}",
+                 metadata={"tool": name, "arguments": dict(arguments or {})}, **common)
+
+
+def describe_event(event: Mapping[str, Any]) -> str:
+    """A readable one-paragraph summary of a platform event from its usual fields."""
+    parts = []
+    for key in _EVENT_FIELDS:
+        value = event.get(key)
+        if value not in (None, "", [], {}):
+            parts.append(f"{key}: {value}")
+    for key in ("labels", "annotations"):
+        value = event.get(key)
+        if isinstance(value, Mapping):
+            parts.extend(f"{k}: {v}" for k, v in value.items() if k not in event)
+    if not parts:
+        parts = [json.dumps(dict(event), ensure_ascii=False, sort_keys=True, default=str)]
+    return "; ".join(parts)
+
+
+def from_event(event: Mapping[str, Any], scope: Scope, source: str = "event",
+               **common: Any) -> Draft:
+    """A platform event (pipeline, PR comment, alert, generic) as an ``event`` draft."""
+    if not isinstance(event, Mapping) or not event:
+        raise ValidationError("an event must be a non-empty JSON object")
+    kind = source.split(":", 1)[-1]
+    return Draft(content=f"[{kind}] {describe_event(event)}", memory_type=MemoryType.EVENT,
+                 scope=scope, source=source if ":" in source else f"event:{source}",
+                 metadata={"raw": dict(event)}, **common)
+
+
+def from_document(text: str, source: str, scope: Scope, max_chars: int,
+                  **common: Any) -> list[Draft]:
+    """Knowledge drafts, one per chunk, each knowing its section and position."""
+    drafts = []
+    for i, (section, chunk) in enumerate(chunk_markdown(text, max_chars)):
+        meta = {"section": section, "chunk": i}
+        drafts.append(Draft(content=chunk, memory_type=MemoryType.KNOWLEDGE, scope=scope,
+                            source=source, metadata=meta, **common))
+    return drafts

@@ -1,0 +1,66 @@
+"""The ranking math, pure functions: TTL decay (SPEC TTL-1), recency, the weighted sum (RET-2)
+and seed 2's multiplicative ranking (L2-3)."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+from ..model import ScoreBreakdown, TTLMode
+from ..settings import Profile
+
+SECONDS_PER_DAY = 86_400.0
+
+
+def age_days(created: datetime, now: datetime) -> float:
+    """Age in days, never negative (a memory dated in the future counts as new)."""
+    return max(0.0, (now - created).total_seconds() / SECONDS_PER_DAY)
+
+
+def ttl_weight(mode: TTLMode, age: float, days: float | None, rate: float) -> float:
+    """The TTL factor in 0..1.
+
+    ``off``: 1. ``hard``: 1 until ``days`` then 0. ``linear``: max(0, 1 - age/days).
+    ``exponential``: exp(-rate * age) (rate 0.05 halves in about 14 days).
+    ``hard`` and ``linear`` without ``days`` never decay.
+    """
+    if mode is TTLMode.OFF:
+        return 1.0
+    if mode is TTLMode.EXPONENTIAL:
+        return math.exp(-rate * age)
+    if days is None:
+        return 1.0
+    if mode is TTLMode.HARD:
+        return 1.0 if age <= days else 0.0
+    return max(0.0, 1.0 - age / days)
+
+
+def recency(age: float, lam: float) -> float:
+    """S_rec = exp(-lambda * age_days)."""
+    return math.exp(-lam * age)
+
+
+def semantic_score(cosine: float) -> float:
+    """S_sem = (cos + 1) / 2, clamped to 0..1."""
+    return min(1.0, max(0.0, (cosine + 1.0) / 2.0))
+
+
+def combine(parts: ScoreBreakdown, profile: Profile) -> float:
+    """The final score of one hit under ``profile``, in 0..1."""
+    if profile.mode == "multiplicative":
+        # Relevance uses the cosine clipped at 0, not (cos+1)/2, so that an unrelated pair
+        # really scores 0 here, as seed 2's matcher does.
+        cosine = max(0.0, 2.0 * parts.semantic - 1.0)
+        rel = (profile.relevance_semantic * cosine
+               + (1.0 - profile.relevance_semantic) * parts.keyword)
+        quality = parts.quality if parts.quality is not None else parts.importance
+        return _clamp(rel * parts.ttl_weight * quality)
+    w = profile.weights
+    total = (w.semantic * parts.semantic + w.keyword * parts.keyword + w.tag * parts.tag
+             + w.recency * parts.recency + w.importance * parts.importance
+             + w.reliability * parts.reliability)
+    return _clamp(total * parts.ttl_weight)
+
+
+def _clamp(x: float) -> float:
+    return min(1.0, max(0.0, x))

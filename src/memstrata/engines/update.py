@@ -1,0 +1,493 @@
+"""The update engine (SPEC UPD-1..7, UPD-9): validate, classify, score, embed, dedup, supersede,
+associate and store, one batch per transaction.
+
+Steps that could use an LLM (classify, score, supersede) have a deterministic local default in
+:mod:`.rules`; every :class:`AddResult` says which path each step took.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import unicodedata
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..embeddings import Embedder
+from ..errors import LLMError, ValidationError
+from ..llm import ChatClient
+from ..model import (
+    AddResult,
+    Draft,
+    HistoryEntry,
+    IngestReport,
+    MemoryRecord,
+    MemoryType,
+    Scope,
+    SearchFilter,
+    Tier,
+    TTLMode,
+    normalise_tags,
+)
+from ..settings import Settings
+from ..stores import Stores, StoreTx
+from ..text import extract_keywords
+from . import rules
+from .extract import from_document
+
+ACTOR = "update-engine"
+_VALIDITY = ("valid_to", "superseded_by", "updated_at")
+_RELATED_MAX = 20
+
+
+def content_hash(content: str) -> str:
+    """Hash of the normalised content: case, width and whitespace do not matter."""
+    norm = " ".join(unicodedata.normalize("NFKC", content).lower().split())
+    return hashlib.sha256(norm.encode("utf-8")).hexdigest()[:32]
+
+
+def new_id() -> str:
+    return "mem_" + uuid.uuid4().hex
+
+
+def snapshot(r: MemoryRecord) -> dict[str, Any]:
+    """A record as history stores it (no embedding)."""
+    return r.model_dump(mode="json", exclude={"embedding"})
+
+
+@dataclass
+class _Prepared:
+    draft: Draft
+    record: MemoryRecord
+    steps: dict[str, str] = field(default_factory=dict)
+    vector: np.ndarray | None = None
+    result: AddResult | None = None
+
+
+class UpdateEngine:
+    """The write path. ``embedder`` is a callable so the model loads only when first needed."""
+
+    def __init__(self, settings: Settings, stores: Stores, embedder: Callable[[], Embedder],
+                 clock: Callable[[], datetime], llm: ChatClient | None = None) -> None:
+        self.settings = settings
+        self.cfg = settings.update
+        self.stores = stores
+        self._embedder = embedder
+        self.clock = clock
+        self.llm = llm
+
+    # -- public -----------------------------------------------------------------------------
+    def add(self, drafts: Sequence[Draft], actor: str = ACTOR,
+            vectors: np.ndarray | None = None) -> list[AddResult]:
+        """Run the pipeline over ``drafts``; each embedder batch is committed as one transaction.
+
+        ``vectors`` (optional, one unit vector per draft) skips embedding.
+        """
+        for d in drafts:
+            self.validate(d)
+        self.stores.check_model()
+        results: list[AddResult] = []
+        size = self.settings.embedder.batch_size
+        batches = [[self._prepare(d) for d in drafts[i : i + size]]
+                   for i in range(0, len(drafts), size)]
+        # Embed the next batch in a worker thread while this one is stored: the embedder's
+        # numpy work releases the GIL, so the two overlap on a second core.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            pending = None
+            for n, batch in enumerate(batches):
+                given = None if vectors is None else vectors[n * size : (n + 1) * size]
+                if pending is None:
+                    self._embed(batch, given)
+                else:
+                    pending.result()
+                if n + 1 < len(batches):
+                    following = batches[n + 1]
+                    given_next = None if vectors is None else \
+                        vectors[(n + 1) * size : (n + 2) * size]
+                    pending = pool.submit(self._embed, following, given_next)
+                self.stores.sync()
+                with self.stores.records.transaction() as tx:
+                    self.stores.claim_model(tx)
+                    accepted: list[_Prepared] = []
+                    for p in batch:
+                        self._store_one(tx, p, accepted, actor)
+                self.stores.sync()
+                results.extend(p.result for p in batch if p.result is not None)
+        return results
+
+    def validate(self, d: Draft) -> None:
+        if not d.content or not d.content.strip():
+            raise ValidationError("content is empty")
+        size = len(d.content.encode("utf-8"))
+        if size > self.cfg.max_content_bytes:
+            raise ValidationError(f"content is {size} bytes, over the limit of "
+                                  f"{self.cfg.max_content_bytes} (update.max_content_bytes)")
+        if d.importance is not None and not 0.0 <= d.importance <= 1.0:
+            raise ValidationError(f"importance {d.importance} is not in 0..1")
+        if not d.scope.tenant:
+            raise ValidationError("tenant is empty")
+
+    # -- steps --------------------------------------------------------------------------------
+    def _prepare(self, d: Draft) -> _Prepared:
+        now = self.clock()
+        steps: dict[str, str] = {"extract": "given"}
+        mtype, tags = rules.classify(d, self.cfg)
+        steps["classify"] = "explicit" if d.memory_type else "rules"
+        if self._llm_for("classify") and d.memory_type is None:
+            mtype, tags, steps["classify"] = self._llm_classify(d, mtype, tags)
+        if d.importance is not None:
+            imp, steps["score"] = d.importance, "explicit"
+        else:
+            imp, signals = rules.importance(d.content, mtype, self.cfg)
+            steps["score"] = "rules" + (f" ({', '.join(signals)})" if signals else "")
+            if self._llm_for("score"):
+                imp, steps["score"] = self._llm_score(d.content, imp, steps["score"])
+        reliability = (d.source_reliability if d.source_reliability is not None
+                       else rules.reliability(d.source, self.cfg))
+        created = d.created_at or now
+        rule = self.cfg.ttl_by_type[mtype.value]
+        ttl_mode = d.ttl_mode or rule.mode
+        ttl_days = d.ttl_days if d.ttl_days is not None else rule.days
+        expires = (created + timedelta(days=ttl_days)
+                   if ttl_mode is TTLMode.HARD and ttl_days else None)
+        record = MemoryRecord(
+            memory_id=new_id(), content=d.content.strip(), memory_type=mtype,
+            tier=d.tier or self.cfg.tier_by_type[mtype], scope=d.scope, source=d.source,
+            source_reliability=reliability, importance=imp, tags=tags,
+            keywords=extract_keywords(d.content, self.cfg.keywords_max),
+            created_at=created, updated_at=now, valid_from=created, expires_at=expires,
+            ttl_mode=ttl_mode, ttl_days=ttl_days, question=d.question, answer=d.answer,
+            score=d.score, content_hash=content_hash(d.content), metadata=dict(d.metadata))
+        return _Prepared(d, record, steps)
+
+    def _embed(self, batch: list[_Prepared], vectors: np.ndarray | None) -> None:
+        if vectors is not None:
+            vecs = np.asarray(vectors, np.float32)
+            if vecs.shape != (len(batch), self.stores.check_model()[1]):
+                raise ValidationError(f"vectors have shape {vecs.shape}, expected "
+                                      f"({len(batch)}, {self.stores.check_model()[1]})")
+            path = "given"
+        else:
+            vecs = self._embedder().embed_documents([p.record.content for p in batch])
+            path = self._embedder().model_id
+        for p, v in zip(batch, vecs):
+            p.vector = v
+            p.steps["embed"] = path
+
+    def _similar(self, p: _Prepared, accepted: list[_Prepared],
+                 k: int) -> list[tuple[MemoryRecord, float]]:
+        """Current memories of the same tenant/user/agent most similar to ``p``, best first.
+
+        Looks in the committed index and among the earlier items of this batch.
+        """
+        s = p.record.scope
+        flt = SearchFilter(tenant=s.tenant, user=s.user, agent=s.agent)
+        assert p.vector is not None
+        found = dict(self.stores.vectors.search(p.vector, k, flt))
+        for q in accepted:
+            if q.record.scope.tenant == s.tenant and q.record.scope.user == s.user \
+                    and q.record.scope.agent == s.agent and q.vector is not None:
+                found[q.record.memory_id] = float(q.vector @ p.vector)
+        best = sorted(found.items(), key=lambda kv: -kv[1])[:k]
+        batch = {q.record.memory_id: q.record for q in accepted}
+        stored = self.stores.records.get_many(s.tenant, [i for i, _ in best if i not in batch])
+        out = []
+        for mid, cos in best:
+            rec = batch.get(mid) or stored.get(mid)
+            if rec is not None and rec.valid_to is None and rec.scope.user == s.user \
+                    and rec.scope.agent == s.agent:
+                out.append((rec, cos))
+        return out
+
+    def _store_one(self, tx: StoreTx, p: _Prepared, accepted: list[_Prepared], actor: str) -> None:
+        rec, d, now = p.record, p.draft, self.clock()
+        # 1. exact duplicate
+        if self.cfg.dedup_exact and not d.supersedes:
+            dup = self._exact_duplicate(rec, accepted)
+            if dup is not None:
+                p.steps["dedup"] = "exact"
+                p.result = AddResult(memory_id=dup, status="duplicate", steps=p.steps)
+                return
+        p.steps["dedup"] = "none"
+        k = max(self.cfg.associate_max, 5) + 1
+        similar = self._similar(p, accepted, k)
+        # 2. supersession: explicit ids, then rules or the LLM on similar memories
+        superseded = self._explicit_supersedes(d, rec.scope.tenant)
+        if superseded:
+            p.steps["supersede"] = "explicit"
+        elif rec.memory_type in self.cfg.supersede_types:
+            superseded, p.steps["supersede"] = self._detect_supersede(rec, similar)
+        # 3. near duplicate: merged into (or linked to) the existing memory
+        near = next((r for r, cos in similar if cos >= self.cfg.near_duplicate_threshold
+                     and r.memory_type == rec.memory_type and r.memory_id not in superseded),
+                    None)
+        if near is not None and not superseded and self.cfg.near_duplicate_action == "merge":
+            p.steps["dedup"] = "near-duplicate merged"
+            self._merge(tx, near, rec, actor, now)
+            p.result = AddResult(memory_id=near.memory_id, status="merged", steps=p.steps)
+            return
+        # 4. association, both directions
+        related = [r for r, cos in similar if cos >= self.cfg.associate_threshold
+                   and r.memory_id not in superseded][: self.cfg.associate_max]
+        p.steps["associate"] = f"vector ({len(related)})"
+        rec.related_memory_ids = [r.memory_id for r in related]
+        if near is not None and near.memory_id not in rec.related_memory_ids:
+            rec.related_memory_ids.insert(0, near.memory_id)
+        # 5. store
+        tx.insert(rec, p.vector)
+        tx.add_history(HistoryEntry(memory_id=rec.memory_id, action="create", at=now, actor=actor,
+                                    reason=d.metadata.get("reason", ""), new=snapshot(rec)),
+                       rec.scope.tenant)
+        batch = {q.record.memory_id: q for q in accepted}
+        for old_id, reason in superseded.items():
+            self._invalidate(tx, old_id, rec, reason, actor, now, batch)
+        for other in related:
+            if other.memory_id not in batch:  # batch items link back below
+                self._link(tx, other, rec.memory_id, actor, now)
+            elif rec.memory_id not in batch[other.memory_id].record.related_memory_ids:
+                q = batch[other.memory_id]
+                q.record.related_memory_ids.append(rec.memory_id)
+                tx.update(q.record, fields=["related_memory_ids"])
+        accepted.append(p)
+        p.result = AddResult(memory_id=rec.memory_id, status="created",
+                             superseded=list(superseded), related=rec.related_memory_ids,
+                             steps=p.steps)
+
+    def _exact_duplicate(self, rec: MemoryRecord, accepted: list[_Prepared]) -> str | None:
+        def same(o: MemoryRecord) -> bool:
+            return (o.content_hash == rec.content_hash and o.scope == rec.scope
+                    and o.memory_type == rec.memory_type and o.valid_to is None)
+
+        for q in accepted:
+            if same(q.record):
+                return q.record.memory_id
+        for o in self.stores.records.find_by_hash(rec.scope.tenant, rec.content_hash):
+            if same(o):
+                return o.memory_id
+        return None
+
+    def _explicit_supersedes(self, d: Draft, tenant: str) -> dict[str, str]:
+        if not d.supersedes:
+            return {}
+        found = self.stores.records.get_many(tenant, d.supersedes)
+        missing = [i for i in d.supersedes if i not in found]
+        if missing:
+            raise ValidationError(f"cannot supersede unknown memory {missing[0]}")
+        return {i: "superseded explicitly" for i in d.supersedes}
+
+    def _detect_supersede(self, rec: MemoryRecord,
+                          similar: list[tuple[MemoryRecord, float]]) -> tuple[dict[str, str], str]:
+        candidates = [(r, cos) for r, cos in similar
+                      if cos >= self.cfg.supersede_threshold and r.memory_type == rec.memory_type
+                      and r.created_at <= rec.created_at]
+        if not candidates:
+            return {}, "none"
+        if self._llm_for("supersede"):
+            try:
+                return self._llm_supersede(rec, candidates), "llm"
+            except LLMError as exc:
+                fallback = f"rules (llm failed: {exc})"
+        else:
+            fallback = "rules"
+        if not rules.is_update(rec.content):
+            return {}, fallback
+        old, cos = candidates[0]
+        return {old.memory_id: f"updated by a newer statement (cosine {cos:.2f})"}, fallback
+
+    def _invalidate(self, tx: StoreTx, old_id: str, new: MemoryRecord, reason: str, actor: str,
+                    now: datetime, batch: dict[str, _Prepared]) -> None:
+        old = batch[old_id].record if old_id in batch else \
+            self.stores.records.get(new.scope.tenant, old_id)
+        if old is None or old.valid_to is not None:
+            return
+        before = {"valid_to": None, "superseded_by": old.superseded_by}
+        old.valid_to = max(now, old.valid_from)
+        old.superseded_by = new.memory_id
+        old.updated_at = now
+        tx.update(old, fields=_VALIDITY)
+        tx.add_history(HistoryEntry(
+            memory_id=old_id, action="supersede", at=now, actor=actor, reason=reason, old=before,
+            new={"valid_to": old.valid_to.isoformat(), "superseded_by": new.memory_id}),
+            new.scope.tenant)
+
+    def _merge(self, tx: StoreTx, near: MemoryRecord, rec: MemoryRecord, actor: str,
+               now: datetime) -> None:
+        before = {"tags": near.tags, "importance": near.importance,
+                  "occurrences": near.metadata.get("occurrences", 1)}
+        near.tags = normalise_tags(near.tags + rec.tags)
+        near.importance = max(near.importance, rec.importance)
+        near.metadata["occurrences"] = int(near.metadata.get("occurrences", 1)) + 1
+        near.updated_at = now
+        tx.update(near)
+        tx.add_history(HistoryEntry(
+            memory_id=near.memory_id, action="merge", at=now, actor=actor,
+            reason="near-duplicate merged",
+            old=before, new={"tags": near.tags, "importance": near.importance,
+                             "occurrences": near.metadata["occurrences"],
+                             "merged_content": rec.content}), near.scope.tenant)
+
+    def _link(self, tx: StoreTx, other: MemoryRecord, new_id_: str, actor: str,
+              now: datetime) -> None:
+        if new_id_ in other.related_memory_ids:
+            return
+        before = list(other.related_memory_ids)
+        other.related_memory_ids = ([*other.related_memory_ids, new_id_])[-_RELATED_MAX:]
+        tx.update(other, fields=["related_memory_ids"])
+        tx.add_history(HistoryEntry(memory_id=other.memory_id, action="link", at=now, actor=actor,
+                                    reason="associated with a new similar memory",
+                                    old={"related_memory_ids": before},
+                                    new={"related_memory_ids": other.related_memory_ids}),
+                       other.scope.tenant)
+
+    # -- documents ----------------------------------------------------------------------------
+    def ingest_text(self, text: str, source: str, scope: Scope, tags: list[str],
+                    report: IngestReport, actor: str = ACTOR) -> None:
+        """Store a document's chunks; on re-ingestion keep unchanged chunks, add new ones and
+        invalidate the rest (kept in history, no longer served)."""
+        now = self.clock()
+        doc_hash = content_hash(text)
+        current = self.stores.records.find_by_source(scope.tenant, source)
+        if current and all(r.metadata.get("doc_hash") == doc_hash for r in current):
+            report.unchanged_files += 1
+            report.kept += len(current)
+            return
+        drafts = from_document(text, source, scope, self.cfg.chunk_max_chars, tags=tags)
+        drafts = [d for d in drafts if d.content.strip()]
+        for d in drafts:
+            d.metadata["doc_hash"] = doc_hash
+            self.validate(d)
+        by_hash = {r.content_hash: r for r in current}
+        fresh = [d for d in drafts if content_hash(d.content) not in by_hash]
+        kept_hashes = {content_hash(d.content) for d in drafts} & set(by_hash)
+        stale = [r for r in current if r.content_hash not in kept_hashes]
+        self.stores.check_model()
+        batch = [self._prepare(d) for d in fresh]
+        for p in batch:
+            p.steps["classify"] = "document"
+        if batch:
+            self._embed(batch, None)
+        self.stores.sync()
+        with self.stores.records.transaction() as tx:
+            self.stores.claim_model(tx)
+            for p in batch:
+                tx.insert(p.record, p.vector)
+                tx.add_history(HistoryEntry(memory_id=p.record.memory_id, action="create", at=now,
+                                            actor=actor, reason=f"ingested from {source}",
+                                            new=snapshot(p.record)), scope.tenant)
+            for r in current:
+                if r.content_hash in kept_hashes and r.metadata.get("doc_hash") != doc_hash:
+                    r.metadata["doc_hash"] = doc_hash
+                    tx.update(r)
+            for old in stale:
+                succ = self._successor(old, batch)
+                reason = (f"document {source} re-ingested: section changed"
+                          if succ else f"document {source} re-ingested: section removed")
+                before = {"valid_to": None, "superseded_by": None}
+                old.valid_to = max(now, old.valid_from)
+                old.superseded_by = succ
+                old.updated_at = now
+                tx.update(old, fields=_VALIDITY)
+                tx.add_history(HistoryEntry(
+                    memory_id=old.memory_id, action="supersede", at=now, actor=actor,
+                    reason=reason, old=before,
+                    new={"valid_to": old.valid_to.isoformat(), "superseded_by": succ}),
+                    scope.tenant)
+        self.stores.sync()
+        report.added.extend(p.record.memory_id for p in batch)
+        report.kept += len(kept_hashes)
+        report.invalidated.extend(r.memory_id for r in stale)
+
+    def _successor(self, old: MemoryRecord, batch: list[_Prepared]) -> str | None:
+        """The new chunk that replaces ``old``: same section, else the most similar (cos >= .5)."""
+        for p in batch:
+            if p.record.metadata.get("section") == old.metadata.get("section"):
+                return p.record.memory_id
+        vec = self.stores.vectors.vectors([old.memory_id]).get(old.memory_id)
+        if vec is None or not batch:
+            return None
+        best = max(batch, key=lambda p: float(p.vector @ vec) if p.vector is not None else -1.0)
+        return best.record.memory_id if best.vector is not None and \
+            float(best.vector @ vec) >= 0.5 else None
+
+    def ingest_paths(self, paths: Sequence[Path], scope: Scope, tags: list[str]) -> IngestReport:
+        """Ingest files and folders (recursively, by ``update.ingest_extensions``)."""
+        report = IngestReport()
+        files: list[Path] = []
+        for path in paths:
+            path = Path(path).expanduser()
+            if path.is_dir():
+                files.extend(sorted(f for f in path.rglob("*") if f.is_file()
+                                    and f.suffix.lower() in self.cfg.ingest_extensions))
+            elif path.is_file():
+                files.append(path)
+            else:
+                raise ValidationError(f"{path} does not exist")
+        for f in files:
+            try:
+                text = f.read_text("utf-8")
+            except (UnicodeDecodeError, OSError) as exc:
+                report.skipped.append(f"{f}: {exc.__class__.__name__}")
+                continue
+            if not text.strip():
+                report.skipped.append(f"{f}: empty")
+                continue
+            report.files += 1
+            self.ingest_text(text, f"document:{f.resolve()}", scope, tags, report)
+        return report
+
+    # -- LLM paths ------------------------------------------------------------------------------
+    def _llm_for(self, step: str) -> bool:
+        return self.llm is not None and step in self.settings.llm.steps
+
+    def _llm_classify(self, d: Draft, mtype: MemoryType,
+                      tags: list[str]) -> tuple[MemoryType, list[str], str]:
+        assert self.llm is not None
+        try:
+            data = self.llm.complete_json(
+                "Classify an agent memory. memory_type is one of: "
+                + ", ".join(t.value for t in MemoryType)
+                + '. Return {"memory_type": ..., "tags": [up to 6 short lower-case tags]}.',
+                d.content)
+            llm_type = MemoryType(str(data["memory_type"]))
+            llm_tags = [str(t) for t in data.get("tags", [])][:6]
+            return llm_type, normalise_tags(list(d.tags) + llm_tags + tags)[:12], "llm"
+        except (LLMError, KeyError, ValueError) as exc:
+            return mtype, tags, f"rules (llm failed: {exc})"
+
+    def _llm_score(self, content: str, fallback: float, rule_path: str) -> tuple[float, str]:
+        assert self.llm is not None
+        try:
+            data = self.llm.complete_json(
+                "Rate how important this memory is for a DevOps/agent assistant to keep, from 0 "
+                '(trivia) to 1 (critical fix, decision or rule). Return {"importance": x}.',
+                content)
+            value = float(data["importance"])
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"importance {value} out of range")
+            return value, "llm"
+        except (LLMError, KeyError, ValueError, TypeError) as exc:
+            return fallback, f"{rule_path}; llm failed: {exc}"
+
+    def _llm_supersede(self, rec: MemoryRecord,
+                       candidates: list[tuple[MemoryRecord, float]]) -> dict[str, str]:
+        assert self.llm is not None
+        listing = "\n".join(f"{i}. {r.content}" for i, (r, _) in enumerate(candidates))
+        data = self.llm.complete_json(
+            "Which OLD statements does the NEW statement update, correct or contradict (same "
+            'subject, newer truth)? Return {"superseded": [indexes], "reason": "..."}.',
+            f"NEW: {rec.content}\nOLD:\n{listing}")
+        try:
+            picks = [int(i) for i in data.get("superseded", [])]
+        except (TypeError, ValueError):
+            raise LLMError("superseded must be a list of indexes") from None
+        reason = str(data.get("reason") or "updated by a newer statement (llm)")
+        return {candidates[i][0].memory_id: reason for i in picks if 0 <= i < len(candidates)}
+
+
+__all__ = ["ACTOR", "Tier", "UpdateEngine", "content_hash"]

@@ -1,0 +1,38 @@
+"""Errors raised by memstrata. Every one carries a one-line message fit for a terminal."""
+
+from __future__ import annotations
+
+
+class MemstrataError(Exception):
+    """Base class: a clear, one-line problem the caller can act on."""
+
+
+class ValidationError(MemstrataError, ValueError):
+    """Input rejected at a boundary (empty content, oversize payload, unknown type...)."""
+
+
+class NotFoundError(MemstrataError, KeyError):
+    """No memory with that id (in this tenant)."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else "not found"
+
+
+class ConfigError(MemstrataError):
+    """Settings that cannot be used; the message names the offending key."""
+
+
+class StorageError(MemstrataError):
+    """The home folder or a store cannot be used (not writable, corrupted, locked)."""
+
+
+class EmbedderMismatchError(MemstrataError):
+    """The store's vectors were made by another embedding model than the configured one."""
+
+
+class EmbedderError(MemstrataError):
+    """The embedding model could not be loaded or called."""
+
+
+class LLMError(MemstrataError):
+    """The configured OpenAI-compatible chat endpoint failed or answered nonsense."""

@@ -1,0 +1,233 @@
+"""The memory model: one entity for every kind of memory (SPEC ENT-1, ENT-2)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class MemoryType(str, Enum):
+    """What a memory came from (ENT-1). ``qa`` is seed 2's scored question/answer pair."""
+
+    DIALOGUE = "dialogue"
+    TOOL_CALL = "tool_call"
+    KNOWLEDGE = "knowledge"
+    EVENT = "event"
+    EXPERIENCE = "experience"
+    QA = "qa"
+
+
+class Tier(str, Enum):
+    """The five tiers of SPEC TIER-1..5."""
+
+    ACTIVE = "active"
+    SHORT_TERM = "short_term"
+    MID_TERM = "mid_term"
+    LONG_TERM = "long_term"
+    ARCHIVE = "archive"
+
+
+class TTLMode(str, Enum):
+    """How a memory's weight decays with age (SPEC TTL-1)."""
+
+    OFF = "off"
+    HARD = "hard"
+    LINEAR = "linear"
+    EXPONENTIAL = "exponential"
+
+
+class Scope(BaseModel):
+    """Who a memory belongs to. ``tenant`` isolates completely; the others narrow."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tenant: str = "default"
+    user: str | None = None
+    agent: str | None = None
+    session: str | None = None
+
+
+class MemoryRecord(BaseModel):
+    """One memory, whatever its type: every attribute of SPEC ENT-2 plus validity in time."""
+
+    memory_id: str
+    content: str
+    memory_type: MemoryType
+    tier: Tier
+    scope: Scope = Field(default_factory=Scope)
+    source: str = "user"
+    source_reliability: float = Field(0.7, ge=0.0, le=1.0)
+    importance: float = Field(0.5, ge=0.0, le=1.0)
+    tags: list[str] = Field(default_factory=list)
+    keywords: list[str] = Field(default_factory=list)
+    related_memory_ids: list[str] = Field(default_factory=list)
+    embedding: list[float] | None = Field(default=None, repr=False)
+    created_at: datetime
+    updated_at: datetime
+    last_retrieved_at: datetime | None = None
+    retrieval_count: int = 0
+    expires_at: datetime | None = None
+    ttl_mode: TTLMode = TTLMode.OFF
+    ttl_days: float | None = None
+    valid_from: datetime
+    valid_to: datetime | None = None
+    superseded_by: str | None = None
+    # The Q&A shape (memory_type == "qa"): question, answer and its quality score.
+    question: str | None = None
+    answer: str | None = None
+    score: float | None = Field(default=None, ge=0.0, le=1.0)
+    content_hash: str = ""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    def is_valid_at(self, when: datetime) -> bool:
+        """True when this memory was the current truth at ``when``."""
+        return self.valid_from <= when and (self.valid_to is None or when < self.valid_to)
+
+    @property
+    def superseded(self) -> bool:
+        return self.superseded_by is not None or self.valid_to is not None
+
+
+HistoryAction = Literal["create", "update", "supersede", "merge", "link", "delete", "feedback"]
+
+
+class HistoryEntry(BaseModel):
+    """One change to a memory: what changed, the old and new values, who did it and why."""
+
+    memory_id: str
+    action: HistoryAction
+    at: datetime
+    actor: str
+    reason: str = ""
+    old: dict[str, Any] | None = None
+    new: dict[str, Any] | None = None
+
+
+class ScoreBreakdown(BaseModel):
+    """The components behind one hit's score (SPEC RET-2), each in 0..1."""
+
+    semantic: float = 0.0
+    keyword: float = 0.0
+    tag: float = 0.0
+    recency: float = 0.0
+    importance: float = 0.0
+    reliability: float = 0.0
+    ttl_weight: float = 1.0
+    quality: float | None = None
+
+
+class SearchHit(BaseModel):
+    """A retrieved memory with its final score, its components and the channels that found it."""
+
+    memory: MemoryRecord
+    score: float
+    scores: ScoreBreakdown
+    channels: list[str] = Field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        m = self.memory
+        return {
+            "memory_id": m.memory_id,
+            "content": m.content,
+            "memory_type": m.memory_type.value,
+            "tier": m.tier.value,
+            "tags": m.tags,
+            "source": m.source,
+            "score": round(self.score, 6),
+            "scores": {
+                k: round(v, 6)
+                for k, v in self.scores.model_dump().items()
+                if v is not None and k in _HIT_SCORE_KEYS
+            },
+            "channels": self.channels,
+            "created_at": m.created_at.isoformat(),
+        }
+
+
+_HIT_SCORE_KEYS = ("semantic", "keyword", "tag", "recency", "importance", "reliability",
+                   "ttl_weight", "quality")
+
+
+AddStatus = Literal["created", "duplicate", "merged"]
+
+
+class AddResult(BaseModel):
+    """What the update engine did with one input, and which path (rules or LLM) each step took."""
+
+    memory_id: str
+    status: AddStatus
+    superseded: list[str] = Field(default_factory=list)
+    related: list[str] = Field(default_factory=list)
+    steps: dict[str, str] = Field(default_factory=dict)
+
+
+class IngestReport(BaseModel):
+    """The outcome of ingesting documents: per file, chunks added, kept and invalidated."""
+
+    files: int = 0
+    unchanged_files: int = 0
+    added: list[str] = Field(default_factory=list)
+    kept: int = 0
+    invalidated: list[str] = Field(default_factory=list)
+    skipped: list[str] = Field(default_factory=list)
+
+
+class Draft(BaseModel):
+    """A memory-to-be produced by extraction, before classification, scoring and storage."""
+
+    content: str
+    memory_type: MemoryType | None = None
+    tier: Tier | None = None
+    scope: Scope = Field(default_factory=Scope)
+    source: str = "user"
+    importance: float | None = None
+    source_reliability: float | None = None
+    tags: list[str] = Field(default_factory=list)
+    ttl_mode: TTLMode | None = None
+    ttl_days: float | None = None
+    question: str | None = None
+    answer: str | None = None
+    score: float | None = None
+    supersedes: list[str] = Field(default_factory=list)
+    created_at: datetime | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("tags")
+    @classmethod
+    def _clean_tags(cls, v: list[str]) -> list[str]:
+        return normalise_tags(v)
+
+
+def normalise_tags(tags: list[str] | tuple[str, ...] | None) -> list[str]:
+    """Tags are lower-case, stripped, de-duplicated, order kept."""
+    out: list[str] = []
+    for t in tags or []:
+        t = t.strip().lower()
+        if t and t not in out:
+            out.append(t)
+    return out
+
+
+class SearchFilter(BaseModel):
+    """What retrieval may return. Scope fields narrow (None = any); tags match any-of."""
+
+    tenant: str = "default"
+    user: str | None = None
+    agent: str | None = None
+    session: str | None = None
+    types: list[MemoryType] | None = None
+    tiers: list[Tier] | None = None
+    tags: list[str] | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    as_of: datetime | None = None
+    include_superseded: bool = False
+    include_expired: bool = False
+    include_archive: bool = False

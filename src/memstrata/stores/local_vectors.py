@@ -1,0 +1,299 @@
+"""The embedded vector index: exact numpy search while small, usearch HNSW past a threshold.
+
+Persisted beside the SQLite file as one ``.npz`` (plus the HNSW graph when built), written
+atomically; never the system of record: a missing, stale or corrupted file is rebuilt from
+SQLite by the caller.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import zipfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..model import SearchFilter, Tier
+from .base import VectorAttrs, VectorIndex
+
+_FIELDS = ("tenant", "user", "agent", "session", "memory_type", "tier")
+FORMAT_VERSION = 1
+
+
+class IndexFileError(Exception):
+    """The persisted index cannot be used (missing, corrupted, other model)."""
+
+
+class LocalVectorIndex(VectorIndex):
+    """Append-only arrays with a live mask; deleted rows are compacted away on save."""
+
+    def __init__(self, folder: Path, dim: int, model_id: str, hnsw_threshold: int = 20_000,
+                 exact_filter_limit: int = 20_000, oversample: int = 4) -> None:
+        self.folder = folder
+        self.dim = dim
+        self.model_id = model_id
+        self.hnsw_threshold = hnsw_threshold
+        self.exact_filter_limit = exact_filter_limit
+        self.oversample = oversample
+        self.applied_seq = 0
+        self.dirty = 0
+        self.clear()
+
+    # -- state ----------------------------------------------------------------------------
+    def clear(self) -> None:
+        self._n = 0
+        self._mat = np.zeros((1024, self.dim), np.float32)
+        self._live = np.zeros(1024, bool)
+        self._valid = np.zeros(1024, bool)
+        self._codes = {f: np.zeros(1024, np.int32) for f in _FIELDS}
+        self._intern: dict[str, dict[str | None, int]] = {f: {None: 0} for f in _FIELDS}
+        self._ids: list[str] = []
+        self._pos: dict[str, int] = {}
+        self._hnsw: Any = None
+        self.applied_seq = 0
+        self.dirty += 1
+
+    def __len__(self) -> int:
+        return len(self._pos)
+
+    def _grow(self, need: int) -> None:
+        cap = len(self._live)
+        if need <= cap:
+            return
+        new = max(need, cap * 2)
+        mat = np.zeros((new, self.dim), np.float32)
+        mat[: self._n] = self._mat[: self._n]
+        self._mat = mat
+        self._live = np.resize(self._live, new)
+        self._live[self._n :] = False
+        self._valid = np.resize(self._valid, new)
+        for f in _FIELDS:
+            self._codes[f] = np.resize(self._codes[f], new)
+
+    def _code(self, field: str, value: str | None) -> int:
+        table = self._intern[field]
+        if value not in table:
+            table[value] = len(table)
+        return table[value]
+
+    # -- writes ---------------------------------------------------------------------------
+    def upsert(self, ids: Sequence[str], vectors: np.ndarray,
+               attrs: Sequence[VectorAttrs]) -> None:
+        vectors = np.asarray(vectors, np.float32).reshape(len(ids), self.dim)
+        self._grow(self._n + len(ids))
+        new_keys: list[int] = []
+        for mid, vec, at in zip(ids, vectors, attrs):
+            pos = self._pos.get(mid)
+            if pos is None:
+                pos = self._n
+                self._n += 1
+                self._pos[mid] = pos
+                self._ids.append(mid)
+                new_keys.append(pos)
+            elif self._hnsw is not None and not np.array_equal(self._mat[pos], vec):
+                self._hnsw.remove(pos)
+                new_keys.append(pos)
+            self._mat[pos] = vec
+            self._live[pos] = True
+            self._valid[pos] = at.valid
+            for f in _FIELDS:
+                self._codes[f][pos] = self._code(f, getattr(at, f))
+        if self._hnsw is not None and new_keys:
+            keys = np.asarray(new_keys, np.uint64)
+            self._hnsw.add(keys, self._mat[keys.astype(np.int64)])
+        elif self._hnsw is None and len(self) >= self.hnsw_threshold > 0:
+            self._build_hnsw()
+        self.dirty += len(ids)
+
+    def remove(self, ids: Sequence[str]) -> None:
+        for mid in ids:
+            pos = self._pos.pop(mid, None)
+            if pos is None:
+                continue
+            self._live[pos] = False
+            if self._hnsw is not None:
+                self._hnsw.remove(pos)
+            self.dirty += 1
+
+    def _build_hnsw(self) -> None:
+        from usearch.index import Index
+
+        self._hnsw = Index(ndim=self.dim, metric="cos", dtype="f32")
+        keys = np.flatnonzero(self._live[: self._n]).astype(np.uint64)
+        if len(keys):
+            self._hnsw.add(keys, self._mat[keys.astype(np.int64)])
+
+    # -- reads ----------------------------------------------------------------------------
+    def _mask(self, flt: SearchFilter) -> np.ndarray:
+        n = self._n
+        mask = self._live[:n].copy()
+        for field, value in (("tenant", flt.tenant), ("user", flt.user), ("agent", flt.agent),
+                             ("session", flt.session)):
+            if value is not None or field == "tenant":
+                code = self._intern[field].get(value)
+                if code is None:
+                    return np.zeros(n, bool)
+                mask &= self._codes[field][:n] == code
+        if not flt.include_superseded:
+            mask &= self._valid[:n]
+        for field, values in (("memory_type", flt.types), ("tier", flt.tiers)):
+            if values:
+                codes = [self._intern[field][v.value] for v in values
+                         if v.value in self._intern[field]]
+                mask &= np.isin(self._codes[field][:n], codes)
+        if not flt.tiers and not flt.include_archive:
+            code = self._intern["tier"].get(Tier.ARCHIVE.value)
+            if code is not None:
+                mask &= self._codes["tier"][:n] != code
+        return mask
+
+    def search(self, query: np.ndarray, k: int, flt: SearchFilter) -> list[tuple[str, float]]:
+        if k <= 0 or self._n == 0:
+            return []
+        q = np.asarray(query, np.float32).reshape(self.dim)
+        mask = self._mask(flt)
+        allowed = int(mask.sum())
+        if allowed == 0:
+            return []
+        if self._hnsw is None or allowed <= self.exact_filter_limit:
+            return self._exact(q, k, mask, allowed)
+        want = k * self.oversample
+        while True:
+            res = self._hnsw.search(q, min(want, len(self)))
+            keys = np.asarray(res.keys, np.int64)
+            sims = 1.0 - np.asarray(res.distances, np.float32)
+            keep = mask[keys]
+            if keep.sum() >= k or want >= len(self):
+                return [(self._ids[p], float(s)) for p, s in zip(keys[keep][:k], sims[keep][:k])]
+            want *= 4
+
+    def _exact(self, q: np.ndarray, k: int, mask: np.ndarray, allowed: int) -> list[tuple[str, float]]:
+        if allowed * 2 > self._n:  # mostly allowed: one pass over everything, then mask
+            idx = None
+            sims = self._mat[: self._n] @ q
+            sims[~mask] = -np.inf
+        else:
+            idx = np.flatnonzero(mask)
+            sims = self._mat[idx] @ q
+        k = min(k, allowed)
+        top = np.argpartition(-sims, k - 1)[:k] if k < len(sims) else np.arange(len(sims))
+        top = top[np.argsort(-sims[top], kind="stable")]
+        positions = top if idx is None else idx[top]
+        return [(self._ids[p], float(sims[t])) for p, t in zip(positions, top)]
+
+    def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        return {i: self._mat[self._pos[i]] for i in ids if i in self._pos}
+
+    @property
+    def uses_hnsw(self) -> bool:
+        return self._hnsw is not None
+
+    # -- persistence ----------------------------------------------------------------------
+    @property
+    def _file(self) -> Path:
+        return self.folder / "vectors.npz"
+
+    @property
+    def _hnsw_file(self) -> Path:
+        return self.folder / "vectors.usearch"
+
+    def _compact(self) -> None:
+        keep = np.flatnonzero(self._live[: self._n])
+        if len(keep) == self._n:
+            return
+        self._mat = np.ascontiguousarray(self._mat[keep])
+        self._valid = self._valid[keep]
+        self._live = np.ones(len(keep), bool)
+        for f in _FIELDS:
+            self._codes[f] = self._codes[f][keep]
+        self._ids = [self._ids[p] for p in keep]
+        self._pos = {mid: i for i, mid in enumerate(self._ids)}
+        self._n = len(keep)
+        if self._hnsw is not None:
+            self._build_hnsw()
+
+    def save(self) -> None:
+        """Write the index atomically (temp file + rename); compacts deleted rows first."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._compact()
+        meta = {"format": FORMAT_VERSION, "model_id": self.model_id, "dim": self.dim,
+                "seq": self.applied_seq, "intern": {f: [k for k in self._intern[f]]
+                                                     for f in _FIELDS}}
+        buf = io.BytesIO()
+        np.savez(buf, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8),
+                 ids=np.array(self._ids, dtype=str), vectors=self._mat[: self._n],
+                 valid=self._valid[: self._n],
+                 **{f"code_{f}": self._codes[f][: self._n] for f in _FIELDS})
+        _atomic_write(self._file, buf.getvalue())
+        if self._hnsw is not None:
+            tmp = self._hnsw_file.with_suffix(".tmp")
+            self._hnsw.save(str(tmp))
+            os.replace(tmp, self._hnsw_file)
+        elif self._hnsw_file.exists():
+            self._hnsw_file.unlink()
+        self.dirty = 0
+
+    def load(self) -> None:
+        """Load the persisted index; raise :class:`IndexFileError` when it cannot be trusted."""
+        if not self._file.exists():
+            raise IndexFileError("no index file")
+        try:
+            with np.load(self._file, allow_pickle=False) as z:
+                meta = json.loads(z["meta"].tobytes())
+                if meta.get("format") != FORMAT_VERSION:
+                    raise IndexFileError(f"index format {meta.get('format')}")
+                if meta["model_id"] != self.model_id or meta["dim"] != self.dim:
+                    raise IndexFileError(f"index made by {meta['model_id']}")
+                ids = [str(x) for x in z["ids"]]
+                vectors = z["vectors"].astype(np.float32)
+                valid = z["valid"].astype(bool)
+                codes = {f: z[f"code_{f}"].astype(np.int32) for f in _FIELDS}
+        except IndexFileError:
+            raise
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
+            raise IndexFileError(f"corrupted index file: {exc}") from None
+        n = len(ids)
+        if vectors.shape != (n, self.dim) or any(len(c) != n for c in codes.values()):
+            raise IndexFileError("corrupted index file: inconsistent array sizes")
+        self.clear()
+        self._grow(max(n, 1))
+        self._mat[:n] = vectors
+        self._valid[:n] = valid
+        self._live[:n] = True
+        for f in _FIELDS:
+            self._codes[f][:n] = codes[f]
+            self._intern[f] = {v: i for i, v in enumerate(meta["intern"][f])}
+        self._ids = ids
+        self._pos = {mid: i for i, mid in enumerate(ids)}
+        self._n = n
+        if n >= self.hnsw_threshold > 0:
+            self._load_hnsw()
+        self.applied_seq = int(meta["seq"])
+        self.dirty = 0
+
+    def _load_hnsw(self) -> None:
+        from usearch.index import Index
+
+        if self._hnsw_file.exists():
+            try:
+                index = Index(ndim=self.dim, metric="cos", dtype="f32")
+                index.load(str(self._hnsw_file))
+                if len(index) == len(self):
+                    self._hnsw = index
+                    return
+            except (RuntimeError, ValueError, OSError):
+                pass  # rebuilt from the vectors below
+        self._build_hnsw()
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)

@@ -1,0 +1,428 @@
+"""The embedded store of record: SQLite in WAL mode, one transaction per write, FTS5 for BM25."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import threading
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import StorageError
+from ..model import HistoryEntry, MemoryRecord, MemoryType, Scope, SearchFilter, Tier, TTLMode
+from ..text import analyse, fts_query
+from .base import RecordStore, StoreTx, VectorAttrs, VectorChanges
+
+_COLUMNS = (
+    "memory_id", "tenant", "user_id", "agent_id", "session_id", "memory_type", "tier", "content",
+    "content_hash", "source", "source_reliability", "importance", "tags", "keywords", "related",
+    "created_at", "updated_at", "last_retrieved_at", "retrieval_count", "expires_at", "ttl_mode",
+    "ttl_days", "valid_from", "valid_to", "superseded_by", "question", "answer", "score",
+    "metadata",
+)
+_SELECT = ", ".join(_COLUMNS)
+# Model fields whose column has another name (the rest are named alike).
+_FIELD_COLUMNS = {"related_memory_ids": ("related",),
+                  "scope": ("tenant", "user_id", "agent_id", "session_id")}
+
+
+def _ts(dt: datetime | None) -> float | None:
+    return None if dt is None else dt.timestamp()
+
+
+def _dt(ts: float | None) -> datetime | None:
+    return None if ts is None else datetime.fromtimestamp(ts, timezone.utc)
+
+
+def _row(r: MemoryRecord) -> tuple[Any, ...]:
+    s = r.scope
+    return (
+        r.memory_id, s.tenant, s.user, s.agent, s.session, r.memory_type.value, r.tier.value,
+        r.content, r.content_hash, r.source, r.source_reliability, r.importance,
+        json.dumps(r.tags, ensure_ascii=False), json.dumps(r.keywords, ensure_ascii=False),
+        json.dumps(r.related_memory_ids), _ts(r.created_at), _ts(r.updated_at),
+        _ts(r.last_retrieved_at), r.retrieval_count, _ts(r.expires_at), r.ttl_mode.value,
+        r.ttl_days, _ts(r.valid_from), _ts(r.valid_to), r.superseded_by, r.question, r.answer,
+        r.score, json.dumps(r.metadata, ensure_ascii=False, default=str),
+    )
+
+
+def _record(row: sqlite3.Row | tuple[Any, ...], embedding: bytes | None = None) -> MemoryRecord:
+    v = dict(zip(_COLUMNS, row))
+    return MemoryRecord.model_construct(
+        memory_id=v["memory_id"], content=v["content"],
+        memory_type=MemoryType(v["memory_type"]), tier=Tier(v["tier"]),
+        scope=Scope(tenant=v["tenant"], user=v["user_id"], agent=v["agent_id"],
+                    session=v["session_id"]),
+        source=v["source"], source_reliability=v["source_reliability"],
+        importance=v["importance"], tags=json.loads(v["tags"]),
+        keywords=json.loads(v["keywords"]), related_memory_ids=json.loads(v["related"]),
+        embedding=None if embedding is None else np.frombuffer(embedding, np.float32).tolist(),
+        created_at=_dt(v["created_at"]), updated_at=_dt(v["updated_at"]),
+        last_retrieved_at=_dt(v["last_retrieved_at"]), retrieval_count=v["retrieval_count"],
+        expires_at=_dt(v["expires_at"]), ttl_mode=TTLMode(v["ttl_mode"]), ttl_days=v["ttl_days"],
+        valid_from=_dt(v["valid_from"]), valid_to=_dt(v["valid_to"]),
+        superseded_by=v["superseded_by"], question=v["question"], answer=v["answer"],
+        score=v["score"], content_hash=v["content_hash"], metadata=json.loads(v["metadata"]),
+    )
+
+
+def _filter_sql(flt: SearchFilter, now: datetime, alias: str = "m") -> tuple[str, list[Any]]:
+    """A WHERE clause (without the keyword) for ``flt`` at ``now``."""
+    a = alias
+    # Unary + keeps the planner off the tenant indexes: plans are driven by memory ids, FTS
+    # rowids or tags, which are far more selective.
+    where = [f"+{a}.tenant = ?"]
+    args: list[Any] = [flt.tenant]
+    for col, value in (("user_id", flt.user), ("agent_id", flt.agent),
+                       ("session_id", flt.session)):
+        if value is not None:
+            where.append(f"{a}.{col} = ?")
+            args.append(value)
+    if flt.types:
+        where.append(f"{a}.memory_type IN ({','.join('?' * len(flt.types))})")
+        args.extend(t.value for t in flt.types)
+    if flt.tiers:
+        where.append(f"{a}.tier IN ({','.join('?' * len(flt.tiers))})")
+        args.extend(t.value for t in flt.tiers)
+    elif not flt.include_archive:
+        where.append(f"{a}.tier != 'archive'")
+    if flt.tags:
+        where.append(f"{a}.rowid IN (SELECT memory_rowid FROM memory_tags WHERE tenant = ? "
+                     f"AND tag IN ({','.join('?' * len(flt.tags))}))")
+        args.append(flt.tenant)
+        args.extend(flt.tags)
+    if flt.created_after is not None:
+        where.append(f"{a}.created_at >= ?")
+        args.append(flt.created_after.timestamp())
+    if flt.created_before is not None:
+        where.append(f"{a}.created_at < ?")
+        args.append(flt.created_before.timestamp())
+    when = (flt.as_of or now).timestamp()
+    if flt.as_of is not None:
+        where.append(f"{a}.valid_from <= ?")
+        args.append(when)
+    if not flt.include_superseded:
+        where.append(f"({a}.valid_to IS NULL OR {a}.valid_to > ?)")
+        args.append(when)
+    if not flt.include_expired:
+        where.append(f"({a}.expires_at IS NULL OR {a}.expires_at > ?)")
+        args.append(when)
+    return " AND ".join(where), args
+
+
+class _SqliteTx(StoreTx):
+    def __init__(self, conn: sqlite3.Connection, seq: int) -> None:
+        self._c = conn
+        self._seq = seq
+
+    def _index(self, rowid: int, r: MemoryRecord) -> None:
+        self._c.execute("DELETE FROM memory_tags WHERE memory_rowid = ?", (rowid,))
+        self._c.executemany("INSERT OR IGNORE INTO memory_tags (tag, tenant, memory_rowid) "
+                            "VALUES (?, ?, ?)", [(t, r.scope.tenant, rowid) for t in r.tags])
+        self._c.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
+        terms = analyse(r.content + " " + " ".join(r.tags))
+        self._c.execute("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)",
+                        (rowid, " ".join(terms)))
+
+    def insert(self, record: MemoryRecord, vector: np.ndarray | None) -> None:
+        blob = None if vector is None else np.asarray(vector, np.float32).tobytes()
+        cur = self._c.execute(
+            f"INSERT INTO memories ({_SELECT}, embedding, vseq) "
+            f"VALUES ({','.join('?' * (len(_COLUMNS) + 2))})", (*_row(record), blob, self._seq))
+        self._index(int(cur.lastrowid or 0), record)
+
+    def update(self, record: MemoryRecord, vector: np.ndarray | None = None,
+               fields: Collection[str] | None = None) -> None:
+        if fields is not None and not ({"content", "tags"} & set(fields)) and vector is None:
+            # Narrow path (links, supersession, counters): no re-indexing needed.
+            values = dict(zip(_COLUMNS, _row(record)))
+            cols = [c for f in fields for c in _FIELD_COLUMNS.get(f, (f,))]
+            cur = self._c.execute(
+                f"UPDATE memories SET {', '.join(f'{c} = ?' for c in cols)}, vseq = ? "
+                "WHERE memory_id = ? AND +tenant = ?",
+                (*(values[c] for c in cols), self._seq, record.memory_id, record.scope.tenant))
+            if cur.rowcount != 1:
+                raise StorageError(f"memory {record.memory_id} vanished during the update")
+            return
+        row = self._c.execute("SELECT rowid, content, tags FROM memories "
+                              "WHERE memory_id = ? AND +tenant = ?",
+                              (record.memory_id, record.scope.tenant)).fetchone()
+        if row is None:
+            raise StorageError(f"memory {record.memory_id} vanished during the update")
+        text_changed = row[1] != record.content or json.loads(row[2]) != record.tags
+        sets = ", ".join(f"{c} = ?" for c in _COLUMNS)
+        args = [*_row(record)]
+        if vector is not None:
+            sets += ", embedding = ?"
+            args.append(np.asarray(vector, np.float32).tobytes())
+        self._c.execute(f"UPDATE memories SET {sets}, vseq = ? WHERE rowid = ?",
+                        (*args, self._seq, row[0]))
+        if text_changed:
+            self._index(row[0], record)
+
+    def delete(self, tenant: str, memory_id: str) -> None:
+        row = self._c.execute("SELECT rowid FROM memories WHERE memory_id = ? AND +tenant = ?",
+                              (memory_id, tenant)).fetchone()
+        if row is None:
+            return
+        self._c.execute("DELETE FROM memories WHERE rowid = ?", (row[0],))
+        self._c.execute("DELETE FROM memory_tags WHERE memory_rowid = ?", (row[0],))
+        self._c.execute("DELETE FROM memories_fts WHERE rowid = ?", (row[0],))
+        self._c.execute("INSERT INTO vector_tombstones (memory_id, seq) VALUES (?, ?)",
+                        (memory_id, self._seq))
+
+    def add_history(self, entry: HistoryEntry, tenant: str) -> None:
+        self._c.execute(
+            "INSERT INTO history (memory_id, tenant, action, at, actor, reason, old, new) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (entry.memory_id, tenant, entry.action, entry.at.timestamp(), entry.actor,
+             entry.reason, _json_or_none(entry.old), _json_or_none(entry.new)))
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._c.execute("INSERT INTO meta (key, value) VALUES (?, ?) "
+                        "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
+
+
+def _json_or_none(v: dict[str, Any] | None) -> str | None:
+    return None if v is None else json.dumps(v, ensure_ascii=False, default=str)
+
+
+class SqliteStore(RecordStore):
+    """SQLite at ``path``. One connection, serialised by a lock; readers never block writers (WAL)."""
+
+    def __init__(self, path: Path, synchronous: str = "FULL", busy_timeout_ms: int = 10_000) -> None:
+        self.path = path
+        self._synchronous = synchronous
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._c = sqlite3.connect(path, check_same_thread=False, isolation_level=None,
+                                      timeout=busy_timeout_ms / 1000)
+            self._c.execute("PRAGMA journal_mode = WAL")
+            self._c.execute(f"PRAGMA synchronous = {synchronous}")
+            self._c.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise StorageError(f"cannot open the store {path}: {exc}") from None
+        except OSError as exc:
+            raise StorageError(f"cannot create the store {path}: {exc.strerror}") from None
+        self._lock = threading.RLock()
+
+    # -- schema ---------------------------------------------------------------------------
+    def _migrate(self) -> None:
+        """Apply the numbered ``migrations/sqlite/NNNN_*.sql`` files above ``user_version``."""
+        current = self._c.execute("PRAGMA user_version").fetchone()[0]
+        folder = resources.files("memstrata.stores") / "migrations" / "sqlite"
+        scripts = sorted(p for p in folder.iterdir() if p.name.endswith(".sql"))
+        for script in scripts:
+            number = int(script.name.split("_", 1)[0])
+            if number <= current:
+                continue
+            # executescript commits; the version bump is part of the same script.
+            self._c.executescript(f"BEGIN IMMEDIATE;\n{script.read_text('utf-8')}\n"
+                                  f"PRAGMA user_version = {number};\nCOMMIT;")
+
+    @property
+    def schema_version(self) -> int:
+        return int(self._c.execute("PRAGMA user_version").fetchone()[0])
+
+    # -- writes ---------------------------------------------------------------------------
+    @contextmanager
+    def transaction(self) -> Iterator[StoreTx]:
+        with self._lock:
+            try:
+                self._c.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise StorageError(f"store {self.path} is not writable: {exc}") from None
+            try:
+                seq = self._c.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 "
+                                      "WHERE key = 'vector_seq' RETURNING value").fetchone()[0]
+                yield _SqliteTx(self._c, int(seq))
+                self._c.execute("COMMIT")
+            except BaseException:
+                self._c.execute("ROLLBACK")
+                raise
+
+    # -- reads ----------------------------------------------------------------------------
+    def _query(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        with self._lock:
+            return self._c.execute(sql, args).fetchall()
+
+    def get_meta(self, key: str) -> str | None:
+        rows = self._query("SELECT value FROM meta WHERE key = ?", (key,))
+        return rows[0][0] if rows else None
+
+    def get_many(self, tenant: str, ids: Sequence[str],
+                 with_embedding: bool = False) -> dict[str, MemoryRecord]:
+        out: dict[str, MemoryRecord] = {}
+        cols = _SELECT + (", embedding" if with_embedding else "")
+        for i in range(0, len(ids), 500):
+            part = list(ids[i : i + 500])
+            rows = self._query(f"SELECT {cols} FROM memories WHERE +tenant = ? AND memory_id IN "
+                               f"({','.join('?' * len(part))})", (tenant, *part))
+            for row in rows:
+                rec = _record(row[: len(_COLUMNS)], row[-1] if with_embedding else None)
+                out[rec.memory_id] = rec
+        return out
+
+    def find_by_hash(self, tenant: str, content_hash: str) -> list[MemoryRecord]:
+        rows = self._query(f"SELECT {_SELECT} FROM memories WHERE tenant = ? AND content_hash = ? "
+                           "AND valid_to IS NULL", (tenant, content_hash))
+        return [_record(r) for r in rows]
+
+    def find_by_source(self, tenant: str, source: str) -> list[MemoryRecord]:
+        rows = self._query(f"SELECT {_SELECT} FROM memories WHERE tenant = ? AND source = ? "
+                           "AND valid_to IS NULL ORDER BY rowid", (tenant, source))
+        return [_record(r) for r in rows]
+
+    def keyword_search(self, tokens: Sequence[str], flt: SearchFilter, now: datetime,
+                       limit: int) -> list[tuple[str, float]]:
+        if not tokens:
+            return []
+        where, args = _filter_sql(flt, now)
+        match = fts_query(list(tokens))
+        fetch = limit * 4
+        while True:
+            # FTS5 keeps only the best ``fetch`` rows (ORDER BY rank LIMIT); the filter runs on
+            # those, and the window widens when the filter drops too many.
+            ranked = self._query("SELECT rowid, -rank FROM memories_fts WHERE memories_fts MATCH ? "
+                                 "ORDER BY rank LIMIT ?", (match, fetch))
+            if not ranked:
+                return []
+            score = dict(ranked)
+            rows = self._query(
+                f"SELECT m.rowid, m.memory_id FROM memories m WHERE {where} AND m.rowid IN "
+                f"({','.join('?' * len(ranked))})", (*args, *score))
+            if len(rows) >= limit or len(ranked) < fetch:
+                hits = sorted(((mid, float(score[rid])) for rid, mid in rows),
+                              key=lambda kv: -kv[1])
+                return hits[:limit]
+            fetch *= 4
+
+    def tag_search(self, tags: Sequence[str], flt: SearchFilter, now: datetime,
+                   limit: int) -> list[tuple[str, int]]:
+        if not tags:
+            return []
+        where, args = _filter_sql(flt, now)
+        rows = self._query(
+            "SELECT m.memory_id, COUNT(*) AS n FROM memory_tags t "
+            "JOIN memories m ON m.rowid = t.memory_rowid "
+            f"WHERE t.tenant = ? AND t.tag IN ({','.join('?' * len(tags))}) AND {where} "
+            "GROUP BY m.rowid ORDER BY n DESC, m.importance DESC, m.created_at DESC LIMIT ?",
+            (flt.tenant, *tags, *args, limit))
+        return [(r[0], int(r[1])) for r in rows]
+
+    def known_tags(self, tenant: str, candidates: Sequence[str]) -> list[str]:
+        if not candidates:
+            return []
+        rows = self._query(
+            f"SELECT DISTINCT tag FROM memory_tags WHERE tenant = ? AND tag IN "
+            f"({','.join('?' * len(candidates))})", (tenant, *candidates))
+        found = {r[0] for r in rows}
+        return [c for c in candidates if c in found]
+
+    def filter(self, ids: Sequence[str], flt: SearchFilter, now: datetime) -> list[MemoryRecord]:
+        if not ids:
+            return []
+        where, args = _filter_sql(flt, now)
+        rows = self._query(f"SELECT {_SELECT} FROM memories m WHERE {where} AND m.memory_id IN "
+                           f"({','.join('?' * len(ids))})", (*args, *ids))
+        return [_record(r) for r in rows]
+
+    def history(self, tenant: str, memory_id: str) -> list[HistoryEntry]:
+        rows = self._query("SELECT memory_id, action, at, actor, reason, old, new FROM history "
+                           "WHERE tenant = ? AND memory_id = ? ORDER BY id", (tenant, memory_id))
+        return [HistoryEntry(memory_id=r[0], action=r[1], at=_dt(r[2]), actor=r[3], reason=r[4],
+                             old=json.loads(r[5]) if r[5] else None,
+                             new=json.loads(r[6]) if r[6] else None) for r in rows]
+
+    def record_retrieval(self, tenant: str, ids: Sequence[str], when: datetime) -> None:
+        if not ids:
+            return
+        with self._lock:
+            # Usage counters are not acknowledged user data: skip the fsync (WAL still makes
+            # the commit survive a killed process; only an OS crash could lose the last ones).
+            self._c.execute("PRAGMA synchronous = NORMAL")
+            self._c.execute("BEGIN IMMEDIATE")
+            try:
+                self._c.execute(
+                    "UPDATE memories SET retrieval_count = retrieval_count + 1, "
+                    f"last_retrieved_at = ? WHERE +tenant = ? AND memory_id IN "
+                    f"({','.join('?' * len(ids))})", (when.timestamp(), tenant, *ids))
+                self._c.execute("COMMIT")
+            except BaseException:
+                self._c.execute("ROLLBACK")
+                raise
+            finally:
+                self._c.execute(f"PRAGMA synchronous = {self._synchronous}")
+
+    def iter_records(self, tenant: str | None = None,
+                     with_embedding: bool = False) -> Iterator[MemoryRecord]:
+        cols = _SELECT + (", embedding" if with_embedding else "")
+        last = 0
+        while True:
+            sql = f"SELECT rowid, {cols} FROM memories WHERE rowid > ?"
+            args: list[Any] = [last]
+            if tenant is not None:
+                sql += " AND tenant = ?"
+                args.append(tenant)
+            rows = self._query(sql + " ORDER BY rowid LIMIT 1000", args)
+            if not rows:
+                return
+            for row in rows:
+                last = row[0]
+                yield _record(row[1 : 1 + len(_COLUMNS)], row[-1] if with_embedding else None)
+
+    def vector_seq(self) -> int:
+        return int(self.get_meta("vector_seq") or 0)
+
+    def vector_changes(self, since: int) -> VectorChanges:
+        with self._lock:
+            own = not self._c.in_transaction
+            if own:
+                self._c.execute("BEGIN")  # one consistent snapshot
+            try:
+                seq = int(self._c.execute(
+                    "SELECT value FROM meta WHERE key = 'vector_seq'").fetchone()[0])
+                rows = self._c.execute(
+                    "SELECT memory_id, embedding, tenant, user_id, agent_id, session_id, "
+                    "memory_type, tier, valid_to FROM memories "
+                    "WHERE vseq > ? AND embedding IS NOT NULL", (since,)).fetchall()
+                gone = [r[0] for r in self._c.execute(
+                    "SELECT memory_id FROM vector_tombstones WHERE seq > ?", (since,))]
+            finally:
+                if own:
+                    self._c.execute("COMMIT")
+        upserts = [(r[0], np.frombuffer(r[1], np.float32),
+                    VectorAttrs(r[2], r[3], r[4], r[5], r[6], r[7], r[8] is None)) for r in rows]
+        live = {u[0] for u in upserts}
+        return VectorChanges(seq, upserts, [g for g in gone if g not in live])
+
+    def stats(self, tenant: str) -> dict[str, Any]:
+        def counts(col: str) -> dict[str, int]:
+            return dict(self._query(f"SELECT {col}, COUNT(*) FROM memories WHERE tenant = ? "
+                                    f"GROUP BY {col} ORDER BY {col}", (tenant,)))
+
+        total, current = self._query(
+            "SELECT COUNT(*), COALESCE(SUM(valid_to IS NULL), 0) FROM memories WHERE tenant = ?",
+            (tenant,))[0]
+        return {
+            "memories": total, "current": current, "superseded": total - current,
+            "by_type": counts("memory_type"), "by_tier": counts("tier"),
+            "history_entries": self._query("SELECT COUNT(*) FROM history WHERE tenant = ?",
+                                           (tenant,))[0][0],
+            "schema_version": self.schema_version,
+        }
+
+    def close(self) -> None:
+        with self._lock:
+            with contextlib.suppress(sqlite3.Error):
+                self._c.execute("PRAGMA optimize")  # keeps the planner's statistics fresh
+            self._c.close()

@@ -1,0 +1,76 @@
+"""The one text analyser used for indexing and for querying, in every store.
+
+Latin text becomes lower-cased words; CJK text becomes overlapping character bigrams (SPEC L2-2:
+no dictionary, so product names and jargon are never out of vocabulary); stop words are dropped.
+Written by hand because no maintained library does mixed Chinese/English bigram analysis without
+a dictionary, and FTS5/PostgreSQL both need the same tokens.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+
+from .stopwords import CHINESE_CHARS, CHINESE_WORDS, ENGLISH
+
+_CJK = (
+    "\u3040-\u30ff"  # Hiragana, Katakana
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # Han
+    "\uac00-\ud7af"  # Hangul syllables
+)
+_RUN = re.compile(rf"[{_CJK}]+|[^\W{_CJK}_]+", re.UNICODE)
+_CJK_RUN = re.compile(rf"^[{_CJK}]+$")
+_STOP_WORD = re.compile("|".join(sorted(map(re.escape, CHINESE_WORDS), key=len, reverse=True)))
+
+
+def _cjk_segments(run: str) -> list[str]:
+    """Split a CJK run at stop words and stop characters."""
+    segments: list[str] = []
+    for piece in _STOP_WORD.split(run):
+        current = []
+        for ch in piece:
+            if ch in CHINESE_CHARS:
+                if current:
+                    segments.append("".join(current))
+                current = []
+            else:
+                current.append(ch)
+        if current:
+            segments.append("".join(current))
+    return segments
+
+
+def analyse(text: str) -> list[str]:
+    """Tokens of ``text`` in order: lower-cased Latin words and CJK bigrams, stop words removed.
+
+    A CJK segment of a single character is kept as a unigram so that it can still be matched.
+    """
+    out: list[str] = []
+    norm = unicodedata.normalize("NFKC", text).lower()
+    for match in _RUN.finditer(norm):
+        run = match.group()
+        if _CJK_RUN.match(run):
+            for seg in _cjk_segments(run):
+                if len(seg) == 1:
+                    out.append(seg)
+                else:
+                    out.extend(seg[i : i + 2] for i in range(len(seg) - 1))
+        elif run not in ENGLISH:
+            out.append(run)
+    return out
+
+
+def extract_keywords(text: str, limit: int = 10) -> list[str]:
+    """The most frequent analysed tokens (ties: first seen first), skipping one-letter words."""
+    tokens = [t for t in analyse(text) if len(t) > 1 and not t.isdigit()]
+    counts = Counter(tokens)
+    first = {t: i for i, t in reversed(list(enumerate(tokens)))}
+    ranked = sorted(counts, key=lambda t: (-counts[t], first[t]))
+    return ranked[:limit]
+
+
+def fts_query(tokens: list[str]) -> str:
+    """An FTS5 MATCH expression: any of the distinct tokens (BM25 ranks the rest)."""
+    seen = dict.fromkeys(tokens)
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in seen)
