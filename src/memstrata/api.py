@@ -312,11 +312,13 @@ class Memory:
                agent: str | None = None, session: str | None = None, tenant: str | None = None,
                since: datetime | None = None, until: datetime | None = None,
                as_of: datetime | None = None, include_superseded: bool = False,
-               profile: str | None = None) -> list[SearchHit]:
+               profile: str | None = None,
+               query_vector: np.ndarray | None = None) -> list[SearchHit]:
         """Hybrid search: vector + BM25 + tags, re-ranked by ``profile`` (default: settings).
 
         ``tags`` both restrict (a hit carries at least one) and score (S_tag). ``as_of`` asks
         what was true at that time; superseded memories are excluded unless asked for.
+        ``query_vector`` (a unit vector from the store's model) skips embedding the query.
         """
         if not isinstance(query, str) or not query.strip():
             raise ValidationError("query is empty")
@@ -328,7 +330,7 @@ class Memory:
             tags=normalise_tags(tags) or None, created_after=since, created_before=until,
             as_of=as_of, include_superseded=include_superseded)
         return self._retrieval.search(query, flt, top_k=top_k, profile=profile, tags=tags,
-                                      now=self._now())
+                                      now=self._now(), query_vector=query_vector)
 
     def context(self, query: str, *, max_tokens: int | None = None, top_k: int | None = None,
                 **search_args: Any) -> str:
