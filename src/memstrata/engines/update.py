@@ -283,19 +283,22 @@ class UpdateEngine:
 
     def _detect_supersede(self, rec: MemoryRecord,
                           similar: list[tuple[MemoryRecord, float]]) -> tuple[dict[str, str], str]:
+        # The LLM judges every associated memory; the rules only the very similar ones.
+        use_llm = self._llm_for("supersede")
+        gate = self.cfg.associate_threshold if use_llm else self.cfg.supersede_threshold
         candidates = [(r, cos) for r, cos in similar
-                      if cos >= self.cfg.supersede_threshold and r.memory_type == rec.memory_type
+                      if cos >= gate and r.memory_type == rec.memory_type
                       and r.created_at <= rec.created_at]
         if not candidates:
             return {}, "none"
-        if self._llm_for("supersede"):
+        fallback = "rules"
+        if use_llm:
             try:
                 return self._llm_supersede(rec, candidates), "llm"
             except LLMError as exc:
                 fallback = f"rules (llm failed: {exc})"
-        else:
-            fallback = "rules"
-        if not rules.is_update(rec.content):
+        candidates = [(r, cos) for r, cos in candidates if cos >= self.cfg.supersede_threshold]
+        if not candidates or not rules.is_update(rec.content):
             return {}, fallback
         old, cos = candidates[0]
         return {old.memory_id: f"updated by a newer statement (cosine {cos:.2f})"}, fallback

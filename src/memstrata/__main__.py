@@ -1,0 +1,5 @@
+"""``python -m memstrata``."""
+
+from memstrata.cli import main
+
+main()

@@ -1,0 +1,164 @@
+"""What every record store must do, whatever the backend: transactions, filters, full text,
+tags, history, and the change feed that keeps a vector index rebuildable."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+
+from memstrata.model import HistoryEntry, MemoryRecord, MemoryType, Scope, SearchFilter, Tier
+from memstrata.stores.base import RecordStore
+
+T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def rec(mid: str, content: str, *, tenant: str = "default", user: str | None = None,
+        mtype: MemoryType = MemoryType.KNOWLEDGE, tags: list[str] | None = None,
+        created: datetime = T0, **kw) -> MemoryRecord:
+    return MemoryRecord(memory_id=mid, content=content, memory_type=mtype, tier=Tier.LONG_TERM,
+                        scope=Scope(tenant=tenant, user=user), tags=tags or [], created_at=created,
+                        updated_at=created, valid_from=created, content_hash=f"h-{content}", **kw)
+
+
+def vec(seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).normal(size=8).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def put(store: RecordStore, *records: MemoryRecord) -> None:
+    with store.transaction() as tx:
+        for i, r in enumerate(records):
+            tx.insert(r, vec(i))
+
+
+def test_insert_get_roundtrip(store: RecordStore) -> None:
+    r = rec("m1", "helm chart values", tags=["helm"], metadata={"k": [1, 2]}, importance=0.8)
+    put(store, r)
+    got = store.get("default", "m1", with_embedding=True)
+    assert got is not None
+    assert got.model_dump(exclude={"embedding"}) == r.model_dump(exclude={"embedding"})
+    assert got.embedding == pytest.approx(vec(0).tolist())
+
+
+def test_failed_transaction_leaves_nothing(store: RecordStore) -> None:
+    with pytest.raises(RuntimeError), store.transaction() as tx:
+        tx.insert(rec("m1", "first"), vec(1))
+        tx.add_history(HistoryEntry(memory_id="m1", action="create", at=T0, actor="t"),
+                       "default")
+        raise RuntimeError("crash mid-write")
+    assert store.get("default", "m1") is None
+    assert store.history("default", "m1") == []
+    assert store.keyword_search(["first"], SearchFilter(), T0, 10) == []
+    assert store.vector_changes(0).upserts == []
+
+
+def test_tenants_are_isolated(store: RecordStore) -> None:
+    put(store, rec("a", "secret plan", tenant="acme"), rec("b", "secret plan", tenant="other"))
+    assert store.get("acme", "b") is None
+    assert [m for m, _ in store.keyword_search(["secret"], SearchFilter(tenant="acme"), T0,
+                                               10)] == ["a"]
+    assert store.history("acme", "b") == []
+    assert store.filter(["a", "b"], SearchFilter(tenant="acme"), T0)[0].memory_id == "a"
+    assert len(store.filter(["a", "b"], SearchFilter(tenant="acme"), T0)) == 1
+
+
+def test_keyword_search_ranks_by_bm25_in_chinese_and_english(store: RecordStore) -> None:
+    put(store, rec("en1", "the image pull secret was in the wrong namespace"),
+        rec("en2", "cache key fix for the payment pipeline"),
+        rec("zh1", "镜像拉取凭证放错了命名空间"), rec("zh2", "流水线缓存修复"))
+    from memstrata.text import analyse
+
+    hits = store.keyword_search(analyse("image pull secret namespace"), SearchFilter(), T0, 10)
+    assert hits[0][0] == "en1" and hits[0][1] > 0
+    hits = store.keyword_search(analyse("镜像凭证"), SearchFilter(), T0, 10)
+    assert [h[0] for h in hits] == ["zh1"]
+
+
+def test_filters(store: RecordStore) -> None:
+    put(store,
+        rec("old", "deploy notes", created=T0 - timedelta(days=30), user="u1"),
+        rec("new", "deploy notes again", created=T0, user="u2", mtype=MemoryType.EVENT,
+            tags=["ci"]),
+        rec("gone", "deploy notes expired", expires_at=T0 - timedelta(days=1)),
+        rec("sup", "deploy notes superseded", valid_to=T0 - timedelta(days=2),
+            superseded_by="new", created=T0 - timedelta(days=10)))
+    ids = ["old", "new", "gone", "sup"]
+
+    def f(**kw) -> set[str]:
+        return {r.memory_id for r in store.filter(ids, SearchFilter(**kw), T0)}
+
+    assert f() == {"old", "new"}
+    assert f(user="u1") == {"old"}
+    assert f(types=[MemoryType.EVENT]) == {"new"}
+    assert f(tags=["ci"]) == {"new"}
+    assert f(created_after=T0 - timedelta(days=1)) == {"new"}
+    assert f(include_expired=True) == {"old", "new", "gone"}
+    assert f(include_superseded=True) == {"old", "new", "sup"}
+    # as of 5 days ago the superseded one was still valid, the new one did not exist yet
+    assert f(as_of=T0 - timedelta(days=5)) == {"old", "sup"}
+    assert f(tiers=[Tier.ARCHIVE]) == set()
+
+
+def test_tag_search_and_known_tags(store: RecordStore) -> None:
+    put(store, rec("a", "x", tags=["helm", "k8s"]), rec("b", "y", tags=["helm"]),
+        rec("c", "z", tags=["ci"]))
+    hits = store.tag_search(["helm", "k8s"], SearchFilter(), T0, 10)
+    assert hits[0] == ("a", 2) and ("b", 1) in hits
+    assert store.known_tags("default", ["ci", "nope", "helm"]) == ["ci", "helm"]
+
+
+def test_update_reindexes_text_and_tags(store: RecordStore) -> None:
+    r = rec("a", "old words", tags=["t1"])
+    put(store, r)
+    r.content, r.tags = "fresh words", ["t2"]
+    with store.transaction() as tx:
+        tx.update(r)
+    assert store.keyword_search(["old"], SearchFilter(), T0, 5) == []
+    assert store.keyword_search(["fresh"], SearchFilter(), T0, 5)[0][0] == "a"
+    assert store.tag_search(["t1"], SearchFilter(), T0, 5) == []
+    # a narrow update touches only the named fields
+    r.related_memory_ids = ["b"]
+    r.content = "not written"
+    with store.transaction() as tx:
+        tx.update(r, fields=["related_memory_ids"])
+    got = store.get("default", "a")
+    assert got is not None and got.related_memory_ids == ["b"] and got.content == "fresh words"
+
+
+def test_history_in_order(store: RecordStore) -> None:
+    put(store, rec("a", "x"))
+    with store.transaction() as tx:
+        for action in ("create", "update", "supersede"):
+            tx.add_history(HistoryEntry(memory_id="a", action=action, at=T0, actor="t",
+                                        reason=action, old={"v": 1}, new={"v": 2}), "default")
+    assert [h.action for h in store.history("default", "a")] == ["create", "update", "supersede"]
+
+
+def test_change_feed_for_vector_catch_up(store: RecordStore) -> None:
+    put(store, rec("a", "x"), rec("b", "y"))
+    first = store.vector_changes(0)
+    assert {u[0] for u in first.upserts} == {"a", "b"}
+    with store.transaction() as tx:
+        tx.delete("default", "a")
+    later = store.vector_changes(first.seq)
+    assert later.upserts == [] and later.removals == ["a"]
+    assert later.seq > first.seq
+    assert store.vector_seq() == later.seq
+
+
+def test_retrieval_counters(store: RecordStore) -> None:
+    put(store, rec("a", "x"))
+    store.record_retrieval("default", ["a"], T0 + timedelta(hours=1))
+    store.record_retrieval("default", ["a"], T0 + timedelta(hours=2))
+    got = store.get("default", "a")
+    assert got is not None and got.retrieval_count == 2
+    assert got.last_retrieved_at == T0 + timedelta(hours=2)
+
+
+def test_stats_and_iteration(store: RecordStore) -> None:
+    put(store, rec("a", "x"), rec("b", "y", mtype=MemoryType.EVENT))
+    st = store.stats("default")
+    assert st["memories"] == 2 and st["by_type"] == {"event": 1, "knowledge": 1}
+    assert [r.memory_id for r in store.iter_records()] == ["a", "b"]

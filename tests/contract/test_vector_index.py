@@ -1,0 +1,134 @@
+"""The local vector index: exact and HNSW agree, filters hold, files round-trip or are refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memstrata.model import MemoryType, SearchFilter, Tier
+from memstrata.stores.base import VectorAttrs
+from memstrata.stores.local_vectors import IndexFileError, LocalVectorIndex
+
+DIM = 16
+
+
+def attrs(tenant: str = "default", user: str | None = None, valid: bool = True,
+          tier: str = "long_term", mtype: str = "knowledge") -> VectorAttrs:
+    return VectorAttrs(tenant, user, None, None, mtype, tier, valid)
+
+
+def unit(rng: np.random.Generator, n: int) -> np.ndarray:
+    v = rng.normal(size=(n, DIM)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def make(tmp_path: Path, hnsw_threshold: int = 0, **kw) -> LocalVectorIndex:
+    return LocalVectorIndex(tmp_path / "v", DIM, "test-model", hnsw_threshold=hnsw_threshold,
+                            **kw)
+
+
+def test_exact_search_is_brute_force(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    vecs = unit(rng, 200)
+    idx = make(tmp_path)
+    idx.upsert([f"m{i}" for i in range(200)], vecs, [attrs()] * 200)
+    q = unit(rng, 1)[0]
+    got = idx.search(q, 10, SearchFilter())
+    order = np.argsort(-(vecs @ q))[:10]
+    assert [g[0] for g in got] == [f"m{i}" for i in order]
+    assert got[0][1] == pytest.approx(float(vecs[order[0]] @ q), rel=1e-5)
+
+
+def test_hnsw_agrees_with_exact(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    vecs = unit(rng, 3000)
+    ids = [f"m{i}" for i in range(3000)]
+    exact = make(tmp_path / "a")
+    hnsw = make(tmp_path / "b", hnsw_threshold=1000, exact_filter_limit=10)
+    for idx in (exact, hnsw):
+        idx.upsert(ids, vecs, [attrs()] * 3000)
+    assert hnsw.uses_hnsw and not exact.uses_hnsw
+    recall = []
+    for q in unit(rng, 20):
+        a = {m for m, _ in exact.search(q, 10, SearchFilter())}
+        b = {m for m, _ in hnsw.search(q, 10, SearchFilter())}
+        recall.append(len(a & b) / 10)
+    assert np.mean(recall) >= 0.9
+
+
+@pytest.mark.parametrize("threshold", [0, 100])
+def test_filters_tenant_user_validity_tier_type(tmp_path: Path, threshold: int) -> None:
+    rng = np.random.default_rng(2)
+    idx = make(tmp_path, hnsw_threshold=threshold, exact_filter_limit=5)
+    n = 400
+    vecs = unit(rng, n)
+    at = [attrs(tenant="t1" if i % 2 else "t2", user=f"u{i % 3}", valid=i % 5 != 0,
+                tier="archive" if i % 7 == 0 else "mid_term",
+                mtype="event" if i % 11 == 0 else "dialogue") for i in range(n)]
+    idx.upsert([f"m{i}" for i in range(n)], vecs, at)
+    q = unit(rng, 1)[0]
+    for flt in (SearchFilter(tenant="t1"), SearchFilter(tenant="t1", user="u1"),
+                SearchFilter(tenant="t2", include_superseded=True),
+                SearchFilter(tenant="t1", include_archive=True),
+                SearchFilter(tenant="t1", tiers=[Tier.ARCHIVE]),
+                SearchFilter(tenant="t2", types=[MemoryType.EVENT])):
+        hits = idx.search(q, 20, flt)
+        assert hits
+        for mid, _ in hits:
+            a = at[int(mid[1:])]
+            assert a.tenant == flt.tenant
+            assert flt.user is None or a.user == flt.user
+            assert flt.include_superseded or a.valid
+            if flt.tiers:
+                assert a.tier == "archive"
+            elif not flt.include_archive:
+                assert a.tier != "archive"
+            assert not flt.types or a.memory_type == "event"
+    assert idx.search(q, 5, SearchFilter(tenant="nobody")) == []
+
+
+def test_upsert_replaces_and_remove_deletes(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    idx = make(tmp_path)
+    v = unit(rng, 3)
+    idx.upsert(["a", "b"], v[:2], [attrs(), attrs()])
+    idx.upsert(["a"], v[2:], [attrs(valid=False)])
+    assert len(idx) == 2
+    assert [m for m, _ in idx.search(v[2], 5, SearchFilter())] == ["b"]
+    assert idx.search(v[2], 1, SearchFilter(include_superseded=True))[0][0] == "a"
+    idx.remove(["b"])
+    assert idx.search(v[1], 5, SearchFilter()) == []
+
+
+def test_save_load_roundtrip_with_compaction(tmp_path: Path) -> None:
+    rng = np.random.default_rng(4)
+    idx = make(tmp_path, hnsw_threshold=50)
+    v = unit(rng, 100)
+    idx.upsert([f"m{i}" for i in range(100)], v, [attrs(user=f"u{i % 2}") for i in range(100)])
+    idx.remove([f"m{i}" for i in range(0, 100, 3)])
+    idx.applied_seq = 42
+    idx.save()
+    again = make(tmp_path, hnsw_threshold=50)
+    again.load()
+    assert again.applied_seq == 42 and len(again) == len(idx) and again.uses_hnsw
+    q = v[1]
+    a = again.search(q, 5, SearchFilter(user="u1"))
+    b = idx.search(q, 5, SearchFilter(user="u1"))
+    assert [m for m, _ in a] == [m for m, _ in b]
+    assert [s for _, s in a] == pytest.approx([s for _, s in b], rel=1e-5)
+
+
+def test_corrupted_or_foreign_files_are_refused(tmp_path: Path) -> None:
+    idx = make(tmp_path)
+    with pytest.raises(IndexFileError, match="no index file"):
+        idx.load()
+    idx.upsert(["a"], unit(np.random.default_rng(5), 1), [attrs()])
+    idx.save()
+    other = LocalVectorIndex(tmp_path / "v", DIM, "another-model")
+    with pytest.raises(IndexFileError, match="another|test-model"):
+        other.load()
+    (tmp_path / "v" / "vectors.npz").write_bytes(b"garbage")
+    with pytest.raises(IndexFileError, match="corrupted"):
+        make(tmp_path).load()

