@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -53,10 +54,8 @@ def make_memory(home: Path, embedder: USEEmbedder, clock: Clock):
 
     yield make
     for mem in opened:
-        try:
+        with contextlib.suppress(Exception):
             mem.close()
-        except Exception:
-            pass
 
 
 @pytest.fixture

@@ -122,13 +122,13 @@ def test_save_load_roundtrip_with_compaction(tmp_path: Path) -> None:
 
 def test_corrupted_or_foreign_files_are_refused(tmp_path: Path) -> None:
     idx = make(tmp_path)
-    with pytest.raises(IndexFileError, match="no index file"):
+    with pytest.raises(IndexFileError, match=r"no index file"):
         idx.load()
     idx.upsert(["a"], unit(np.random.default_rng(5), 1), [attrs()])
     idx.save()
     other = LocalVectorIndex(tmp_path / "v", DIM, "another-model")
-    with pytest.raises(IndexFileError, match="another|test-model"):
+    with pytest.raises(IndexFileError, match=r"another|test-model"):
         other.load()
     (tmp_path / "v" / "vectors.npz").write_bytes(b"garbage")
-    with pytest.raises(IndexFileError, match="corrupted"):
+    with pytest.raises(IndexFileError, match=r"corrupted"):
         make(tmp_path).load()

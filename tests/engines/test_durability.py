@@ -54,7 +54,7 @@ def test_another_embedding_model_is_refused_until_re_embedded(home: Path, embedd
         mid = mem.add("the release train leaves on Thursdays").memory_id
     e5 = E5Embedder()
     with Memory(home=home, embedder=e5, clock=clock) as mem:
-        with pytest.raises(EmbedderMismatchError, match="memstrata reindex --re-embed"):
+        with pytest.raises(EmbedderMismatchError, match=r"memstrata reindex --re-embed"):
             mem.search("release train")
         with pytest.raises(EmbedderMismatchError):
             mem.add("another fact")
@@ -67,12 +67,12 @@ def test_another_embedding_model_is_refused_until_re_embedded(home: Path, embedd
 def test_unwritable_home_is_a_clear_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("not a folder")
-    with pytest.raises(StorageError, match="cannot be created|not a folder"):
+    with pytest.raises(StorageError, match=r"cannot be created|not a folder"):
         Memory(settings=Settings.load(home=blocker / "home"))
     if os.geteuid() != 0:  # root ignores permission bits
         ro = tmp_path / "ro"
         ro.mkdir(mode=0o500)
-        with pytest.raises(StorageError, match="not writable"):
+        with pytest.raises(StorageError, match=r"not writable"):
             Memory(settings=Settings.load(home=ro))
 
 

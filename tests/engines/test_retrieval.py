@@ -81,9 +81,9 @@ def test_scope_type_tier_and_time_filters(filled: Memory, clock) -> None:
     assert [h.memory.memory_id for h in filled.search("cache", since=t1)] == [late]
     assert late not in [h.memory.memory_id for h in filled.search("cache", until=t1)]
     assert filled.search("cache", tenant="someone-else") == []
-    with pytest.raises(ValidationError, match="unknown tier"):
+    with pytest.raises(ValidationError, match=r"unknown tier"):
         filled.search("x", tier="attic")
-    with pytest.raises(ValidationError, match="empty"):
+    with pytest.raises(ValidationError, match=r"empty"):
         filled.search("  ")
 
 

@@ -40,11 +40,11 @@ def test_bad_content_is_refused_and_nothing_is_written(mem: Memory, content: str
 
 
 def test_bad_arguments_are_refused(mem: Memory) -> None:
-    with pytest.raises(ValidationError, match="unknown memory type 'gossip'"):
+    with pytest.raises(ValidationError, match=r"unknown memory type 'gossip'"):
         mem.add("x", type="gossip")
-    with pytest.raises(ValidationError, match="importance"):
+    with pytest.raises(ValidationError, match=r"importance"):
         mem.add("x", importance=1.5)
-    with pytest.raises(ValidationError, match="unknown memory"):
+    with pytest.raises(ValidationError, match=r"unknown memory"):
         mem.add("x", supersedes=["mem_nope"])
     with pytest.raises(ValidationError):
         mem.add_many(["fine", ""])
@@ -53,7 +53,7 @@ def test_bad_arguments_are_refused(mem: Memory) -> None:
 
 def test_size_limit_is_configurable(make_memory) -> None:
     mem = make_memory(update={"max_content_bytes": 32})
-    with pytest.raises(ValidationError, match="update.max_content_bytes"):
+    with pytest.raises(ValidationError, match=r"update.max_content_bytes"):
         mem.add("a sentence that is certainly longer than thirty-two bytes")
 
 
@@ -144,7 +144,7 @@ def test_messages_tool_calls_and_events(mem: Memory) -> None:
     assert "status: Failed" in ev.content and ev.metadata["raw"]["pipeline"] == "order-deploy"
     with pytest.raises(ValidationError):
         mem.add_event({})
-    with pytest.raises(ValidationError, match="content"):
+    with pytest.raises(ValidationError, match=r"content"):
         mem.add_messages([{"role": "user"}])
 
 
@@ -207,7 +207,7 @@ def test_ingest_folder_skips_bad_files_and_refuses_missing_paths(mem: Memory,
     report = mem.ingest(tmp_path / "docs", tags=["Docs"])
     assert report.files == 1 and len(report.added) == 1 and len(report.skipped) == 1
     assert "docs" in mem.get(report.added[0]).tags
-    with pytest.raises(ValidationError, match="does not exist"):
+    with pytest.raises(ValidationError, match=r"does not exist"):
         mem.ingest(tmp_path / "nope")
 
 

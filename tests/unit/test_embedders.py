@@ -62,7 +62,7 @@ def test_openai_endpoint_errors_are_embedder_errors() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         return httpx.Response(503, text="overloaded")
 
-    with pytest.raises(EmbedderError, match="emb.test"):
+    with pytest.raises(EmbedderError, match=r"emb.test"):
         OpenAIEmbedder("http://emb.test/v1", "m", transport=httpx.MockTransport(handler))
 
 
@@ -84,12 +84,12 @@ def test_sentence_transformers_folder(tmp_path: Path, monkeypatch) -> None:
                                            path=str(tmp_path / "all-MiniLM")))
     assert emb.dim == 4 and emb.model_id == "st:all-MiniLM"
     assert np.allclose(emb.embed_documents(["x"]), 0.5)
-    with pytest.raises(EmbedderError, match="does not exist"):
+    with pytest.raises(EmbedderError, match=r"does not exist"):
         create_embedder(EmbedderSettings(name="st", path=str(tmp_path / "missing")))
 
 
 def test_bad_embedder_settings() -> None:
-    with pytest.raises(ConfigError, match="unknown embedder 'word2vec'"):
+    with pytest.raises(ConfigError, match=r"unknown embedder 'word2vec'"):
         create_embedder(EmbedderSettings(name="word2vec"))
-    with pytest.raises(ConfigError, match="embedder.url"):
+    with pytest.raises(ConfigError, match=r"embedder.url"):
         create_embedder(EmbedderSettings(name="openai"))

@@ -48,25 +48,25 @@ def test_weight_out_of_range_names_the_key(tmp_path: Path, monkeypatch) -> None:
 
 
 def test_unknown_key_and_bad_values_are_refused(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="retrieval.nonsense"):
+    with pytest.raises(ConfigError, match=r"retrieval.nonsense"):
         Settings.load(home=tmp_path, retrieval={"nonsense": 1})
-    with pytest.raises(ConfigError, match="update.ttl_by_type"):
+    with pytest.raises(ConfigError, match=r"update.ttl_by_type"):
         Settings.load(home=tmp_path, update={"ttl_by_type": {"gossip": {"mode": "off"}}})
-    with pytest.raises(ConfigError, match="default_profile"):
+    with pytest.raises(ConfigError, match=r"default_profile"):
         Settings.load(home=tmp_path, retrieval={"default_profile": "missing"})
 
 
 def test_malformed_toml_is_a_config_error(tmp_path: Path) -> None:
     (tmp_path / "memstrata.toml").write_text("[retrieval\ntop_k = ", "utf-8")
-    with pytest.raises(ConfigError, match="memstrata.toml"):
+    with pytest.raises(ConfigError, match=r"memstrata.toml"):
         Settings.load(home=tmp_path)
 
 
 def test_missing_explicit_config_file(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="does not exist"):
+    with pytest.raises(ConfigError, match=r"does not exist"):
         Settings.load(home=tmp_path, config_file=tmp_path / "nope.toml")
 
 
 def test_unknown_profile_is_named(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="unknown retrieval profile 'x'"):
+    with pytest.raises(ConfigError, match=r"unknown retrieval profile 'x'"):
         Settings.load(home=tmp_path).profile("x")
