@@ -103,3 +103,17 @@ def test_acknowledged_add_survives_kill_9(home: Path) -> None:
         for mid in acknowledged:
             assert mem.get(mid).memory_id == mid
         assert mem.search("fact number 3 about service-3", top_k=50)
+
+
+def test_lagging_index_file_catches_up_from_the_change_feed(home: Path, embedder, clock) -> None:
+    with Memory(home=home, embedder=embedder, clock=clock) as mem:
+        mem.add_many([f"runbook entry {i} for service-{i}" for i in range(300)])
+    saved = (home / "vectors" / "vectors.npz").stat().st_mtime_ns
+    with Memory(home=home, embedder=embedder, clock=clock) as mem:
+        mid = mem.add("the release train leaves on Thursdays").memory_id
+    # one change in 301 is not worth rewriting the file ...
+    assert (home / "vectors" / "vectors.npz").stat().st_mtime_ns == saved
+    with Memory(home=home, embedder=embedder, clock=clock) as mem:
+        # ... because the next open applies it from the store of record
+        assert mem.search("when does the release train leave")[0].memory.memory_id == mid
+        assert mem.notices == []

@@ -151,8 +151,16 @@ class Stores:
         return len(index)
 
     def close(self) -> None:
+        """Close the store; persist the vector index when enough has changed.
+
+        A lagging index file costs nothing but a catch-up from the change feed at the next open,
+        so a large index is not rewritten for every few changes (a CLI ``add`` on 100k memories).
+        """
         try:
-            if self._vectors is not None and getattr(self._vectors, "dirty", 0):
+            index = self._vectors
+            dirty = getattr(index, "dirty", 0)
+            if index is not None and dirty and dirty >= min(self.settings.store.vector_flush_every,
+                                                            max(1, len(index) // 100)):
                 self.save_vectors()
         finally:
             self.records.close()
