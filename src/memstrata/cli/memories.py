@@ -55,15 +55,6 @@ def ingest(
         console.print(f"skipped {skipped}")
 
 
-def _search_options(ctx: typer.Context, query: str, top_k: int | None, type: str | None,
-                    tier: str | None, tags: str | None, user: str | None, agent: str | None,
-                    session: str | None, tenant: str | None, profile: str | None,
-                    include_superseded: bool) -> dict:
-    return dict(type=split_csv(type), tier=split_csv(tier), tags=split_csv(tags), user=user,
-                agent=agent, session=session, tenant=tenant, profile=profile,
-                include_superseded=include_superseded)
-
-
 @app.command()
 def search(
     ctx: typer.Context,
@@ -82,9 +73,9 @@ def search(
 ) -> None:
     """Hybrid search (vector + full text + tags), with the score breakdown of every hit."""
     mem = memory_of(ctx)
-    hits = mem.search(query, top_k=top_k, **_search_options(
-        ctx, query, top_k, type, tier, tags, user, agent, session, tenant, profile,
-        include_superseded))
+    hits = mem.search(query, top_k=top_k, type=split_csv(type), tier=split_csv(tier),
+                      tags=split_csv(tags), user=user, agent=agent, session=session,
+                      tenant=tenant, profile=profile, include_superseded=include_superseded)
     if json_out:
         print_json({"query": query, "hits": [h.to_json() for h in hits]})
         return

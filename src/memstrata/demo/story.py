@@ -54,6 +54,18 @@ def _ask(mem: Memory, q: dict[str, Any], top_k: int) -> tuple[list[SearchHit], C
     return hits, Check(q["question"], q["expect"], forbid, found, served)
 
 
+def _ask_all(console: Console, mem: Memory, questions: list[dict[str, Any]], top_k: int,
+             show: int) -> list[Check]:
+    """Ask every question, print the top ``show`` hits with their score breakdown."""
+    checks = []
+    for q in questions:
+        hits, check = _ask(mem, q, top_k)
+        checks.append(check)
+        console.print(f"\n[bold]Q: {q['question']}[/bold]")
+        console.print(_hits_table(hits, q["expect"], q.get("forbid"), show))
+    return checks
+
+
 def _hits_table(hits: list[SearchHit], expect: str, forbid: str | None, limit: int) -> Table:
     table = Table("#", "score", "sem", "kw", "tag", "rec", "imp", "rel", "type", "memory",
                   box=None, pad_edge=False)
@@ -88,12 +100,7 @@ def run_demo(console: Console, home: Path, show: int = 3, top_k: int = 5) -> lis
                       f"{len(report.added)} knowledge chunks (DevOps handbook spec 3.0, runbooks).")
 
         console.rule("Before: what memory returns with only the initial documents")
-        before = []
-        for q in questions:
-            hits, check = _ask(mem, q, top_k)
-            before.append(check)
-            console.print(f"\n[bold]Q: {q['question']}[/bold]")
-            console.print(_hits_table(hits, q["expect"], q.get("forbid"), show))
+        before = _ask_all(console, mem, questions, top_k, show)
 
         console.rule("Ten DevOps tasks: dialogue, tool calls, platform events")
         superseded_rule: str | None = None
@@ -130,12 +137,7 @@ def run_demo(console: Console, home: Path, show: int = 3, top_k: int = 5) -> lis
 
         clock.now = END
         console.rule(f"After ({END:%Y-%m-%d}): the same questions")
-        after = []
-        for q in questions:
-            hits, check = _ask(mem, q, top_k)
-            after.append(check)
-            console.print(f"\n[bold]Q: {q['question']}[/bold]")
-            console.print(_hits_table(hits, q["expect"], q.get("forbid"), show))
+        after = _ask_all(console, mem, questions, top_k, show)
 
         if superseded_rule:
             console.rule("The spec 3.0 smoke-test rule: invalidated, kept in history")
