@@ -146,6 +146,17 @@ def test_change_feed_for_vector_catch_up(store: RecordStore) -> None:
     assert later.upserts == [] and later.removals == ["a"]
     assert later.seq > first.seq
     assert store.vector_seq() == later.seq
+    b = store.get("default", "b")
+    assert b is not None
+    b.related_memory_ids = ["x"]
+    with store.transaction() as tx:  # not something the index keeps: not in the feed
+        tx.update(b, fields=["related_memory_ids"])
+    assert store.vector_changes(later.seq).upserts == []
+    b.valid_to, b.superseded_by = T0, "x"
+    with store.transaction() as tx:  # validity is: the index must hear of it
+        tx.update(b, fields=["valid_to", "superseded_by"])
+    (mid, _, attrs), = store.vector_changes(later.seq).upserts
+    assert mid == "b" and attrs.valid is False
 
 
 def test_retrieval_counters(store: RecordStore) -> None:

@@ -29,6 +29,8 @@ _COLUMNS = (
 )
 _SELECT = ", ".join(_COLUMNS)
 # Model fields whose column has another name (the rest are named alike).
+# Columns the vector index keeps a copy of (VectorAttrs): changing one feeds its catch-up.
+_VECTOR_ATTRS = {"tenant", "user_id", "agent_id", "session_id", "memory_type", "tier", "valid_to"}
 _FIELD_COLUMNS = {"related_memory_ids": ("related",),
                   "scope": ("tenant", "user_id", "agent_id", "session_id")}
 
@@ -145,10 +147,14 @@ class _SqliteTx(StoreTx):
             # Narrow path (links, supersession, counters): no re-indexing needed.
             values = dict(zip(_COLUMNS, _row(record)))
             cols = [c for f in fields for c in _FIELD_COLUMNS.get(f, (f,))]
+            sets = [f"{c} = ?" for c in cols]
+            args = [values[c] for c in cols]
+            if _VECTOR_ATTRS & set(cols):  # the vector index filters on these: tell it
+                sets.append("vseq = ?")
+                args.append(self._seq)
             cur = self._c.execute(
-                f"UPDATE memories SET {', '.join(f'{c} = ?' for c in cols)}, vseq = ? "
-                "WHERE memory_id = ? AND +tenant = ?",
-                (*(values[c] for c in cols), self._seq, record.memory_id, record.scope.tenant))
+                f"UPDATE memories SET {', '.join(sets)} WHERE memory_id = ? AND +tenant = ?",
+                (*args, record.memory_id, record.scope.tenant))
             if cur.rowcount != 1:
                 raise StorageError(f"memory {record.memory_id} vanished during the update")
             return
