@@ -255,3 +255,17 @@ def test_llm_failure_falls_back_to_rules_and_says_so(home, embedder, clock) -> N
         assert res.steps["classify"].startswith("rules (llm failed")
         assert "llm failed" in res.steps["score"]
         assert mem.get(res.memory_id).importance > 0
+
+
+def test_bulk_add_across_batches_and_with_given_vectors(make_memory, embedder) -> None:
+    mem = make_memory(embedder={"batch_size": 4})
+    texts = [f"service-{i} runs {i} replicas in namespace team-{i % 3}" for i in range(10)]
+    res = mem.add_many([*texts, texts[0]])  # the last one is a duplicate from batch one
+    assert [r.status for r in res].count("created") == 10 and res[-1].status == "duplicate"
+    assert res[-1].memory_id == res[0].memory_id
+    vecs = embedder.embed_documents(["the cache key uses the lockfile hash"])
+    given = mem.add_many(["the cache key uses the lockfile hash"], vectors=vecs)[0]
+    assert given.steps["embed"] == "given"
+    assert mem.search("cache key lockfile", top_k=1)[0].memory.memory_id == given.memory_id
+    with pytest.raises(ValidationError, match="shape"):
+        mem.add_many(["x", "y"], vectors=vecs)

@@ -85,32 +85,32 @@ class UpdateEngine:
     # -- public -----------------------------------------------------------------------------
     def add(self, drafts: Sequence[Draft], actor: str = ACTOR,
             vectors: np.ndarray | None = None) -> list[AddResult]:
-        """Run the pipeline over ``drafts``; each embedder batch is committed as one transaction.
+        """Run the pipeline over ``drafts``; each embedder batch is committed as one transaction
+        (every draft is validated before the first one is written).
 
         ``vectors`` (optional, one unit vector per draft) skips embedding.
         """
         for d in drafts:
             self.validate(d)
-        self.stores.check_model()
+        dim = self.stores.check_model()[1]
         results: list[AddResult] = []
         size = self.settings.embedder.batch_size
-        batches = [[self._prepare(d) for d in drafts[i : i + size]]
-                   for i in range(0, len(drafts), size)]
-        # Embed the next batch in a worker thread while this one is stored: the embedder's
-        # numpy work releases the GIL, so the two overlap on a second core.
+        starts = range(0, len(drafts), size)
+
+        def prepare(start: int) -> list[_Prepared]:
+            batch = [self._prepare(d) for d in drafts[start : start + size]]
+            self._embed(batch, None if vectors is None else vectors[start : start + size], dim)
+            return batch
+
+        # Prepare and embed the next batch in a worker thread while this one is stored: the
+        # embedder's numpy work releases the GIL, so the two overlap on a second core.
         with ThreadPoolExecutor(max_workers=1) as pool:
-            pending = None
-            for n, batch in enumerate(batches):
-                given = None if vectors is None else vectors[n * size : (n + 1) * size]
-                if pending is None:
-                    self._embed(batch, given)
-                else:
-                    pending.result()
-                if n + 1 < len(batches):
-                    following = batches[n + 1]
-                    given_next = None if vectors is None else \
-                        vectors[(n + 1) * size : (n + 2) * size]
-                    pending = pool.submit(self._embed, following, given_next)
+            pending = pool.submit(prepare, starts[0]) if starts else None
+            for n in range(len(starts)):
+                assert pending is not None
+                batch = pending.result()
+                if n + 1 < len(starts):
+                    pending = pool.submit(prepare, starts[n + 1])
                 self.stores.sync()
                 with self.stores.records.transaction() as tx:
                     self.stores.claim_model(tx)
@@ -166,12 +166,12 @@ class UpdateEngine:
             score=d.score, content_hash=content_hash(d.content), metadata=dict(d.metadata))
         return _Prepared(d, record, steps)
 
-    def _embed(self, batch: list[_Prepared], vectors: np.ndarray | None) -> None:
+    def _embed(self, batch: list[_Prepared], vectors: np.ndarray | None, dim: int) -> None:
         if vectors is not None:
             vecs = np.asarray(vectors, np.float32)
-            if vecs.shape != (len(batch), self.stores.check_model()[1]):
+            if vecs.shape != (len(batch), dim):
                 raise ValidationError(f"vectors have shape {vecs.shape}, expected "
-                                      f"({len(batch)}, {self.stores.check_model()[1]})")
+                                      f"({len(batch)}, {dim})")
             path = "given"
         else:
             vecs = self._embedder().embed_documents([p.record.content for p in batch])
@@ -369,12 +369,12 @@ class UpdateEngine:
         fresh = [d for d in drafts if content_hash(d.content) not in by_hash]
         kept_hashes = {content_hash(d.content) for d in drafts} & set(by_hash)
         stale = [r for r in current if r.content_hash not in kept_hashes]
-        self.stores.check_model()
+        dim = self.stores.check_model()[1]
         batch = [self._prepare(d) for d in fresh]
         for p in batch:
             p.steps["classify"] = "document"
         if batch:
-            self._embed(batch, None)
+            self._embed(batch, None, dim)
         self.stores.sync()
         with self.stores.records.transaction() as tx:
             self.stores.claim_model(tx)
