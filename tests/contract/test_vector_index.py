@@ -132,3 +132,22 @@ def test_corrupted_or_foreign_files_are_refused(tmp_path: Path) -> None:
     (tmp_path / "v" / "vectors.npz").write_bytes(b"garbage")
     with pytest.raises(IndexFileError, match=r"corrupted"):
         make(tmp_path).load()
+
+
+def test_batched_search_matches_single_searches(tmp_path: Path) -> None:
+    rng = np.random.default_rng(6)
+    idx = make(tmp_path, hnsw_threshold=500, exact_filter_limit=100)
+    n = 2000
+    idx.upsert([f"m{i}" for i in range(n)], unit(rng, n),
+               [attrs(user="big" if i % 50 else "small") for i in range(n)])
+    assert idx.uses_hnsw
+    queries = unit(rng, 6)
+    filters = [SearchFilter(user="big"), SearchFilter(user="small"), SearchFilter(),
+               SearchFilter(user="big"), SearchFilter(tenant="nobody"), SearchFilter()]
+    batched = idx.search_many(queries, 8, filters)
+    for q, flt, got in zip(queries, filters, batched):
+        single = idx.search(q, 8, flt)
+        assert {m for m, _ in got} == {m for m, _ in single} or len(
+            {m for m, _ in got} & {m for m, _ in single}) >= 6  # both approximate at most
+    assert batched[4] == []
+    assert all(int(m[1:]) % 50 == 0 for m, _ in batched[1])  # the small user: exact subset

@@ -43,6 +43,7 @@ from .extract import from_document
 
 ACTOR = "update-engine"
 _VALIDITY = ("valid_to", "superseded_by", "updated_at")
+_NEIGHBOURS = 8  # at least this many similar memories inform dedup, supersession, association
 _RELATED_MAX = 20
 
 
@@ -67,6 +68,7 @@ class _Prepared:
     record: MemoryRecord
     steps: dict[str, str] = field(default_factory=dict)
     vector: np.ndarray | None = None
+    neighbours: list[tuple[str, float]] = field(default_factory=list)  # in the index
     result: AddResult | None = None
 
 
@@ -112,6 +114,7 @@ class UpdateEngine:
                 if n + 1 < len(starts):
                     pending = pool.submit(prepare, starts[n + 1])
                 self.stores.sync()
+                self._find_neighbours(batch)
                 with self.stores.records.transaction() as tx:
                     self.stores.claim_model(tx)
                     accepted: list[_Prepared] = []
@@ -180,16 +183,22 @@ class UpdateEngine:
             p.vector = v
             p.steps["embed"] = path
 
-    def _similar(self, p: _Prepared, accepted: list[_Prepared],
-                 k: int) -> list[tuple[MemoryRecord, float]]:
-        """Current memories of the same tenant/user/agent most similar to ``p``, best first.
+    def _find_neighbours(self, batch: list[_Prepared]) -> None:
+        """The nearest committed memories of each item's tenant/user/agent, in one batched call."""
+        filters = [SearchFilter(tenant=p.record.scope.tenant, user=p.record.scope.user,
+                                agent=p.record.scope.agent) for p in batch]
+        queries = np.stack([p.vector for p in batch if p.vector is not None])
+        k = max(_NEIGHBOURS, self.cfg.associate_max + 1)
+        for p, found in zip(batch, self.stores.vectors.search_many(queries, k, filters)):
+            p.neighbours = found
 
-        Looks in the committed index and among the earlier items of this batch.
-        """
+    def _similar(self, p: _Prepared, accepted: list[_Prepared]) -> list[tuple[MemoryRecord, float]]:
+        """Current memories of the same tenant/user/agent most similar to ``p``, best first:
+        its neighbours in the index and the earlier items of this batch."""
         s = p.record.scope
-        flt = SearchFilter(tenant=s.tenant, user=s.user, agent=s.agent)
+        k = max(_NEIGHBOURS, self.cfg.associate_max + 1)
         assert p.vector is not None
-        found = dict(self.stores.vectors.search(p.vector, k, flt))
+        found = dict(p.neighbours)
         for q in accepted:
             if q.record.scope.tenant == s.tenant and q.record.scope.user == s.user \
                     and q.record.scope.agent == s.agent and q.vector is not None:
@@ -215,8 +224,7 @@ class UpdateEngine:
                 p.result = AddResult(memory_id=dup, status="duplicate", steps=p.steps)
                 return
         p.steps["dedup"] = "none"
-        k = max(self.cfg.associate_max, 5) + 1
-        similar = self._similar(p, accepted, k)
+        similar = self._similar(p, accepted)
         # 2. supersession: explicit ids, then rules or the LLM on similar memories
         superseded = self._explicit_supersedes(d, rec.scope.tenant)
         if superseded:

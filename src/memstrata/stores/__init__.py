@@ -120,7 +120,10 @@ class Stores:
         index = self.vectors
         if self.records.vector_seq() != index.applied_seq:
             self._catch_up(index)
-        if getattr(index, "dirty", 0) >= self.settings.store.vector_flush_every:
+        # A save rewrites the whole file, so wait until the changes are a fair share of it:
+        # the saves of a growing index then cost O(final size) in all.
+        if getattr(index, "dirty", 0) >= max(self.settings.store.vector_flush_every,
+                                             len(index) // 4):
             self.save_vectors()
 
     @contextmanager

@@ -153,6 +153,12 @@ class VectorIndex(ABC):
     def search(self, query: np.ndarray, k: int, flt: SearchFilter) -> list[tuple[str, float]]:
         """``(memory_id, cosine)`` best first, only vectors whose attrs pass ``flt``."""
 
+    def search_many(self, queries: np.ndarray, k: int,
+                    filters: Sequence[SearchFilter]) -> list[list[tuple[str, float]]]:
+        """:meth:`search` for each row of ``queries`` with its own filter; backends that can
+        batch (one ANN call for all rows) override this."""
+        return [self.search(q, k, f) for q, f in zip(queries, filters)]
+
     @abstractmethod
     def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]: ...
 

@@ -171,6 +171,33 @@ class LocalVectorIndex(VectorIndex):
                 return [(self._ids[p], float(s)) for p, s in zip(keys[keep][:k], sims[keep][:k])]
             want *= 4
 
+    def search_many(self, queries: np.ndarray, k: int,
+                    filters: Sequence[SearchFilter]) -> list[list[tuple[str, float]]]:
+        """With HNSW, one batched ANN call for all queries (usearch runs it in parallel); a row
+        whose filter keeps too few of its hits falls back to :meth:`search`."""
+        if self._hnsw is None or len(queries) < 2 or k <= 0:
+            return super().search_many(queries, k, filters)
+        q = np.asarray(queries, np.float32).reshape(len(queries), self.dim)
+        res = self._hnsw.search(q, min(k * self.oversample, len(self)))
+        masks: dict[str, np.ndarray] = {}
+        out: list[list[tuple[str, float]]] = []
+        for row, flt in enumerate(filters):
+            key = flt.model_dump_json()
+            if key not in masks:
+                masks[key] = self._mask(flt)
+            mask = masks[key]
+            keys = np.asarray(res.keys[row], np.int64)
+            sims = 1.0 - np.asarray(res.distances[row], np.float32)
+            inside = (keys >= 0) & (keys < self._n)  # usearch pads short answers
+            keys, sims = keys[inside], sims[inside]
+            keep = mask[keys]
+            if int(mask.sum()) > self.exact_filter_limit and keep.sum() >= k:
+                out.append([(self._ids[p], float(v)) for p, v in zip(keys[keep][:k],
+                                                                     sims[keep][:k])])
+            else:
+                out.append(self.search(q[row], k, flt))
+        return out
+
     def _exact(self, q: np.ndarray, k: int, mask: np.ndarray, allowed: int) -> list[tuple[str, float]]:
         if allowed * 2 > self._n:  # mostly allowed: one pass over everything, then mask
             idx = None
