@@ -112,6 +112,7 @@ class Memory:
 
     def close(self) -> None:
         """Persist the vector index and close the store."""
+        self._retrieval.close()
         self.stores.close()
 
     def __enter__(self) -> Memory:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 
 import numpy as np
@@ -28,6 +29,17 @@ class RetrievalEngine:
         self.stores = stores
         self._embedder = embedder
         self.clock = clock
+        self._pool: ThreadPoolExecutor | None = None
+
+    def _worker(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memstrata-fts")
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
 
     def query_tags(self, query: str, tenant: str) -> list[str]:
         """Tags in a query that has none: its tokens and identifiers that are known tags."""
@@ -49,17 +61,23 @@ class RetrievalEngine:
         qtags = normalise_tags(tags) or self.query_tags(query, flt.tenant)
 
         self.stores.sync()
-        qvec = query_vector if query_vector is not None else \
-            self._embedder().embed_query(query)
-        # The index knows only "valid now"; a point-in-time query checks validity in the store.
-        vflt = flt.model_copy(update={"include_superseded": True}) if flt.as_of else flt
-        post_filtered = any(v is not None for v in (flt.created_after, flt.created_before,
-                                                    flt.as_of)) or bool(flt.tags)
-        vec_hits = dict(self.stores.vectors.search(qvec, n * (4 if post_filtered else 1), vflt))
-        # A wider keyword window than the candidates it contributes: it also gives S_kw to the
-        # candidates the other channels found (outside the window, S_kw counts as 0).
-        kw_window = self.stores.records.keyword_search(tokens, flt, now,
-                                                       max(n, cfg.keyword_window))
+        # Full text runs in a worker while the query is embedded and the vector index searched
+        # (SQLite, numpy and usearch all release the GIL). Its window is wider than the
+        # candidates it contributes: it also gives S_kw to the candidates the other channels
+        # found (outside the window, S_kw counts as 0).
+        keyword = self._worker().submit(self.stores.records.keyword_search, tokens, flt, now,
+                                        max(n, cfg.keyword_window))
+        try:
+            qvec = query_vector if query_vector is not None else \
+                self._embedder().embed_query(query)
+            # The index knows only "valid now"; a point-in-time query checks validity in the store.
+            vflt = flt.model_copy(update={"include_superseded": True}) if flt.as_of else flt
+            post_filtered = any(v is not None for v in (flt.created_after, flt.created_before,
+                                                        flt.as_of)) or bool(flt.tags)
+            vec_hits = dict(self.stores.vectors.search(qvec, n * (4 if post_filtered else 1),
+                                                       vflt))
+        finally:
+            kw_window = keyword.result()
         kw_hits = dict(kw_window)
         tag_hits = dict(self.stores.records.tag_search(qtags, flt, now, n))
         channels: dict[str, list[str]] = {}
