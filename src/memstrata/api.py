@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pydantic
 
 from .embeddings import Embedder, create_embedder
 from .engines import extract
 from .engines.retrieval import RetrievalEngine
 from .engines.update import UpdateEngine, content_hash, snapshot
-from .errors import NotFoundError, ValidationError
+from .errors import MemstrataError, NotFoundError, ValidationError
 from .llm import ChatClient
 from .model import (
     AddResult,
@@ -34,8 +35,9 @@ from .model import (
     normalise_tags,
     utcnow,
 )
-from .settings import Settings
+from .settings import Settings, describe_validation_error
 from .stores import Stores
+from .text import extract_keywords
 
 Clock = Callable[[], datetime]
 
@@ -104,11 +106,18 @@ class Memory:
 
     def _scope(self, tenant: str | None, user: str | None, agent: str | None,
                session: str | None) -> Scope:
-        return Scope(tenant=tenant or self.settings.default_tenant, user=user, agent=agent,
-                     session=session)
+        for name, value in (("user", user), ("agent", agent), ("session", session)):
+            if value is not None and (not isinstance(value, str) or not value.strip()):
+                raise ValidationError(f"{name} must be non-empty text or None")
+        return Scope(tenant=self._tenant(tenant), user=user, agent=agent, session=session)
 
     def _tenant(self, tenant: str | None) -> str:
-        return tenant or self.settings.default_tenant
+        """``None`` means the default tenant; an empty tenant is refused, never defaulted."""
+        if tenant is None:
+            return self.settings.default_tenant
+        if not isinstance(tenant, str) or not tenant.strip():
+            raise ValidationError("tenant must be non-empty text")
+        return tenant
 
     def close(self) -> None:
         """Persist the vector index and close the store."""
@@ -142,23 +151,30 @@ class Memory:
     def _draft(self, content: str, **kw: Any) -> Draft:
         if not isinstance(content, str):
             raise ValidationError("content must be text")
+        if kw.get("created_at") is not None:
+            kw["created_at"] = _utc(kw["created_at"], "created_at")
         try:
             return Draft(
                 content=content, memory_type=_enum(MemoryType, kw.pop("type"), "memory type"),
                 tier=_enum(Tier, kw.pop("tier"), "tier"),
                 ttl_mode=_enum(TTLMode, kw.pop("ttl_mode"), "TTL mode"),
-                tags=list(kw.pop("tags") or []), metadata=dict(kw.pop("metadata") or {}),
+                tags=kw.pop("tags") or [], metadata=dict(kw.pop("metadata") or {}),
                 supersedes=list(kw.pop("supersedes") or []), **kw)
-        except ValueError as exc:  # pydantic's, for ranges
-            raise ValidationError(str(exc).splitlines()[-1 if "\n" in str(exc) else 0]) from None
+        except pydantic.ValidationError as exc:
+            raise ValidationError(describe_validation_error(exc, "memory").replace(
+                "invalid settings", "invalid memory")) from None
 
     def add_many(self, items: Iterable[str | Mapping[str, Any]], *,
                  vectors: np.ndarray | None = None, **defaults: Any) -> list[AddResult]:
         """Bulk add, embedded in batches. Items are strings or dicts of :meth:`add`'s arguments;
         ``defaults`` apply to every item. ``vectors`` (one unit vector per item) skips embedding."""
         drafts = []
-        for item in items:
+        for i, item in enumerate(items):
+            if not isinstance(item, (str, Mapping)):
+                raise ValidationError(f"item {i} must be text or a mapping")
             kw = {**defaults, **({"content": item} if isinstance(item, str) else dict(item))}
+            if "content" not in kw:
+                raise ValidationError(f"item {i} has no content")
             scope = self._scope(kw.pop("tenant", None), kw.pop("user", None),
                                 kw.pop("agent", None), kw.pop("session", None))
             kw.setdefault("source", "user")
@@ -212,8 +228,10 @@ class Memory:
     def ingest_text(self, text: str, source: str, *, tags: Sequence[str] | None = None,
                     tenant: str | None = None) -> IngestReport:
         """Ingest a document given as text under a stable ``source`` name."""
-        if not text.strip():
+        if not isinstance(text, str) or not text.strip():
             raise ValidationError("document is empty")
+        if not isinstance(source, str) or not source.strip():
+            raise ValidationError("source must be non-empty text")
         report = IngestReport(files=1)
         self._update.ingest_text(text, source, self._scope(tenant, None, None, None),
                                  normalise_tags(tags), report)
@@ -227,6 +245,8 @@ class Memory:
         rec = self.get(memory_id, tenant=tenant)
         changes: dict[str, Any] = {}
         vector = None
+        if content is not None and not isinstance(content, str):
+            raise ValidationError("content must be text")
         if content is not None and content.strip() != rec.content:
             self._update.validate(Draft(content=content, scope=rec.scope))
             changes["content"] = content.strip()
@@ -236,8 +256,8 @@ class Memory:
         if tags is not None:
             changes["tags"] = normalise_tags(tags)
         if importance is not None:
-            if not 0.0 <= importance <= 1.0:
-                raise ValidationError(f"importance {importance} is not in 0..1")
+            if not isinstance(importance, (int, float)) or not 0.0 <= importance <= 1.0:
+                raise ValidationError(f"importance {importance!r} is not a number in 0..1")
             changes["importance"] = float(importance)
         if tier is not None:
             changes["tier"] = _enum(Tier, tier, "tier")
@@ -251,26 +271,33 @@ class Memory:
                actor: str, vector: np.ndarray | None = None) -> MemoryRecord:
         old = {k: _jsonable(getattr(rec, k)) for k in changes}
         now = self._now()
-        new = rec.model_copy(update={**changes, "updated_at": now})
         if "content" in changes:
-            from .text import extract_keywords
-
-            new.keywords = extract_keywords(new.content, self.settings.update.keywords_max)
+            changes["keywords"] = extract_keywords(changes["content"],
+                                                  self.settings.update.keywords_max)
+        new = rec.model_copy(update={**changes, "updated_at": now})
         with self.stores.records.transaction() as tx:
-            tx.update(new, vector)
+            # Only the changed columns: a concurrent supersession or retrieval is kept.
+            tx.update(new, vector, fields=[*changes, "updated_at"])
             tx.add_history(HistoryEntry(memory_id=rec.memory_id, action=action, at=now,
                                         actor=actor, reason=reason, old=old,
                                         new={k: _jsonable(v) for k, v in changes.items()}),
                            rec.scope.tenant)
-        self.stores.sync()
+        self._after_write()
         return new
+
+    def _after_write(self) -> None:
+        """Catch the vector index up if it is open; never fail a committed write over it."""
+        try:
+            self.stores.sync(open_index=False)
+        except MemstrataError as exc:
+            self.stores.notices.append(f"vector index not updated: {exc}")
 
     def feedback(self, memory_id: str, helpful: bool, *, weight: float = 0.1,
                  reason: str = "", tenant: str | None = None) -> MemoryRecord:
         """Score a memory up (helpful) or down: importance, and a Q&A pair's score, move by
         ``weight``, bounded to 0..1."""
-        if not 0.0 < weight <= 1.0:
-            raise ValidationError(f"feedback weight {weight} is not in (0, 1]")
+        if not isinstance(weight, (int, float)) or not 0.0 < weight <= 1.0:
+            raise ValidationError(f"feedback weight {weight!r} is not in (0, 1]")
         rec = self.get(memory_id, tenant=tenant)
         delta = weight if helpful else -weight
         changes: dict[str, Any] = {"importance": round(min(1.0, max(0.0, rec.importance + delta)),
@@ -288,7 +315,7 @@ class Memory:
             tx.add_history(HistoryEntry(memory_id=memory_id, action="delete", at=self._now(),
                                         actor="api", reason=reason, old=snapshot(rec)),
                            rec.scope.tenant)
-        self.stores.sync()
+        self._after_write()
 
     # -- reads ---------------------------------------------------------------------------------
     def get(self, memory_id: str, *, tenant: str | None = None,
@@ -323,21 +350,32 @@ class Memory:
         """
         if not isinstance(query, str) or not query.strip():
             raise ValidationError("query is empty")
-        if top_k is not None and top_k < 1:
-            raise ValidationError(f"top_k {top_k} must be at least 1")
-        flt = SearchFilter(
-            tenant=self._tenant(tenant), user=user, agent=agent, session=session,
-            types=_enums(MemoryType, type, "memory type"), tiers=_enums(Tier, tier, "tier"),
-            tags=normalise_tags(tags) or None, created_after=since, created_before=until,
-            as_of=as_of, include_superseded=include_superseded)
+        if len(query.encode("utf-8")) > self.settings.update.max_content_bytes:
+            raise ValidationError("query is over update.max_content_bytes")
+        if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
+            raise ValidationError(f"top_k {top_k!r} must be a whole number of at least 1")
+        if query_vector is not None:
+            query_vector = np.asarray(query_vector, np.float32)
+            dim = self.stores.check_model()[1]
+            if query_vector.shape != (dim,) or not np.isfinite(query_vector).all():
+                raise ValidationError(f"query_vector must be {dim} finite numbers")
+        try:
+            flt = SearchFilter(
+                tenant=self._tenant(tenant), user=user, agent=agent, session=session,
+                types=_enums(MemoryType, type, "memory type"), tiers=_enums(Tier, tier, "tier"),
+                tags=normalise_tags(tags) or None, created_after=_utc(since, "since"),
+                created_before=_utc(until, "until"), as_of=_utc(as_of, "as_of"),
+                include_superseded=include_superseded)
+        except ValueError as exc:
+            raise ValidationError(str(exc).splitlines()[0]) from None
         return self._retrieval.search(query, flt, top_k=top_k, profile=profile, tags=tags,
                                       now=self._now(), query_vector=query_vector)
 
     def context(self, query: str, *, max_tokens: int | None = None, top_k: int | None = None,
                 **search_args: Any) -> str:
         """The best memories for ``query`` as a Markdown block within ``max_tokens`` (RET-3/4)."""
-        budget = max_tokens or self.settings.context.max_tokens
-        if budget < 16:
+        budget = self.settings.context.max_tokens if max_tokens is None else max_tokens
+        if not isinstance(budget, int) or budget < 16:
             raise ValidationError(f"max_tokens {budget} is too small (at least 16)")
         hits = self.search(query, top_k=top_k or self.settings.context.top_k, **search_args)
         return self._retrieval.pack(hits, budget)
@@ -365,21 +403,26 @@ class Memory:
         emb = self.embedder()
         records = list(self.stores.records.iter_records())
         size = self.settings.embedder.batch_size
-        for i in range(0, len(records), size):
+        for i in range(0, max(len(records), 1), size):
             part = records[i : i + size]
             vecs = emb.embed_documents([r.content for r in part])
             with self.stores.records.transaction() as tx:
                 for r, v in zip(part, vecs):
-                    tx.update(r, v)
+                    tx.update(r, v, fields=[])  # the vector only
                 if i + size >= len(records):
-                    tx.set_meta("embed_model", emb.model_id)
-                    tx.set_meta("embed_dim", str(emb.dim))
+                    self.stores.set_model(tx, emb.model_id, emb.dim)
             if progress:
                 progress(min(i + size, len(records)), len(records))
-        if not records:
-            with self.stores.records.transaction() as tx:
-                tx.set_meta("embed_model", emb.model_id)
-                tx.set_meta("embed_dim", str(emb.dim))
+
+
+def _utc(value: datetime | None, name: str) -> datetime | None:
+    """Aware datetimes in UTC; a naive one is taken to be UTC already."""
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        raise ValidationError(f"{name} must be a datetime")
+    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else \
+        value.astimezone(timezone.utc)
 
 
 def _jsonable(v: Any) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 from enum import Enum
 from typing import Any, Literal
@@ -75,7 +76,7 @@ class MemoryRecord(BaseModel):
     retrieval_count: int = 0
     expires_at: datetime | None = None
     ttl_mode: TTLMode = TTLMode.OFF
-    ttl_days: float | None = None
+    ttl_days: float | None = Field(default=None, gt=0)
     valid_from: datetime
     valid_to: datetime | None = None
     superseded_by: str | None = None
@@ -86,13 +87,6 @@ class MemoryRecord(BaseModel):
     content_hash: str = ""
     metadata: dict[str, Any] = Field(default_factory=dict)
 
-    def is_valid_at(self, when: datetime) -> bool:
-        """True when this memory was the current truth at ``when``."""
-        return self.valid_from <= when and (self.valid_to is None or when < self.valid_to)
-
-    @property
-    def superseded(self) -> bool:
-        return self.superseded_by is not None or self.valid_to is not None
 
 
 HistoryAction = Literal["create", "update", "supersede", "merge", "link", "delete", "feedback"]
@@ -182,33 +176,54 @@ class IngestReport(BaseModel):
 class Draft(BaseModel):
     """A memory-to-be produced by extraction, before classification, scoring and storage."""
 
+    model_config = ConfigDict(extra="forbid")
+
     content: str
     memory_type: MemoryType | None = None
     tier: Tier | None = None
     scope: Scope = Field(default_factory=Scope)
-    source: str = "user"
-    importance: float | None = None
-    source_reliability: float | None = None
-    tags: list[str] = Field(default_factory=list)
+    source: str = Field("user", min_length=1, max_length=1000)
+    importance: float | None = Field(None, ge=0.0, le=1.0)
+    source_reliability: float | None = Field(None, ge=0.0, le=1.0)
+    tags: list[str] = Field(default_factory=list, max_length=100)
     ttl_mode: TTLMode | None = None
-    ttl_days: float | None = None
+    ttl_days: float | None = Field(None, gt=0)
     question: str | None = None
     answer: str | None = None
-    score: float | None = None
+    score: float | None = Field(None, ge=0.0, le=1.0)
     supersedes: list[str] = Field(default_factory=list)
     created_at: datetime | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
 
-    @field_validator("tags")
+    @field_validator("tags", mode="before")
     @classmethod
-    def _clean_tags(cls, v: list[str]) -> list[str]:
+    def _clean_tags(cls, v: Any) -> list[str]:
         return normalise_tags(v)
 
+    @field_validator("metadata")
+    @classmethod
+    def _json_metadata(cls, v: dict[str, Any]) -> dict[str, Any]:
+        try:
+            json.dumps(v, default=_iso)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"metadata must be JSON-serialisable: {exc}") from None
+        return v
 
-def normalise_tags(tags: list[str] | tuple[str, ...] | None) -> list[str]:
-    """Tags are lower-case, stripped, de-duplicated, order kept."""
+
+def _iso(v: Any) -> str:
+    if isinstance(v, datetime):
+        return v.isoformat()
+    raise TypeError(f"{type(v).__name__} is not JSON-serialisable")
+
+
+def normalise_tags(tags: str | list[str] | tuple[str, ...] | None) -> list[str]:
+    """Tags are lower-case, stripped, de-duplicated, order kept; one string is one tag."""
+    if isinstance(tags, str):
+        tags = [tags]
     out: list[str] = []
     for t in tags or []:
+        if not isinstance(t, str):
+            raise ValueError(f"tag {t!r} is not text")
         t = t.strip().lower()
         if t and t not in out:
             out.append(t)

@@ -89,6 +89,14 @@ class RetrievalSettings(_Section):
     query_tags_max: int = Field(5, ge=0)
     record_retrieval: bool = True
 
+    @field_validator("profiles", mode="before")
+    @classmethod
+    def _keep_default_profiles(cls, v: Any) -> Any:
+        """Profiles from a file or variable add to (or replace by name) the built-in ones."""
+        if isinstance(v, dict):
+            return {**_default_profiles(), **v}
+        return v
+
     @model_validator(mode="after")
     def _profile_exists(self) -> RetrievalSettings:
         if self.default_profile not in self.profiles:
@@ -103,6 +111,9 @@ class UpdateSettings(_Section):
     near_duplicate_action: Literal["merge", "link", "off"] = "merge"
     associate_threshold: float = Field(0.6, ge=-1.0, le=1.0)
     associate_max: int = Field(5, ge=0, le=100)
+    neighbours: int = Field(8, ge=1, le=1000)  # similar memories read for dedup and the rest
+    related_max: int = Field(20, ge=1, le=1000)  # related ids kept per memory
+    successor_threshold: float = Field(0.5, ge=-1.0, le=1.0)  # re-ingestion: old -> new chunk
     supersede_threshold: float = Field(0.75, ge=-1.0, le=1.0)
     supersede_types: list[MemoryType] = Field(
         default_factory=lambda: [MemoryType.KNOWLEDGE, MemoryType.EXPERIENCE, MemoryType.QA])
@@ -134,6 +145,16 @@ class UpdateSettings(_Section):
         "spec": ["spec", "specification", "handbook", "规范", "规则"],
         "incident": ["incident", "outage", "failure", "failed", "故障", "失败"],
     })
+
+    @field_validator("importance_by_type", "reliability_by_source", "tier_by_type",
+                     mode="before")
+    @classmethod
+    def _merge_tables(cls, v: Any, info: Any) -> Any:
+        """A partial table from a file or variable overrides only the keys it names."""
+        if isinstance(v, dict):
+            default = cls.model_fields[info.field_name].default_factory()
+            return {**{getattr(k, "value", k): x for k, x in default.items()}, **v}
+        return v
 
     @field_validator("importance_by_type", "reliability_by_source")
     @classmethod

@@ -17,19 +17,36 @@ _EVENT_FIELDS = (
 )
 
 
+def message_text(content: Any) -> str:
+    """The text of a chat message's ``content``: a string, or the text parts of a list of
+    parts (OpenAI's multimodal form); ``None`` (a tool-call message) has none."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(p if isinstance(p, str) else str(p.get("text", ""))
+                         for p in content if isinstance(p, (str, Mapping)))
+    raise ValidationError(f"message content of type {type(content).__name__} is not text")
+
+
 def from_messages(messages: Iterable[Mapping[str, Any]], scope: Scope, source: str = "user",
                   **common: Any) -> list[Draft]:
-    """One dialogue draft per chat message ``{"role": ..., "content": ...}``."""
+    """One dialogue draft per chat message ``{"role": ..., "content": ...}``; messages without
+    text (tool-call stubs, image-only parts) are skipped."""
     drafts = []
     for i, msg in enumerate(messages):
         if not isinstance(msg, Mapping) or "content" not in msg:
             raise ValidationError(f"message {i} has no 'content'")
+        text = message_text(msg["content"])
+        if not text.strip():
+            continue
         role = str(msg.get("role") or "user")
         meta = {"role": role, **dict(msg.get("metadata") or {})}
         if msg.get("name"):
             meta["name"] = str(msg["name"])
         src = source if role == "user" else f"agent:{role}"
-        drafts.append(Draft(content=str(msg["content"]), memory_type=MemoryType.DIALOGUE,
+        drafts.append(Draft(content=text, memory_type=MemoryType.DIALOGUE,
                             scope=scope, source=src, metadata=meta, **common))
     return drafts
 

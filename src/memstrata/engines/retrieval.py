@@ -3,7 +3,6 @@ named profile, and a context packed within a token budget."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
@@ -14,10 +13,8 @@ from ..embeddings import Embedder
 from ..model import MemoryRecord, ScoreBreakdown, SearchFilter, SearchHit, normalise_tags
 from ..settings import Settings
 from ..stores import Stores
-from ..text import analyse, estimate_tokens
+from ..text import analyse, estimate_tokens, identifiers
 from . import scoring
-
-_IDENTIFIER = re.compile(r"\b[a-z][a-z0-9]*(?:-[a-z0-9]+)+\b")
 
 
 class RetrievalEngine:
@@ -43,14 +40,14 @@ class RetrievalEngine:
 
     def query_tags(self, query: str, tenant: str) -> list[str]:
         """Tags in a query that has none: its tokens and identifiers that are known tags."""
-        candidates = list(dict.fromkeys(analyse(query) + _IDENTIFIER.findall(query.lower())))
+        candidates = list(dict.fromkeys(analyse(query) + identifiers(query)))
         known = self.stores.records.known_tags(tenant, candidates)
         return known[: self.settings.retrieval.query_tags_max]
 
     def search(self, query: str, flt: SearchFilter, top_k: int | None = None,
                profile: str | None = None, tags: Sequence[str] | None = None,
-               now: datetime | None = None, query_vector: np.ndarray | None = None,
-               record: bool = True) -> list[SearchHit]:
+               now: datetime | None = None,
+               query_vector: np.ndarray | None = None) -> list[SearchHit]:
         """The best ``top_k`` memories for ``query`` that pass ``flt``, with score breakdowns."""
         cfg = self.settings.retrieval
         prof = self.settings.profile(profile)
@@ -106,7 +103,7 @@ class RetrievalEngine:
                                   channels=channels[r.memory_id]))
         hits.sort(key=lambda h: (-h.score, -h.memory.created_at.timestamp()))
         hits = hits[:top_k]
-        if record and cfg.record_retrieval and hits:
+        if cfg.record_retrieval and hits:
             self.stores.records.record_retrieval(flt.tenant, [h.memory.memory_id for h in hits],
                                                  now)
         return hits

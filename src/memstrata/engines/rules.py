@@ -10,9 +10,7 @@ import re
 
 from ..model import Draft, MemoryType, normalise_tags
 from ..settings import UpdateSettings
-from ..text import analyse
-
-_IDENTIFIER = re.compile(r"\b[a-z][a-z0-9]*(?:-[a-z0-9]+)+\b")
+from ..text import analyse, identifiers
 
 SIGNALS: dict[str, tuple[float, re.Pattern[str]]] = {
     "failure": (0.15, re.compile(
@@ -51,7 +49,7 @@ def classify(draft: Draft, cfg: UpdateSettings) -> tuple[MemoryType, list[str]]:
     for tag, triggers in cfg.tag_vocabulary.items():
         if any((t in tokens) if t.isalnum() else (t in lowered) for t in triggers):
             tags.append(tag)
-    tags.extend(_IDENTIFIER.findall(lowered))
+    tags.extend(identifiers(draft.content))
     return mtype, normalise_tags(tags)[:12]
 
 

@@ -22,13 +22,13 @@ def ttl_weight(mode: TTLMode, age: float, days: float | None, rate: float) -> fl
 
     ``off``: 1. ``hard``: 1 until ``days`` then 0. ``linear``: max(0, 1 - age/days).
     ``exponential``: exp(-rate * age) (rate 0.05 halves in about 14 days).
-    ``hard`` and ``linear`` without ``days`` never decay.
+    ``hard`` and ``linear`` without (positive) ``days`` never decay.
     """
     if mode is TTLMode.OFF:
         return 1.0
     if mode is TTLMode.EXPONENTIAL:
         return math.exp(-rate * age)
-    if days is None:
+    if days is None or days <= 0:
         return 1.0
     if mode is TTLMode.HARD:
         return 1.0 if age <= days else 0.0

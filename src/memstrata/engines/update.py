@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..embeddings import Embedder
+from ..embeddings import Embedder, normalise
 from ..errors import LLMError, ValidationError
 from ..llm import ChatClient
 from ..model import (
@@ -43,14 +43,31 @@ from .extract import from_document
 
 ACTOR = "update-engine"
 _VALIDITY = ("valid_to", "superseded_by", "updated_at")
-_NEIGHBOURS = 8  # at least this many similar memories inform dedup, supersession, association
-_RELATED_MAX = 20
 
 
 def content_hash(content: str) -> str:
     """Hash of the normalised content: case, width and whitespace do not matter."""
     norm = " ".join(unicodedata.normalize("NFKC", content).lower().split())
     return hashlib.sha256(norm.encode("utf-8")).hexdigest()[:32]
+
+
+def _live(r: MemoryRecord, now: datetime) -> bool:
+    """Served by default: not expired and not archived."""
+    return r.tier is not Tier.ARCHIVE and (r.expires_at is None or r.expires_at > now)
+
+
+def _supersede(tx: StoreTx, old: MemoryRecord, successor: str | None, reason: str, actor: str,
+               now: datetime) -> None:
+    """Invalidate ``old`` (kept, no longer served) and record why in its history."""
+    before = {"valid_to": None, "superseded_by": old.superseded_by}
+    old.valid_to = max(now, old.valid_from)
+    old.superseded_by = successor
+    old.updated_at = now
+    tx.update(old, fields=_VALIDITY)
+    tx.add_history(HistoryEntry(memory_id=old.memory_id, action="supersede", at=now, actor=actor,
+                                reason=reason, old=before,
+                                new={"valid_to": old.valid_to.isoformat(),
+                                     "superseded_by": successor}), old.scope.tenant)
 
 
 def new_id() -> str:
@@ -94,14 +111,20 @@ class UpdateEngine:
         """
         for d in drafts:
             self.validate(d)
+            self._explicit_supersedes(d, d.scope.tenant)  # unknown ids fail before any write
         dim = self.stores.check_model()[1]
+        if vectors is not None:
+            vectors = np.asarray(vectors, np.float32)
+            if vectors.shape != (len(drafts), dim) or not np.isfinite(vectors).all():
+                raise ValidationError(f"vectors must be {len(drafts)} finite rows of {dim} "
+                                      f"numbers (got shape {vectors.shape})")
         results: list[AddResult] = []
         size = self.settings.embedder.batch_size
         starts = range(0, len(drafts), size)
 
         def prepare(start: int) -> list[_Prepared]:
             batch = [self._prepare(d) for d in drafts[start : start + size]]
-            self._embed(batch, None if vectors is None else vectors[start : start + size], dim)
+            self._embed(batch, None if vectors is None else vectors[start : start + size])
             return batch
 
         # Prepare and embed the next batch in a worker thread while this one is stored: the
@@ -169,12 +192,9 @@ class UpdateEngine:
             score=d.score, content_hash=content_hash(d.content), metadata=dict(d.metadata))
         return _Prepared(d, record, steps)
 
-    def _embed(self, batch: list[_Prepared], vectors: np.ndarray | None, dim: int) -> None:
+    def _embed(self, batch: list[_Prepared], vectors: np.ndarray | None) -> None:
         if vectors is not None:
-            vecs = np.asarray(vectors, np.float32)
-            if vecs.shape != (len(batch), dim):
-                raise ValidationError(f"vectors have shape {vecs.shape}, expected "
-                                      f"({len(batch)}, {dim})")
+            vecs = normalise(vectors)
             path = "given"
         else:
             vecs = self._embedder().embed_documents([p.record.content for p in batch])
@@ -187,8 +207,8 @@ class UpdateEngine:
         """The nearest committed memories of each item's tenant/user/agent, in one batched call."""
         filters = [SearchFilter(tenant=p.record.scope.tenant, user=p.record.scope.user,
                                 agent=p.record.scope.agent) for p in batch]
-        queries = np.stack([p.vector for p in batch if p.vector is not None])
-        k = max(_NEIGHBOURS, self.cfg.associate_max + 1)
+        queries = np.stack([p.vector for p in batch])  # type: ignore[misc]
+        k = max(self.cfg.neighbours, self.cfg.associate_max + 1)
         for p, found in zip(batch, self.stores.vectors.search_many(queries, k, filters)):
             p.neighbours = found
 
@@ -196,7 +216,7 @@ class UpdateEngine:
         """Current memories of the same tenant/user/agent most similar to ``p``, best first:
         its neighbours in the index and the earlier items of this batch."""
         s = p.record.scope
-        k = max(_NEIGHBOURS, self.cfg.associate_max + 1)
+        k = max(self.cfg.neighbours, self.cfg.associate_max + 1)
         assert p.vector is not None
         found = dict(p.neighbours)
         for q in accepted:
@@ -231,10 +251,10 @@ class UpdateEngine:
             p.steps["supersede"] = "explicit"
         elif rec.memory_type in self.cfg.supersede_types:
             superseded, p.steps["supersede"] = self._detect_supersede(rec, similar)
-        # 3. near duplicate: merged into (or linked to) the existing memory
+        # 3. near duplicate of a live memory of the very same scope: merged into or linked to it
         near = next((r for r, cos in similar if cos >= self.cfg.near_duplicate_threshold
-                     and r.memory_type == rec.memory_type and r.memory_id not in superseded),
-                    None)
+                     and r.memory_type == rec.memory_type and r.scope == rec.scope
+                     and r.memory_id not in superseded and _live(r, now)), None)
         if near is not None and not superseded and self.cfg.near_duplicate_action == "merge":
             p.steps["dedup"] = "near-duplicate merged"
             self._merge(tx, near, rec, actor, now)
@@ -245,32 +265,33 @@ class UpdateEngine:
                    and r.memory_id not in superseded][: self.cfg.associate_max]
         p.steps["associate"] = f"vector ({len(related)})"
         rec.related_memory_ids = [r.memory_id for r in related]
-        if near is not None and near.memory_id not in rec.related_memory_ids:
+        if near is not None and self.cfg.near_duplicate_action == "link" \
+                and near.memory_id not in rec.related_memory_ids:
             rec.related_memory_ids.insert(0, near.memory_id)
+            related.insert(0, near)
         # 5. store
         tx.insert(rec, p.vector)
         tx.add_history(HistoryEntry(memory_id=rec.memory_id, action="create", at=now, actor=actor,
                                     reason=d.metadata.get("reason", ""), new=snapshot(rec)),
                        rec.scope.tenant)
         batch = {q.record.memory_id: q for q in accepted}
-        for old_id, reason in superseded.items():
-            self._invalidate(tx, old_id, rec, reason, actor, now, batch)
-        for other in related:
-            if other.memory_id not in batch:  # batch items link back below
-                self._link(tx, other, rec.memory_id, actor, now)
-            elif rec.memory_id not in batch[other.memory_id].record.related_memory_ids:
-                q = batch[other.memory_id]
-                q.record.related_memory_ids.append(rec.memory_id)
-                tx.update(q.record, fields=["related_memory_ids"])
+        superseded = {old_id: reason for old_id, reason in superseded.items()
+                      if self._invalidate(tx, old_id, rec, reason, actor, now, batch)}
+        for other in related:  # a batch item links back through its own record
+            self._link(tx, batch[other.memory_id].record if other.memory_id in batch else other,
+                       rec.memory_id, actor, now)
         accepted.append(p)
         p.result = AddResult(memory_id=rec.memory_id, status="created",
                              superseded=list(superseded), related=rec.related_memory_ids,
                              steps=p.steps)
 
     def _exact_duplicate(self, rec: MemoryRecord, accepted: list[_Prepared]) -> str | None:
+        now = self.clock()
+
         def same(o: MemoryRecord) -> bool:
             return (o.content_hash == rec.content_hash and o.scope == rec.scope
-                    and o.memory_type == rec.memory_type and o.valid_to is None)
+                    and o.memory_type == rec.memory_type and o.valid_to is None
+                    and _live(o, now))
 
         for q in accepted:
             if same(q.record):
@@ -312,20 +333,14 @@ class UpdateEngine:
         return {old.memory_id: f"updated by a newer statement (cosine {cos:.2f})"}, fallback
 
     def _invalidate(self, tx: StoreTx, old_id: str, new: MemoryRecord, reason: str, actor: str,
-                    now: datetime, batch: dict[str, _Prepared]) -> None:
+                    now: datetime, batch: dict[str, _Prepared]) -> bool:
+        """Supersede ``old_id`` by ``new``; False when it was no longer current."""
         old = batch[old_id].record if old_id in batch else \
             self.stores.records.get(new.scope.tenant, old_id)
         if old is None or old.valid_to is not None:
-            return
-        before = {"valid_to": None, "superseded_by": old.superseded_by}
-        old.valid_to = max(now, old.valid_from)
-        old.superseded_by = new.memory_id
-        old.updated_at = now
-        tx.update(old, fields=_VALIDITY)
-        tx.add_history(HistoryEntry(
-            memory_id=old_id, action="supersede", at=now, actor=actor, reason=reason, old=before,
-            new={"valid_to": old.valid_to.isoformat(), "superseded_by": new.memory_id}),
-            new.scope.tenant)
+            return False
+        _supersede(tx, old, new.memory_id, reason, actor, now)
+        return True
 
     def _merge(self, tx: StoreTx, near: MemoryRecord, rec: MemoryRecord, actor: str,
                now: datetime) -> None:
@@ -335,7 +350,7 @@ class UpdateEngine:
         near.importance = max(near.importance, rec.importance)
         near.metadata["occurrences"] = int(near.metadata.get("occurrences", 1)) + 1
         near.updated_at = now
-        tx.update(near)
+        tx.update(near, fields=["tags", "importance", "metadata", "updated_at"])
         tx.add_history(HistoryEntry(
             memory_id=near.memory_id, action="merge", at=now, actor=actor,
             reason="near-duplicate merged",
@@ -348,7 +363,7 @@ class UpdateEngine:
         if new_id_ in other.related_memory_ids:
             return
         before = list(other.related_memory_ids)
-        other.related_memory_ids = ([*other.related_memory_ids, new_id_])[-_RELATED_MAX:]
+        other.related_memory_ids = [*other.related_memory_ids, new_id_][-self.cfg.related_max:]
         tx.update(other, fields=["related_memory_ids"])
         tx.add_history(HistoryEntry(memory_id=other.memory_id, action="link", at=now, actor=actor,
                                     reason="associated with a new similar memory",
@@ -363,7 +378,8 @@ class UpdateEngine:
         invalidate the rest (kept in history, no longer served)."""
         now = self.clock()
         doc_hash = content_hash(text)
-        current = self.stores.records.find_by_source(scope.tenant, source)
+        every = self.stores.records.find_by_source(scope.tenant, source, include_superseded=True)
+        current = [r for r in every if r.valid_to is None]
         if current and all(r.metadata.get("doc_hash") == doc_hash for r in current):
             report.unchanged_files += 1
             report.kept += len(current)
@@ -374,15 +390,19 @@ class UpdateEngine:
             d.metadata["doc_hash"] = doc_hash
             self.validate(d)
         by_hash = {r.content_hash: r for r in current}
-        fresh = [d for d in drafts if content_hash(d.content) not in by_hash]
+        # A chunk that a newer memory (not this document) superseded stays superseded.
+        overruled = {r.content_hash for r in every if r.valid_to is not None
+                     and r.superseded_by and r.superseded_by not in {x.memory_id for x in every}}
+        fresh = [d for d in drafts if content_hash(d.content) not in by_hash
+                 and content_hash(d.content) not in overruled]
         kept_hashes = {content_hash(d.content) for d in drafts} & set(by_hash)
         stale = [r for r in current if r.content_hash not in kept_hashes]
-        dim = self.stores.check_model()[1]
+        self.stores.check_model()
         batch = [self._prepare(d) for d in fresh]
         for p in batch:
             p.steps["classify"] = "document"
         if batch:
-            self._embed(batch, None, dim)
+            self._embed(batch, None)
         self.stores.sync()
         with self.stores.records.transaction() as tx:
             self.stores.claim_model(tx)
@@ -391,24 +411,15 @@ class UpdateEngine:
                 tx.add_history(HistoryEntry(memory_id=p.record.memory_id, action="create", at=now,
                                             actor=actor, reason=f"ingested from {source}",
                                             new=snapshot(p.record)), scope.tenant)
-            for r in current:
+            for r in current:  # bookkeeping only (which version of the file a chunk is in)
                 if r.content_hash in kept_hashes and r.metadata.get("doc_hash") != doc_hash:
                     r.metadata["doc_hash"] = doc_hash
-                    tx.update(r)
+                    tx.update(r, fields=["metadata"])
             for old in stale:
                 succ = self._successor(old, batch)
                 reason = (f"document {source} re-ingested: section changed"
                           if succ else f"document {source} re-ingested: section removed")
-                before = {"valid_to": None, "superseded_by": None}
-                old.valid_to = max(now, old.valid_from)
-                old.superseded_by = succ
-                old.updated_at = now
-                tx.update(old, fields=_VALIDITY)
-                tx.add_history(HistoryEntry(
-                    memory_id=old.memory_id, action="supersede", at=now, actor=actor,
-                    reason=reason, old=before,
-                    new={"valid_to": old.valid_to.isoformat(), "superseded_by": succ}),
-                    scope.tenant)
+                _supersede(tx, old, succ, reason, actor, now)
         self.stores.sync()
         report.added.extend(p.record.memory_id for p in batch)
         report.kept += len(kept_hashes)
@@ -424,7 +435,7 @@ class UpdateEngine:
             return None
         best = max(batch, key=lambda p: float(p.vector @ vec) if p.vector is not None else -1.0)
         return best.record.memory_id if best.vector is not None and \
-            float(best.vector @ vec) >= 0.5 else None
+            float(best.vector @ vec) >= self.cfg.successor_threshold else None
 
     def ingest_paths(self, paths: Sequence[Path], scope: Scope, tags: list[str]) -> IngestReport:
         """Ingest files and folders (recursively, by ``update.ingest_extensions``)."""
@@ -500,5 +511,3 @@ class UpdateEngine:
         reason = str(data.get("reason") or "updated by a newer statement (llm)")
         return {candidates[i][0].memory_id: reason for i in picks if 0 <= i < len(candidates)}
 
-
-__all__ = ["ACTOR", "Tier", "UpdateEngine", "content_hash"]

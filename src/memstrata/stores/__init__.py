@@ -71,11 +71,17 @@ class Stores:
         return model, dim
 
     def claim_model(self, tx: StoreTx) -> None:
-        """Record the configured model in the store on its first vector write."""
+        """Inside a write: record the configured model on the first vector write, or refuse
+        when another process has meanwhile claimed the store for another model."""
         if self.stored_model() is None:
-            model, dim = self._model_id()
-            tx.set_meta("embed_model", model)
-            tx.set_meta("embed_dim", str(dim))
+            self.set_model(tx, *self._model_id())
+        else:
+            self.check_model()
+
+    @staticmethod
+    def set_model(tx: StoreTx, model: str, dim: int) -> None:
+        tx.set_meta("embed_model", model)
+        tx.set_meta("embed_dim", str(dim))
 
     # -- vector index -------------------------------------------------------------------------
     @property
@@ -84,7 +90,7 @@ class Stores:
             self._vectors = self._open_vectors()
         return self._vectors
 
-    def _open_vectors(self) -> VectorIndex:
+    def _open_vectors(self, load: bool = True) -> VectorIndex:
         from .local_vectors import IndexFileError, LocalVectorIndex
 
         model, dim = self.check_model()
@@ -92,7 +98,8 @@ class Stores:
         index = LocalVectorIndex(self.home / VECTOR_DIR, dim, model, cfg.hnsw_threshold,
                                  cfg.exact_filter_limit, cfg.vector_oversample)
         try:
-            index.load()
+            if load:
+                index.load()
         except IndexFileError as exc:
             if str(exc) != "no index file":
                 self._notice(f"vector index rebuilt from SQLite ({exc})")
@@ -115,8 +122,11 @@ class Stores:
             index.remove(changes.removals)
         index.applied_seq = changes.seq
 
-    def sync(self) -> None:
-        """Apply every committed change the vector index has not seen (ours or another process's)."""
+    def sync(self, open_index: bool = True) -> None:
+        """Apply every committed change the vector index has not seen (ours or another
+        process's); with ``open_index`` False, only if the index is open already."""
+        if self._vectors is None and not open_index:
+            return
         index = self.vectors
         if self.records.vector_seq() != index.applied_seq:
             self._catch_up(index)
@@ -147,11 +157,9 @@ class Stores:
 
     def rebuild_vectors(self) -> int:
         """Drop the vector index and rebuild it from the store of record; returns its size."""
-        index = self.vectors
-        index.clear()
-        self._catch_up(index)
+        self._vectors = self._open_vectors(load=False)
         self.save_vectors()
-        return len(index)
+        return len(self._vectors)
 
     def close(self) -> None:
         """Close the store; persist the vector index when enough has changed.

@@ -29,11 +29,6 @@ class VectorAttrs:
     tier: str
     valid: bool
 
-    @classmethod
-    def of(cls, r: MemoryRecord) -> VectorAttrs:
-        return cls(r.scope.tenant, r.scope.user, r.scope.agent, r.scope.session,
-                   r.memory_type.value, r.tier.value, r.valid_to is None)
-
 
 @dataclass
 class VectorChanges:
@@ -89,8 +84,9 @@ class RecordStore(ABC):
         """Current (not superseded) memories with this content hash."""
 
     @abstractmethod
-    def find_by_source(self, tenant: str, source: str) -> list[MemoryRecord]:
-        """Current memories whose ``source`` is exactly ``source``."""
+    def find_by_source(self, tenant: str, source: str,
+                       include_superseded: bool = False) -> list[MemoryRecord]:
+        """Memories whose ``source`` is exactly ``source`` (current ones unless asked)."""
 
     @abstractmethod
     def keyword_search(self, tokens: Sequence[str], flt: SearchFilter, now: datetime,

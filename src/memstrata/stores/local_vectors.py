@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import uuid
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -224,9 +225,6 @@ class LocalVectorIndex(VectorIndex):
     def _file(self) -> Path:
         return self.folder / "vectors.npz"
 
-    @property
-    def _hnsw_file(self) -> Path:
-        return self.folder / "vectors.usearch"
 
     def _compact(self) -> None:
         keep = np.flatnonzero(self._live[: self._n])
@@ -247,21 +245,26 @@ class LocalVectorIndex(VectorIndex):
         """Write the index atomically (temp file + rename); compacts deleted rows first."""
         self.folder.mkdir(parents=True, exist_ok=True)
         self._compact()
+        # The graph file is named by a fresh generation that the .npz points to, so the two
+        # files can never be mixed up by a crash between their two renames.
+        hnsw_name = None
+        if self._hnsw is not None:
+            hnsw_name = f"vectors-{uuid.uuid4().hex[:12]}.usearch"
+            tmp = self.folder / (hnsw_name + ".tmp")
+            self._hnsw.save(str(tmp))
+            os.replace(tmp, self.folder / hnsw_name)
         meta = {"format": FORMAT_VERSION, "model_id": self.model_id, "dim": self.dim,
-                "seq": self.applied_seq, "intern": {f: [k for k in self._intern[f]]
-                                                     for f in _FIELDS}}
+                "seq": self.applied_seq, "hnsw_file": hnsw_name,
+                "intern": {f: list(self._intern[f]) for f in _FIELDS}}
         buf = io.BytesIO()
         np.savez(buf, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8),
                  ids=np.array(self._ids, dtype=str), vectors=self._mat[: self._n],
                  valid=self._valid[: self._n],
                  **{f"code_{f}": self._codes[f][: self._n] for f in _FIELDS})
         _atomic_write(self._file, buf.getvalue())
-        if self._hnsw is not None:
-            tmp = self._hnsw_file.with_suffix(".tmp")
-            self._hnsw.save(str(tmp))
-            os.replace(tmp, self._hnsw_file)
-        elif self._hnsw_file.exists():
-            self._hnsw_file.unlink()
+        for old in self.folder.glob("vectors-*.usearch*"):
+            if old.name != hnsw_name:
+                old.unlink(missing_ok=True)
         self.dirty = 0
 
     def load(self) -> None:
@@ -298,17 +301,17 @@ class LocalVectorIndex(VectorIndex):
         self._pos = {mid: i for i, mid in enumerate(ids)}
         self._n = n
         if n >= self.hnsw_threshold > 0:
-            self._load_hnsw()
+            self._load_hnsw(meta.get("hnsw_file"))
         self.applied_seq = int(meta["seq"])
         self.dirty = 0
 
-    def _load_hnsw(self) -> None:
+    def _load_hnsw(self, name: str | None) -> None:
         from usearch.index import Index
 
-        if self._hnsw_file.exists():
+        if name and (self.folder / name).exists():
             try:
                 index = Index(ndim=self.dim, metric="cos", dtype="f32")
-                index.load(str(self._hnsw_file))
+                index.load(str(self.folder / name))
                 if len(index) == len(self):
                     self._hnsw = index
                     return

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import sqlite3
 import threading
@@ -143,35 +144,23 @@ class _SqliteTx(StoreTx):
 
     def update(self, record: MemoryRecord, vector: np.ndarray | None = None,
                fields: Collection[str] | None = None) -> None:
-        if fields is not None and not ({"content", "tags"} & set(fields)) and vector is None:
-            # Narrow path (links, supersession, counters): no re-indexing needed.
-            values = dict(zip(_COLUMNS, _row(record)))
-            cols = [c for f in fields for c in _FIELD_COLUMNS.get(f, (f,))]
-            sets = [f"{c} = ?" for c in cols]
-            args = [values[c] for c in cols]
-            if _VECTOR_ATTRS & set(cols):  # the vector index filters on these: tell it
-                sets.append("vseq = ?")
-                args.append(self._seq)
-            cur = self._c.execute(
-                f"UPDATE memories SET {', '.join(sets)} WHERE memory_id = ? AND +tenant = ?",
-                (*args, record.memory_id, record.scope.tenant))
-            if cur.rowcount != 1:
-                raise StorageError(f"memory {record.memory_id} vanished during the update")
-            return
-        row = self._c.execute("SELECT rowid, content, tags FROM memories "
-                              "WHERE memory_id = ? AND +tenant = ?",
-                              (record.memory_id, record.scope.tenant)).fetchone()
+        values = dict(zip(_COLUMNS, _row(record)))
+        cols = list(_COLUMNS) if fields is None else \
+            [c for f in fields for c in _FIELD_COLUMNS.get(f, (f,))]
+        sets = [f"{c} = ?" for c in cols]
+        args = [values[c] for c in cols]
+        if vector is not None:
+            sets.append("embedding = ?")
+            args.append(np.asarray(vector, np.float32).tobytes())
+        if vector is not None or _VECTOR_ATTRS & set(cols):  # the vector index keeps these
+            sets.append("vseq = ?")
+            args.append(self._seq)
+        row = self._c.execute(
+            f"UPDATE memories SET {', '.join(sets)} WHERE memory_id = ? AND +tenant = ? "
+            "RETURNING rowid", (*args, record.memory_id, record.scope.tenant)).fetchone()
         if row is None:
             raise StorageError(f"memory {record.memory_id} vanished during the update")
-        text_changed = row[1] != record.content or json.loads(row[2]) != record.tags
-        sets = ", ".join(f"{c} = ?" for c in _COLUMNS)
-        args = [*_row(record)]
-        if vector is not None:
-            sets += ", embedding = ?"
-            args.append(np.asarray(vector, np.float32).tobytes())
-        self._c.execute(f"UPDATE memories SET {sets}, vseq = ? WHERE rowid = ?",
-                        (*args, self._seq, row[0]))
-        if text_changed:
+        if {"content", "tags"} & set(cols):
             self._index(row[0], record)
 
     def delete(self, tenant: str, memory_id: str) -> None:
@@ -202,7 +191,8 @@ def _json_or_none(v: dict[str, Any] | None) -> str | None:
 
 
 class SqliteStore(RecordStore):
-    """SQLite at ``path``. One connection, serialised by a lock; readers never block writers (WAL)."""
+    """SQLite at ``path``: one connection, serialised by a lock, in WAL mode (so reading
+    processes do not wait for a writing one)."""
 
     def __init__(self, path: Path, synchronous: str = "FULL", busy_timeout_ms: int = 10_000) -> None:
         self.path = path
@@ -211,10 +201,13 @@ class SqliteStore(RecordStore):
             path.parent.mkdir(parents=True, exist_ok=True)
             self._c = sqlite3.connect(path, check_same_thread=False, isolation_level=None,
                                       timeout=busy_timeout_ms / 1000)
-            self._c.execute("PRAGMA journal_mode = WAL")
-            self._c.execute(f"PRAGMA synchronous = {synchronous}")
             self._c.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-            self._migrate()
+            # Two processes opening a new home at once must not both create the schema.
+            with open(path.with_name(path.name + ".lock"), "w") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                self._c.execute("PRAGMA journal_mode = WAL")
+                self._migrate()
+            self._c.execute(f"PRAGMA synchronous = {synchronous}")
         except sqlite3.DatabaseError as exc:
             raise StorageError(f"cannot open the store {path}: {exc}") from None
         except OSError as exc:
@@ -246,14 +239,17 @@ class SqliteStore(RecordStore):
             try:
                 self._c.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
-                raise StorageError(f"store {self.path} is not writable: {exc}") from None
+                raise StorageError(f"cannot write to the store {self.path}: {exc}") from None
             try:
                 seq = self._c.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 "
                                       "WHERE key = 'vector_seq' RETURNING value").fetchone()[0]
                 yield _SqliteTx(self._c, int(seq))
                 self._c.execute("COMMIT")
-            except BaseException:
-                self._c.execute("ROLLBACK")
+            except BaseException as exc:
+                if self._c.in_transaction:  # SQLite may have rolled back already (disk full)
+                    self._c.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise StorageError(f"write to {self.path} failed: {exc}") from None
                 raise
 
     # -- reads ----------------------------------------------------------------------------
@@ -283,9 +279,11 @@ class SqliteStore(RecordStore):
                            "AND valid_to IS NULL", (tenant, content_hash))
         return [_record(r) for r in rows]
 
-    def find_by_source(self, tenant: str, source: str) -> list[MemoryRecord]:
+    def find_by_source(self, tenant: str, source: str,
+                       include_superseded: bool = False) -> list[MemoryRecord]:
+        current = "" if include_superseded else "AND valid_to IS NULL "
         rows = self._query(f"SELECT {_SELECT} FROM memories WHERE tenant = ? AND source = ? "
-                           "AND valid_to IS NULL ORDER BY rowid", (tenant, source))
+                           f"{current}ORDER BY rowid", (tenant, source))
         return [_record(r) for r in rows]
 
     def keyword_search(self, tokens: Sequence[str], flt: SearchFilter, now: datetime,
@@ -294,23 +292,24 @@ class SqliteStore(RecordStore):
             return []
         where, args = _filter_sql(flt, now)
         match = fts_query(list(tokens))
+        # Fast path: FTS5 keeps only the best rows (ORDER BY rank LIMIT) and the filter runs on
+        # those. When the filter drops too many (a small tenant or user in a big store), one
+        # join ranks only the rows that pass it.
         fetch = limit * 4
-        while True:
-            # FTS5 keeps only the best ``fetch`` rows (ORDER BY rank LIMIT); the filter runs on
-            # those, and the window widens when the filter drops too many.
-            ranked = self._query("SELECT rowid, -rank FROM memories_fts WHERE memories_fts MATCH ? "
-                                 "ORDER BY rank LIMIT ?", (match, fetch))
-            if not ranked:
-                return []
-            score = dict(ranked)
-            rows = self._query(
-                f"SELECT m.rowid, m.memory_id FROM memories m WHERE {where} AND m.rowid IN "
-                f"({','.join('?' * len(ranked))})", (*args, *score))
-            if len(rows) >= limit or len(ranked) < fetch:
-                hits = sorted(((mid, float(score[rid])) for rid, mid in rows),
-                              key=lambda kv: -kv[1])
-                return hits[:limit]
-            fetch *= 4
+        ranked = self._query("SELECT rowid, -rank FROM memories_fts WHERE memories_fts MATCH ? "
+                             "ORDER BY rank LIMIT ?", (match, fetch))
+        score = dict(ranked)
+        rows = self._query(
+            f"SELECT m.rowid, m.memory_id FROM memories m WHERE {where} AND m.rowid IN "
+            f"({','.join('?' * len(ranked))})", (*args, *score)) if ranked else []
+        if len(rows) >= limit or len(ranked) < fetch:
+            hits = sorted(((mid, float(score[rid])) for rid, mid in rows), key=lambda kv: -kv[1])
+            return hits[:limit]
+        rows = self._query(
+            "SELECT m.memory_id, -memories_fts.rank FROM memories_fts "
+            f"JOIN memories m ON m.rowid = memories_fts.rowid WHERE memories_fts MATCH ? "
+            f"AND {where} ORDER BY memories_fts.rank LIMIT ?", (match, *args, limit))
+        return [(r[0], float(r[1])) for r in rows]
 
     def tag_search(self, tags: Sequence[str], flt: SearchFilter, now: datetime,
                    limit: int) -> list[tuple[str, int]]:
@@ -354,9 +353,14 @@ class SqliteStore(RecordStore):
             return
         with self._lock:
             # Usage counters are not acknowledged user data: skip the fsync (WAL still makes
-            # the commit survive a killed process; only an OS crash could lose the last ones).
+            # the commit survive a killed process; only an OS crash could lose the last ones),
+            # and skip the update when another writer holds the lock: a search must not fail.
             self._c.execute("PRAGMA synchronous = NORMAL")
-            self._c.execute("BEGIN IMMEDIATE")
+            try:
+                self._c.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError:
+                self._c.execute(f"PRAGMA synchronous = {self._synchronous}")
+                return
             try:
                 self._c.execute(
                     "UPDATE memories SET retrieval_count = retrieval_count + 1, "
@@ -364,7 +368,8 @@ class SqliteStore(RecordStore):
                     f"({','.join('?' * len(ids))})", (when.timestamp(), tenant, *ids))
                 self._c.execute("COMMIT")
             except BaseException:
-                self._c.execute("ROLLBACK")
+                if self._c.in_transaction:
+                    self._c.execute("ROLLBACK")
                 raise
             finally:
                 self._c.execute(f"PRAGMA synchronous = {self._synchronous}")

@@ -21,6 +21,7 @@ _CJK = (
 )
 _RUN = re.compile(rf"[{_CJK}]+|[^\W{_CJK}_]+", re.UNICODE)
 _CJK_RUN = re.compile(rf"^[{_CJK}]+$")
+_IDENTIFIER = re.compile(r"\b[a-z][a-z0-9]*(?:-[a-z0-9]+)+\b")
 _STOP_WORD = re.compile("|".join(sorted(map(re.escape, CHINESE_WORDS), key=len, reverse=True)))
 
 
@@ -68,6 +69,11 @@ def extract_keywords(text: str, limit: int = 10) -> list[str]:
     first = {t: i for i, t in reversed(list(enumerate(tokens)))}
     ranked = sorted(counts, key=lambda t: (-counts[t], first[t]))
     return ranked[:limit]
+
+
+def identifiers(text: str) -> list[str]:
+    """Hyphenated names such as ``microservice-order`` or ``eks-stg-2``, lower-cased."""
+    return _IDENTIFIER.findall(text.lower())
 
 
 def fts_query(tokens: list[str]) -> str:

@@ -15,14 +15,18 @@ def chunk_markdown(text: str, max_chars: int = 1200) -> list[tuple[str, str]]:
     title is left out of that path, so that retitling a document (``Spec 3.0`` -> ``Spec 4.0``)
     does not make its unchanged sections look changed.
     """
-    if sum(1 for line in text.splitlines() if line.startswith("# ")) == 1:
-        text = "\n".join(line for line in text.splitlines() if not line.startswith("# "))
+    lines = text.splitlines()
+    fenced = _fenced_lines(lines)
+    titles = [i for i, line in enumerate(lines) if line.startswith("# ") and i not in fenced]
+    if len(titles) == 1:
+        del lines[titles[0]]
+        fenced = _fenced_lines(lines)
     sections: list[tuple[list[str], list[str]]] = []
     stack: list[tuple[int, str]] = []  # (level, heading) of the enclosing headings
     path: list[str] = []
     body: list[str] = []
-    for line in text.splitlines():
-        m = _HEADING.match(line)
+    for i, line in enumerate(lines):
+        m = None if i in fenced else _HEADING.match(line)
         if m:
             if any(s.strip() for s in body):
                 sections.append((list(path), body))
@@ -56,3 +60,19 @@ def chunk_markdown(text: str, max_chars: int = 1200) -> list[tuple[str, str]]:
         if current:
             chunks.append((title, prefix + current))
     return chunks
+
+
+def _fenced_lines(lines: list[str]) -> set[int]:
+    """Indexes of lines inside ``` or ~~~ code fences (a ``#`` there is a comment)."""
+    inside: set[int] = set()
+    fence: str | None = None
+    for i, line in enumerate(lines):
+        stripped = line.lstrip()
+        if fence is None and stripped[:3] in ("```", "~~~"):
+            fence = stripped[:3]
+        elif fence is not None:
+            if stripped.startswith(fence):
+                fence = None
+            else:
+                inside.add(i)
+    return inside
