@@ -86,7 +86,8 @@ def test_association_links_both_ways(mem: Memory) -> None:
     assert b.related == [a.memory_id]
     assert b.memory_id in mem.get(a.memory_id).related_memory_ids
     assert mem.get(unrelated.memory_id).related_memory_ids == []
-    assert mem.history(a.memory_id)[-1].action == "link"
+    link = mem.history(a.memory_id)[-1]
+    assert link.action == "link" and link.new == {"related_memory_ids_added": [b.memory_id]}
 
 
 def test_update_statement_supersedes_the_old_fact(mem: Memory, clock) -> None:

@@ -362,13 +362,17 @@ class UpdateEngine:
               now: datetime) -> None:
         if new_id_ in other.related_memory_ids:
             return
-        before = list(other.related_memory_ids)
-        other.related_memory_ids = [*other.related_memory_ids, new_id_][-self.cfg.related_max:]
+        grown = [*other.related_memory_ids, new_id_]
+        dropped = grown[: -self.cfg.related_max]
+        other.related_memory_ids = grown[-self.cfg.related_max:]
         tx.update(other, fields=["related_memory_ids"])
+        # Links are the most frequent change: history keeps the difference, not both lists
+        # (either list follows from the other and the difference).
         tx.add_history(HistoryEntry(memory_id=other.memory_id, action="link", at=now, actor=actor,
                                     reason="associated with a new similar memory",
-                                    old={"related_memory_ids": before},
-                                    new={"related_memory_ids": other.related_memory_ids}),
+                                    old={"related_memory_ids_removed": dropped} if dropped
+                                    else None,
+                                    new={"related_memory_ids_added": [new_id_]}),
                        other.scope.tenant)
 
     # -- documents ----------------------------------------------------------------------------
