@@ -219,11 +219,14 @@ def _llm(handler) -> ChatClient:
 
 def test_llm_path_for_classify_score_and_supersede(home, embedder, clock) -> None:
     seen: list[str] = []
+    opened: list[Memory] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
         body = json.loads(request.content)
         system = body["messages"][0]["content"]
         seen.append(system.split()[0])
+        # never called while the store's write transaction (and its lock) is held
+        assert not any(m.stores.records._c.in_transaction for m in opened)
         if system.startswith("Classify"):
             answer = {"memory_type": "event", "tags": ["Outage"]}
         elif system.startswith("Rate"):
@@ -234,6 +237,7 @@ def test_llm_path_for_classify_score_and_supersede(home, embedder, clock) -> Non
             "content": "Sure: " + json.dumps(answer)}}]})
 
     with Memory(home=home, embedder=embedder, clock=clock, llm=_llm(handler)) as mem:
+        opened.append(mem)
         a = mem.add("Staging runs on cluster eks-stg-2", type="knowledge")
         b = mem.add("The staging cluster is eks-stg-3 from today", type="knowledge")
         assert b.steps["score"] == "llm" and b.steps["supersede"] == "llm"

@@ -86,6 +86,8 @@ class _Prepared:
     steps: dict[str, str] = field(default_factory=dict)
     vector: np.ndarray | None = None
     neighbours: list[tuple[str, float]] = field(default_factory=list)  # in the index
+    llm_verdict: dict[str, str] | None = None  # memories the LLM says this one supersedes
+    llm_error: str = ""
     result: AddResult | None = None
 
 
@@ -138,6 +140,7 @@ class UpdateEngine:
                     pending = pool.submit(prepare, starts[n + 1])
                 self.stores.sync()
                 self._find_neighbours(batch)
+                self._judge_with_llm(batch)
                 with self.stores.records.transaction() as tx:
                     self.stores.claim_model(tx)
                     accepted: list[_Prepared] = []
@@ -250,7 +253,7 @@ class UpdateEngine:
         if superseded:
             p.steps["supersede"] = "explicit"
         elif rec.memory_type in self.cfg.supersede_types:
-            superseded, p.steps["supersede"] = self._detect_supersede(rec, similar)
+            superseded, p.steps["supersede"] = self._detect_supersede(p, similar)
         # 3. near duplicate of a live memory of the very same scope: merged into or linked to it
         near = next((r for r, cos in similar if cos >= self.cfg.near_duplicate_threshold
                      and r.memory_type == rec.memory_type and r.scope == rec.scope
@@ -310,24 +313,38 @@ class UpdateEngine:
             raise ValidationError(f"cannot supersede unknown memory {missing[0]}")
         return {i: "superseded explicitly" for i in d.supersedes}
 
-    def _detect_supersede(self, rec: MemoryRecord,
-                          similar: list[tuple[MemoryRecord, float]]) -> tuple[dict[str, str], str]:
-        # The LLM judges every associated memory; the rules only the very similar ones.
-        use_llm = self._llm_for("supersede")
-        gate = self.cfg.associate_threshold if use_llm else self.cfg.supersede_threshold
-        candidates = [(r, cos) for r, cos in similar
-                      if cos >= gate and r.memory_type == rec.memory_type
-                      and r.created_at <= rec.created_at]
-        if not candidates:
-            return {}, "none"
-        fallback = "rules"
-        if use_llm:
+    def _supersede_candidates(self, rec: MemoryRecord, similar: list[tuple[MemoryRecord, float]],
+                              gate: float) -> list[tuple[MemoryRecord, float]]:
+        return [(r, cos) for r, cos in similar if cos >= gate and r.memory_type == rec.memory_type
+                and r.created_at <= rec.created_at]
+
+    def _judge_with_llm(self, batch: list[_Prepared]) -> None:
+        """Ask the LLM which memories each draft supersedes, before the write transaction
+        (never hold the store's write lock across an HTTP call). It sees the committed
+        memories associated with the draft; the transaction re-checks they are still current."""
+        if not self._llm_for("supersede"):
+            return
+        for p in batch:
+            if p.record.memory_type not in self.cfg.supersede_types or p.draft.supersedes:
+                continue
+            candidates = self._supersede_candidates(p.record, self._similar(p, []),
+                                                    self.cfg.associate_threshold)
+            if not candidates:
+                continue
             try:
-                return self._llm_supersede(rec, candidates), "llm"
+                p.llm_verdict = self._llm_supersede(p.record, candidates)
             except LLMError as exc:
-                fallback = f"rules (llm failed: {exc})"
-        candidates = [(r, cos) for r, cos in candidates if cos >= self.cfg.supersede_threshold]
-        if not candidates or not rules.is_update(rec.content):
+                p.llm_error = str(exc)
+
+    def _detect_supersede(self, p: _Prepared, similar: list[tuple[MemoryRecord, float]]
+                          ) -> tuple[dict[str, str], str]:
+        if p.llm_verdict is not None:
+            return p.llm_verdict, "llm"
+        fallback = f"rules (llm failed: {p.llm_error})" if p.llm_error else "rules"
+        candidates = self._supersede_candidates(p.record, similar, self.cfg.supersede_threshold)
+        if not candidates:
+            return {}, "none" if not p.llm_error else fallback
+        if not rules.is_update(p.record.content):
             return {}, fallback
         old, cos = candidates[0]
         return {old.memory_id: f"updated by a newer statement (cosine {cos:.2f})"}, fallback
