@@ -5,9 +5,14 @@ from __future__ import annotations
 import sys
 
 from ..errors import MemstrataError
-from . import admin, memories  # noqa: F401  (register commands)
 from ._app import app
-from .demo import demo  # noqa: F401
+
+# Importing a command module registers its commands; --help lists them in this order.
+# isort: off
+from . import memories  # noqa: F401
+from . import admin  # noqa: F401
+from . import demo  # noqa: F401
+# isort: on
 
 
 def main() -> None:
