@@ -161,8 +161,7 @@ class Memory:
                 tags=kw.pop("tags") or [], metadata=dict(kw.pop("metadata") or {}),
                 supersedes=list(kw.pop("supersedes") or []), **kw)
         except pydantic.ValidationError as exc:
-            raise ValidationError(describe_validation_error(exc, "memory").replace(
-                "invalid settings", "invalid memory")) from None
+            raise ValidationError(describe_validation_error(exc, "memory")) from None
 
     def add_many(self, items: Iterable[str | Mapping[str, Any]], *,
                  vectors: np.ndarray | None = None, **defaults: Any) -> list[AddResult]:

@@ -282,11 +282,11 @@ class Settings(BaseSettings):
             raise ConfigError(f"unknown retrieval profile {name!r} (known: {known})") from None
 
 
-def describe_validation_error(exc: pydantic.ValidationError, prefix: str) -> str:
-    """One line per problem, each naming its dotted key."""
+def describe_validation_error(exc: pydantic.ValidationError, what: str) -> str:
+    """``invalid <what>: key: problem; ...``, each problem naming its dotted key."""
     parts = []
     for err in exc.errors():
-        key = ".".join(str(p) for p in err["loc"] if p != "__root__") or prefix
+        key = ".".join(str(p) for p in err["loc"] if p != "__root__") or what
         msg = err["msg"].removeprefix("Value error, ")
         parts.append(f"{key}: {msg}")
-    return "invalid settings: " + "; ".join(parts)
+    return f"invalid {what}: " + "; ".join(parts)
