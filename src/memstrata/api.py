@@ -17,7 +17,7 @@ import pydantic
 from .embeddings import Embedder, create_embedder
 from .engines import extract
 from .engines.retrieval import RetrievalEngine
-from .engines.update import UpdateEngine, content_hash, snapshot
+from .engines.update import UpdateEngine, content_hash, embedding_text, snapshot
 from .errors import MemstrataError, NotFoundError, ValidationError
 from .llm import ChatClient
 from .model import (
@@ -251,7 +251,9 @@ class Memory:
             changes["content"] = content.strip()
             changes["content_hash"] = content_hash(content)
             self.stores.check_model()
-            vector = self.embedder().embed_documents([content.strip()])[0]
+            vector = self.embedder().embed_documents([embedding_text(
+                rec.model_copy(update={"content": content.strip()}),
+                self.settings.update.context_embed)])[0]
         if tags is not None:
             changes["tags"] = normalise_tags(tags)
         if importance is not None:
@@ -404,7 +406,8 @@ class Memory:
         size = self.settings.embedder.batch_size
         for i in range(0, max(len(records), 1), size):
             part = records[i : i + size]
-            vecs = emb.embed_documents([r.content for r in part])
+            vecs = emb.embed_documents([embedding_text(r, self.settings.update.context_embed)
+                                        for r in part])
             with self.stores.records.transaction() as tx:
                 for r, v in zip(part, vecs):
                     tx.update(r, v, fields=[])  # the vector only

@@ -86,6 +86,10 @@ class MemoryRecord(BaseModel):
     score: float | None = Field(default=None, ge=0.0, le=1.0)
     content_hash: str = ""
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # The turns around a dialogue memory in its session, indexed with it (contextual keys)
+    # but not part of its content: the ones before it, nearest first, and the reply to it.
+    context_before: list[str] = Field(default_factory=list)
+    context_after: list[str] = Field(default_factory=list)
 
 
 

@@ -13,7 +13,7 @@ from ..embeddings import Embedder
 from ..model import MemoryRecord, ScoreBreakdown, SearchFilter, SearchHit, normalise_tags
 from ..settings import Settings
 from ..stores import Stores
-from ..text import analyse, estimate_tokens, identifiers
+from ..text import analyse, estimate_tokens, identifiers, index_terms
 from . import scoring
 
 
@@ -54,7 +54,7 @@ class RetrievalEngine:
         now = now or self.clock()
         top_k = top_k or cfg.top_k
         n = max(cfg.candidates_per_channel, top_k)
-        tokens = analyse(query)
+        tokens = index_terms(query)
         qtags = normalise_tags(tags) or self.query_tags(query, flt.tenant)
 
         self.stores.sync()
@@ -63,7 +63,7 @@ class RetrievalEngine:
         # candidates it contributes: it also gives S_kw to the candidates the other channels
         # found (outside the window, S_kw counts as 0).
         keyword = self._worker().submit(self.stores.records.keyword_search, tokens, flt, now,
-                                        max(n, cfg.keyword_window))
+                                        max(n, cfg.keyword_window), cfg.context_weight)
         try:
             qvec = query_vector if query_vector is not None else \
                 self._embedder().embed_query(query)

@@ -36,8 +36,9 @@ UPDATE_CUE = re.compile(
 def classify(draft: Draft, cfg: UpdateSettings) -> tuple[MemoryType, list[str]]:
     """Type (explicit, else dialogue in a session, else knowledge) and tags.
 
-    Tags: the draft's own, then vocabulary tags whose trigger words occur, then hyphenated
-    identifiers such as service names (``microservice-order``).
+    Tags: the draft's own, the speaker of a dialogue turn (``update.speaker_keys`` in its
+    metadata), then vocabulary tags whose trigger words occur, then hyphenated identifiers
+    such as service names (``microservice-order``).
     """
     if draft.memory_type is not None:
         mtype = draft.memory_type
@@ -46,6 +47,9 @@ def classify(draft: Draft, cfg: UpdateSettings) -> tuple[MemoryType, list[str]]:
     tokens = set(analyse(draft.content))
     lowered = draft.content.lower()
     tags = list(draft.tags)
+    if mtype is MemoryType.DIALOGUE:
+        # Who said it: a question naming a person then matches that person's turns.
+        tags.extend(v for k in cfg.speaker_keys if isinstance(v := draft.metadata.get(k), str))
     for tag, triggers in cfg.tag_vocabulary.items():
         if any((t in tokens) if t.isalnum() else (t in lowered) for t in triggers):
             tags.append(tag)

@@ -70,6 +70,12 @@ def _supersede(tx: StoreTx, old: MemoryRecord, successor: str | None, reason: st
                                      "superseded_by": successor}), old.scope.tenant)
 
 
+def embedding_text(r: MemoryRecord, context_turns: int) -> str:
+    """What a memory's vector is computed from: its content, then up to ``context_turns`` of
+    the turns before it (contextual keys: "Yes, every Sunday" is found by what it answers)."""
+    return "\n".join([r.content, *r.context_before[:context_turns]])
+
+
 def new_id() -> str:
     return "mem_" + uuid.uuid4().hex
 
@@ -80,9 +86,20 @@ def snapshot(r: MemoryRecord) -> dict[str, Any]:
 
 
 @dataclass
+class _Turn:
+    """Where a dialogue draft sits in its session: the turns before it (nearest first) and the
+    one it replies to, as a stored memory id or the index of an earlier draft of this call."""
+
+    before: list[str] = field(default_factory=list)
+    replies_to: str | int | None = None
+
+
+@dataclass
 class _Prepared:
     draft: Draft
     record: MemoryRecord
+    index: int = 0
+    turn: _Turn | None = None
     steps: dict[str, str] = field(default_factory=dict)
     vector: np.ndarray | None = None
     neighbours: list[tuple[str, float]] = field(default_factory=list)  # in the index
@@ -123,9 +140,12 @@ class UpdateEngine:
         results: list[AddResult] = []
         size = self.settings.embedder.batch_size
         starts = range(0, len(drafts), size)
+        turns = self._turns(drafts)
+        done: dict[int, _Prepared] = {}  # by draft index, for replies within this call
 
         def prepare(start: int) -> list[_Prepared]:
-            batch = [self._prepare(d) for d in drafts[start : start + size]]
+            batch = [self._prepare(d, start + i, turns[start + i])
+                     for i, d in enumerate(drafts[start : start + size])]
             self._embed(batch, None if vectors is None else vectors[start : start + size])
             return batch
 
@@ -146,6 +166,8 @@ class UpdateEngine:
                     accepted: list[_Prepared] = []
                     for p in batch:
                         self._store_one(tx, p, accepted, actor)
+                        self._link_reply(tx, p, done)
+                        done[p.index] = p
                 self.stores.sync()
                 results.extend(p.result for p in batch if p.result is not None)
         return results
@@ -163,7 +185,49 @@ class UpdateEngine:
             raise ValidationError("tenant is empty")
 
     # -- steps --------------------------------------------------------------------------------
-    def _prepare(self, d: Draft) -> _Prepared:
+    def _turns(self, drafts: Sequence[Draft]) -> list[_Turn | None]:
+        """Each dialogue draft's place in its session (``update.context_*``): the turns before
+        it come from the store, then from the earlier drafts of this call."""
+        cfg = self.cfg
+        keep = max(cfg.context_before, 1)
+        recent: dict[tuple[Any, ...], list[tuple[str, str | int]]] = {}  # newest first
+        out: list[_Turn | None] = []
+        for i, d in enumerate(drafts):
+            mtype = d.memory_type or rules.classify(d, cfg)[0]
+            if d.scope.session is None or mtype not in cfg.context_types:
+                out.append(None)
+                continue
+            key = (*d.scope.model_dump().values(), mtype)
+            if key not in recent:
+                recent[key] = [(r.content, r.memory_id) for r in
+                               self.stores.records.recent_in_session(d.scope, mtype, keep)]
+            history = recent[key]
+            out.append(_Turn([c for c, _ in history[: cfg.context_before]],
+                             history[0][1] if history else None))
+            history.insert(0, (d.content.strip(), i))
+            del history[keep:]
+        return out
+
+    def _link_reply(self, tx: StoreTx, p: _Prepared, done: dict[int, _Prepared]) -> None:
+        """Index a newly stored turn as the reply of the turn before it (``context_reply``).
+        The context is derived index data, so this is not a change in the history."""
+        if not self.cfg.context_reply or p.turn is None or p.turn.replies_to is None \
+                or p.result is None or p.result.status != "created":
+            return
+        ref = p.turn.replies_to
+        if isinstance(ref, int):
+            earlier = done.get(ref)
+            if earlier is None or earlier.result is None or earlier.result.status != "created":
+                return
+            prev: MemoryRecord | None = earlier.record
+        else:
+            prev = self.stores.records.get(p.record.scope.tenant, ref)
+        if prev is None or prev.context_after == [p.record.content]:
+            return
+        prev.context_after = [p.record.content]
+        tx.update(prev, fields=["context_after"])
+
+    def _prepare(self, d: Draft, index: int = 0, turn: _Turn | None = None) -> _Prepared:
         now = self.clock()
         steps: dict[str, str] = {"extract": "given"}
         mtype, tags = rules.classify(d, self.cfg)
@@ -192,15 +256,17 @@ class UpdateEngine:
             keywords=extract_keywords(d.content, self.cfg.keywords_max),
             created_at=created, updated_at=now, valid_from=created, expires_at=expires,
             ttl_mode=ttl_mode, ttl_days=ttl_days, question=d.question, answer=d.answer,
-            score=d.score, content_hash=content_hash(d.content), metadata=dict(d.metadata))
-        return _Prepared(d, record, steps)
+            score=d.score, content_hash=content_hash(d.content), metadata=dict(d.metadata),
+            context_before=turn.before if turn else [])
+        return _Prepared(d, record, index, turn, steps)
 
     def _embed(self, batch: list[_Prepared], vectors: np.ndarray | None) -> None:
         if vectors is not None:
             vecs = normalise(vectors)
             path = "given"
         else:
-            vecs = self._embedder().embed_documents([p.record.content for p in batch])
+            vecs = self._embedder().embed_documents(
+                [embedding_text(p.record, self.cfg.context_embed) for p in batch])
             path = self._embedder().model_id
         for p, v in zip(batch, vecs):
             p.vector = v

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model import HistoryEntry, MemoryRecord, SearchFilter
+from ..model import HistoryEntry, MemoryRecord, MemoryType, Scope, SearchFilter
 
 
 @dataclass(frozen=True)
@@ -90,8 +90,16 @@ class RecordStore(ABC):
 
     @abstractmethod
     def keyword_search(self, tokens: Sequence[str], flt: SearchFilter, now: datetime,
-                       limit: int) -> list[tuple[str, float]]:
-        """``(memory_id, bm25)`` best first; bm25 positive, higher is better."""
+                       limit: int, context_weight: float = 0.5) -> list[tuple[str, float]]:
+        """``(memory_id, bm25)`` best first; bm25 positive, higher is better. ``tokens`` are
+        :func:`memstrata.text.index_terms`; a match in a memory's context (neighbouring turns,
+        date) counts ``context_weight`` times a match in its own text."""
+
+    @abstractmethod
+    def recent_in_session(self, scope: Scope, memory_type: MemoryType,
+                          limit: int) -> list[MemoryRecord]:
+        """The newest current memories of ``memory_type`` in exactly ``scope`` (its session
+        included), newest first; none when the scope has no session."""
 
     @abstractmethod
     def tag_search(self, tags: Sequence[str], flt: SearchFilter, now: datetime,

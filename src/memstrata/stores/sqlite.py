@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import StorageError
 from ..model import HistoryEntry, MemoryRecord, MemoryType, Scope, SearchFilter, Tier, TTLMode
-from ..text import analyse, fts_query
+from ..text import INDEX_VERSION, date_terms, fts_query, index_terms
 from .base import RecordStore, StoreTx, VectorAttrs, VectorChanges
 
 _COLUMNS = (
@@ -26,14 +26,17 @@ _COLUMNS = (
     "content_hash", "source", "source_reliability", "importance", "tags", "keywords", "related",
     "created_at", "updated_at", "last_retrieved_at", "retrieval_count", "expires_at", "ttl_mode",
     "ttl_days", "valid_from", "valid_to", "superseded_by", "question", "answer", "score",
-    "metadata",
+    "metadata", "context",
 )
 _SELECT = ", ".join(_COLUMNS)
 # Model fields whose column has another name (the rest are named alike).
 # Columns the vector index keeps a copy of (VectorAttrs): changing one feeds its catch-up.
 _VECTOR_ATTRS = {"tenant", "user_id", "agent_id", "session_id", "memory_type", "tier", "valid_to"}
 _FIELD_COLUMNS = {"related_memory_ids": ("related",),
-                  "scope": ("tenant", "user_id", "agent_id", "session_id")}
+                  "scope": ("tenant", "user_id", "agent_id", "session_id"),
+                  "context_before": ("context",), "context_after": ("context",)}
+# Columns whose change re-indexes the row's full text.
+_FTS_SOURCES = {"content", "tags", "context", "created_at"}
 
 
 def _ts(dt: datetime | None) -> float | None:
@@ -54,6 +57,7 @@ def _row(r: MemoryRecord) -> tuple[Any, ...]:
         _ts(r.last_retrieved_at), r.retrieval_count, _ts(r.expires_at), r.ttl_mode.value,
         r.ttl_days, _ts(r.valid_from), _ts(r.valid_to), r.superseded_by, r.question, r.answer,
         r.score, json.dumps(r.metadata, ensure_ascii=False, default=str),
+        json.dumps({"before": r.context_before, "after": r.context_after}, ensure_ascii=False),
     )
 
 
@@ -74,6 +78,8 @@ def _record(row: sqlite3.Row | tuple[Any, ...], embedding: bytes | None = None) 
         valid_from=_dt(v["valid_from"]), valid_to=_dt(v["valid_to"]),
         superseded_by=v["superseded_by"], question=v["question"], answer=v["answer"],
         score=v["score"], content_hash=v["content_hash"], metadata=json.loads(v["metadata"]),
+        context_before=(ctx := json.loads(v["context"])).get("before", []),
+        context_after=ctx.get("after", []),
     )
 
 
@@ -130,10 +136,7 @@ class _SqliteTx(StoreTx):
         self._c.execute("DELETE FROM memory_tags WHERE memory_rowid = ?", (rowid,))
         self._c.executemany("INSERT OR IGNORE INTO memory_tags (tag, tenant, memory_rowid) "
                             "VALUES (?, ?, ?)", [(t, r.scope.tenant, rowid) for t in r.tags])
-        self._c.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
-        terms = analyse(r.content + " " + " ".join(r.tags))
-        self._c.execute("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)",
-                        (rowid, " ".join(terms)))
+        _index_text(self._c, rowid, r)
 
     def insert(self, record: MemoryRecord, vector: np.ndarray | None) -> None:
         blob = None if vector is None else np.asarray(vector, np.float32).tobytes()
@@ -146,7 +149,7 @@ class _SqliteTx(StoreTx):
                fields: Collection[str] | None = None) -> None:
         values = dict(zip(_COLUMNS, _row(record)))
         cols = list(_COLUMNS) if fields is None else \
-            [c for f in fields for c in _FIELD_COLUMNS.get(f, (f,))]
+            list(dict.fromkeys(c for f in fields for c in _FIELD_COLUMNS.get(f, (f,))))
         sets = [f"{c} = ?" for c in cols]
         args = [values[c] for c in cols]
         if vector is not None:
@@ -160,7 +163,7 @@ class _SqliteTx(StoreTx):
             "RETURNING rowid", (*args, record.memory_id, record.scope.tenant)).fetchone()
         if row is None:
             raise StorageError(f"memory {record.memory_id} vanished during the update")
-        if {"content", "tags"} & set(cols):
+        if _FTS_SOURCES & set(cols):
             self._index(row[0], record)
 
     def delete(self, tenant: str, memory_id: str) -> None:
@@ -186,6 +189,17 @@ class _SqliteTx(StoreTx):
                         "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
 
 
+def _index_text(c: sqlite3.Connection, rowid: int, r: MemoryRecord) -> None:
+    """(Re)write the row's full text: its terms, and its context column (the neighbouring
+    turns and the date in words)."""
+    c.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
+    terms = index_terms(r.content + " " + " ".join(r.tags))
+    context = index_terms(" ".join([*r.context_before, *r.context_after,
+                                    date_terms(r.created_at)]))
+    c.execute("INSERT INTO memories_fts (rowid, terms, context) VALUES (?, ?, ?)",
+              (rowid, " ".join(terms), " ".join(context)))
+
+
 def _json_or_none(v: dict[str, Any] | None) -> str | None:
     return None if v is None else json.dumps(v, ensure_ascii=False, default=str)
 
@@ -207,6 +221,7 @@ class SqliteStore(RecordStore):
                 fcntl.flock(lock, fcntl.LOCK_EX)
                 self._c.execute("PRAGMA journal_mode = WAL")
                 self._migrate()
+                self._refresh_fts()
             self._c.execute(f"PRAGMA synchronous = {synchronous}")
         except sqlite3.DatabaseError as exc:
             raise StorageError(f"cannot open the store {path}: {exc}") from None
@@ -227,6 +242,24 @@ class SqliteStore(RecordStore):
             # executescript commits; the version bump is part of the same script.
             self._c.executescript(f"BEGIN IMMEDIATE;\n{script.read_text('utf-8')}\n"
                                   f"PRAGMA user_version = {number};\nCOMMIT;")
+
+    def _refresh_fts(self) -> None:
+        """Refill the full-text index when it was built by another analyser version."""
+        row = self._c.execute("SELECT value FROM meta WHERE key = 'fts_version'").fetchone()
+        if row is not None and row[0] == INDEX_VERSION:
+            return
+        self._c.execute("BEGIN IMMEDIATE")
+        try:
+            self._c.execute("DELETE FROM memories_fts")
+            for row in self._c.execute(f"SELECT rowid, {_SELECT} FROM memories").fetchall():
+                _index_text(self._c, row[0], _record(row[1:]))
+            self._c.execute("INSERT INTO meta (key, value) VALUES ('fts_version', ?) "
+                            "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                            (INDEX_VERSION,))
+            self._c.execute("COMMIT")
+        except BaseException:
+            self._c.execute("ROLLBACK")
+            raise
 
     @property
     def schema_version(self) -> int:
@@ -287,17 +320,19 @@ class SqliteStore(RecordStore):
         return [_record(r) for r in rows]
 
     def keyword_search(self, tokens: Sequence[str], flt: SearchFilter, now: datetime,
-                       limit: int) -> list[tuple[str, float]]:
+                       limit: int, context_weight: float = 0.5) -> list[tuple[str, float]]:
         if not tokens:
             return []
         where, args = _filter_sql(flt, now)
+        # FTS5's bm25() with column weights: a term in the context counts context_weight times.
         match = fts_query(list(tokens))
+        rank = f"bm25(1.0, {float(context_weight):.6f})"
         # Fast path: FTS5 keeps only the best rows (ORDER BY rank LIMIT) and the filter runs on
         # those. When the filter drops too many (a small tenant or user in a big store), one
         # join ranks only the rows that pass it.
         fetch = limit * 4
         ranked = self._query("SELECT rowid, -rank FROM memories_fts WHERE memories_fts MATCH ? "
-                             "ORDER BY rank LIMIT ?", (match, fetch))
+                             "AND rank MATCH ? ORDER BY rank LIMIT ?", (match, rank, fetch))
         score = dict(ranked)
         rows = self._query(
             f"SELECT m.rowid, m.memory_id FROM memories m WHERE {where} AND m.rowid IN "
@@ -308,8 +343,20 @@ class SqliteStore(RecordStore):
         rows = self._query(
             "SELECT m.memory_id, -memories_fts.rank FROM memories_fts "
             f"JOIN memories m ON m.rowid = memories_fts.rowid WHERE memories_fts MATCH ? "
-            f"AND {where} ORDER BY memories_fts.rank LIMIT ?", (match, *args, limit))
+            f"AND memories_fts.rank MATCH ? AND {where} ORDER BY memories_fts.rank LIMIT ?",
+            (match, rank, *args, limit))
         return [(r[0], float(r[1])) for r in rows]
+
+    def recent_in_session(self, scope: Scope, memory_type: MemoryType,
+                          limit: int) -> list[MemoryRecord]:
+        if scope.session is None or limit < 1:
+            return []
+        rows = self._query(
+            f"SELECT {_SELECT} FROM memories WHERE tenant = ? AND session_id = ? "
+            "AND user_id IS ? AND agent_id IS ? AND memory_type = ? AND valid_to IS NULL "
+            "ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            (scope.tenant, scope.session, scope.user, scope.agent, memory_type.value, limit))
+        return [_record(r) for r in rows]
 
     def tag_search(self, tags: Sequence[str], flt: SearchFilter, now: datetime,
                    limit: int) -> list[tuple[str, int]]:
