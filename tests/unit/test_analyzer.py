@@ -83,3 +83,18 @@ def test_chunking_splits_long_sections_at_paragraphs() -> None:
     assert len(chunks) > 1
     assert all(len(c) <= 600 + len("S\n\n") for _, c in chunks)
     assert all(c.startswith("S\n\n") for _, c in chunks)
+
+
+def test_index_terms_stem_english_and_keep_cjk() -> None:
+    from memstrata.text import index_terms
+
+    assert index_terms("Painted paintings while camping") == ["paint", "paint", "camp"]
+    assert index_terms("部署失败 deployments") == ["部署", "署失", "失败", "deploy"]
+    assert index_terms("the of") == []
+
+
+@given(st.text(max_size=200))
+def test_index_terms_are_one_per_analysed_token(text: str) -> None:
+    from memstrata.text import index_terms
+
+    assert len(index_terms(text)) == len(analyse(text))

@@ -46,7 +46,8 @@ def _workdir(path: Path | None) -> Iterator[Path]:
 def _progress() -> Iterator[Callable[[str, int, int], None]]:
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())
-    with Progress(*columns, console=err_console, transient=True) as bar:
+    with Progress(*columns, console=err_console, transient=True,
+                  disable=not err_console.is_terminal) as bar:
         tasks: dict[str, Any] = {}
 
         def update(label: str, done: int, total: int) -> None:

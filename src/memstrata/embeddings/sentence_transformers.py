@@ -15,7 +15,7 @@ from .base import Embedder, normalise
 class SentenceTransformerEmbedder(Embedder):
     """Loads the model at ``path`` with the hub switched off."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, threads: int | None = None) -> None:
         folder = Path(path).expanduser()
         if not folder.is_dir():
             raise EmbedderError(f"sentence-transformers model folder {folder} does not exist")
@@ -25,8 +25,14 @@ class SentenceTransformerEmbedder(Embedder):
         except ImportError:
             raise EmbedderError("embedder 'sentence-transformers' needs the st extra: "
                                 "pip install 'memstrata[st]'") from None
+        if threads:
+            import torch
+
+            torch.set_num_threads(threads)  # torch's default oversubscribes a shared machine
         self._model = SentenceTransformer(str(folder), device="cpu")
-        self.dim = int(self._model.get_sentence_embedding_dimension())
+        dim = getattr(self._model, "get_embedding_dimension", None) or \
+            self._model.get_sentence_embedding_dimension  # renamed in sentence-transformers 6
+        self.dim = int(dim())
         self.model_id = f"st:{folder.name}"
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
