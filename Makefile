@@ -22,5 +22,9 @@ lint: install
 test: lint
 	$(PY) -m pytest
 
+LOCOMO ?= ../shared/bench-data/locomo/locomo10.json
+
 bench: install
+	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) bench/bench_core.py --sizes 10000,100000
+	$(VENV)/bin/memstrata bench locomo --data $(LOCOMO)

@@ -141,7 +141,9 @@ class UpdateEngine:
         size = self.settings.embedder.batch_size
         starts = range(0, len(drafts), size)
         turns = self._turns(drafts)
-        done: dict[int, _Prepared] = {}  # by draft index, for replies within this call
+        # The drafts that a later draft of this call replies to, kept by index once stored.
+        replied = {t.replies_to for t in turns if t is not None and isinstance(t.replies_to, int)}
+        done: dict[int, _Prepared] = {}
 
         def prepare(start: int) -> list[_Prepared]:
             batch = [self._prepare(d, start + i, turns[start + i])
@@ -167,7 +169,8 @@ class UpdateEngine:
                     for p in batch:
                         self._store_one(tx, p, accepted, actor)
                         self._link_reply(tx, p, done)
-                        done[p.index] = p
+                        if p.index in replied:
+                            done[p.index] = p
                 self.stores.sync()
                 results.extend(p.result for p in batch if p.result is not None)
         return results
@@ -193,8 +196,9 @@ class UpdateEngine:
         recent: dict[tuple[Any, ...], list[tuple[str, str | int]]] = {}  # newest first
         out: list[_Turn | None] = []
         for i, d in enumerate(drafts):
-            mtype = d.memory_type or rules.classify(d, cfg)[0]
-            if d.scope.session is None or mtype not in cfg.context_types:
+            mtype = None if d.scope.session is None else \
+                d.memory_type or rules.classify(d, cfg)[0]
+            if mtype is None or mtype not in cfg.context_types:
                 out.append(None)
                 continue
             key = (*d.scope.model_dump().values(), mtype)
