@@ -173,3 +173,36 @@ def test_stats_and_iteration(store: RecordStore) -> None:
     st = store.stats("default")
     assert st["memories"] == 2 and st["by_type"] == {"event": 1, "knowledge": 1}
     assert [r.memory_id for r in store.iter_records()] == ["a", "b"]
+
+
+def test_keyword_search_leaves_out_terms_most_memories_contain(store: RecordStore) -> None:
+    put(store, *[rec(f"c{i}", f"common note {i}") for i in range(20)],
+        rec("r", "common rare finding"))
+    everything = store.keyword_search(["common", "rare"], SearchFilter(), T0, 50)
+    assert len(everything) == 21 and everything[0][0] == "r"
+    selective = store.keyword_search(["common", "rare"], SearchFilter(), T0, 50, max_docs=10)
+    assert [m for m, _ in selective] == ["r"]
+    # When every term is common, the rarest one is still searched.
+    assert len(store.keyword_search(["common"], SearchFilter(), T0, 50, max_docs=10)) == 21
+
+
+def test_tag_search_reads_the_newest_memories_of_a_tag(store: RecordStore) -> None:
+    put(store, *[rec(f"t{i:02d}", f"tagged {i}", tags=["deploy"],
+                     created=T0 + timedelta(minutes=i)) for i in range(50)])
+    assert store.tag_search(["deploy"], SearchFilter(), T0 + timedelta(days=1), 1) == \
+        [("t49", 1)]
+    assert len(store.tag_search(["deploy"], SearchFilter(), T0 + timedelta(days=1), 5)) == 5
+
+
+def test_recent_in_session(store: RecordStore) -> None:
+    s1 = Scope(user="u", session="s1")
+    put(store, *[MemoryRecord(memory_id=f"d{i}", content=f"turn {i}",
+                              memory_type=MemoryType.DIALOGUE, tier=Tier.SHORT_TERM, scope=s1,
+                              created_at=T0 + timedelta(seconds=i), updated_at=T0,
+                              valid_from=T0, context_before=[f"turn {i - 1}"])
+                 for i in range(4)],
+        rec("other", "turn elsewhere", user="u"))
+    recent = store.recent_in_session(s1, MemoryType.DIALOGUE, 2)
+    assert [r.memory_id for r in recent] == ["d3", "d2"]
+    assert recent[0].context_before == ["turn 2"]
+    assert store.recent_in_session(Scope(user="u"), MemoryType.DIALOGUE, 2) == []

@@ -26,9 +26,12 @@ class SentenceTransformerEmbedder(Embedder):
             raise EmbedderError("embedder 'sentence-transformers' needs the st extra: "
                                 "pip install 'memstrata[st]'") from None
         if threads:
-            import torch
+            try:
+                import torch
 
-            torch.set_num_threads(threads)  # torch's default oversubscribes a shared machine
+                torch.set_num_threads(threads)  # torch's default oversubscribes a machine
+            except ImportError:  # another backend: nothing to set
+                pass
         self._model = SentenceTransformer(str(folder), device="cpu")
         dim = getattr(self._model, "get_embedding_dimension", None) or \
             self._model.get_sentence_embedding_dimension  # renamed in sentence-transformers 6

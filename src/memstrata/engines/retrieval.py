@@ -63,7 +63,8 @@ class RetrievalEngine:
         # candidates it contributes: it also gives S_kw to the candidates the other channels
         # found (outside the window, S_kw counts as 0).
         keyword = self._worker().submit(self.stores.records.keyword_search, tokens, flt, now,
-                                        max(n, cfg.keyword_window), cfg.context_weight)
+                                        max(n, cfg.keyword_window), cfg.context_weight,
+                                        cfg.keyword_max_docs)
         try:
             qvec = query_vector if query_vector is not None else \
                 self._embedder().embed_query(query)

@@ -90,10 +90,12 @@ class RecordStore(ABC):
 
     @abstractmethod
     def keyword_search(self, tokens: Sequence[str], flt: SearchFilter, now: datetime,
-                       limit: int, context_weight: float = 0.5) -> list[tuple[str, float]]:
+                       limit: int, context_weight: float = 0.5,
+                       max_docs: int | None = None) -> list[tuple[str, float]]:
         """``(memory_id, bm25)`` best first; bm25 positive, higher is better. ``tokens`` are
         :func:`memstrata.text.index_terms`; a match in a memory's context (neighbouring turns,
-        date) counts ``context_weight`` times a match in its own text."""
+        date) counts ``context_weight`` times a match in its own text. Terms found in more than
+        ``max_docs`` memories are left out (the rarest one is kept)."""
 
     @abstractmethod
     def recent_in_session(self, scope: Scope, memory_type: MemoryType,

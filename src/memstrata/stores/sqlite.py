@@ -35,6 +35,7 @@ _VECTOR_ATTRS = {"tenant", "user_id", "agent_id", "session_id", "memory_type", "
 _FIELD_COLUMNS = {"related_memory_ids": ("related",),
                   "scope": ("tenant", "user_id", "agent_id", "session_id"),
                   "context_before": ("context",), "context_after": ("context",)}
+_TAG_SCAN_FACTOR = 20  # tag_search reads at most limit x this many memories per tag
 # Columns whose change re-indexes the row's full text.
 _FTS_SOURCES = {"content", "tags", "context", "created_at"}
 
@@ -320,7 +321,9 @@ class SqliteStore(RecordStore):
         return [_record(r) for r in rows]
 
     def keyword_search(self, tokens: Sequence[str], flt: SearchFilter, now: datetime,
-                       limit: int, context_weight: float = 0.5) -> list[tuple[str, float]]:
+                       limit: int, context_weight: float = 0.5,
+                       max_docs: int | None = None) -> list[tuple[str, float]]:
+        tokens = self._selective(tokens, max_docs)
         if not tokens:
             return []
         where, args = _filter_sql(flt, now)
@@ -347,6 +350,18 @@ class SqliteStore(RecordStore):
             (match, rank, *args, limit))
         return [(r[0], float(r[1])) for r in rows]
 
+    def _selective(self, tokens: Sequence[str], max_docs: int | None) -> list[str]:
+        """``tokens`` without those in more than ``max_docs`` memories (FTS5 scores every row
+        that matches any query term, and such terms barely change the ranking); the rarest one
+        is kept when all are that common."""
+        tokens = list(dict.fromkeys(tokens))
+        if max_docs is None or not tokens:
+            return tokens
+        df = dict(self._query(f"SELECT term, doc FROM memories_fts_vocab WHERE term IN "
+                              f"({','.join('?' * len(tokens))})", tokens))
+        kept = [t for t in tokens if df.get(t, 0) <= max_docs]
+        return kept or [min(tokens, key=lambda t: df.get(t, 0))]
+
     def recent_in_session(self, scope: Scope, memory_type: MemoryType,
                           limit: int) -> list[MemoryRecord]:
         if scope.session is None or limit < 1:
@@ -363,12 +378,17 @@ class SqliteStore(RecordStore):
         if not tags:
             return []
         where, args = _filter_sql(flt, now)
+        # Each tag contributes its newest ``scan`` memories (an index range read backwards), so
+        # a tag that half the store carries costs no more than a rare one.
+        scan = limit * _TAG_SCAN_FACTOR
+        per_tag = " UNION ALL ".join(
+            ["SELECT * FROM (SELECT memory_rowid FROM memory_tags WHERE tag = ? AND tenant = ? "
+             "ORDER BY memory_rowid DESC LIMIT ?)"] * len(tags))
         rows = self._query(
-            "SELECT m.memory_id, COUNT(*) AS n FROM memory_tags t "
-            "JOIN memories m ON m.rowid = t.memory_rowid "
-            f"WHERE t.tenant = ? AND t.tag IN ({','.join('?' * len(tags))}) AND {where} "
+            f"SELECT m.memory_id, COUNT(*) AS n FROM ({per_tag}) t "
+            f"JOIN memories m ON m.rowid = t.memory_rowid WHERE {where} "
             "GROUP BY m.rowid ORDER BY n DESC, m.importance DESC, m.created_at DESC LIMIT ?",
-            (flt.tenant, *tags, *args, limit))
+            (*(x for tag in tags for x in (tag, flt.tenant, scan)), *args, limit))
         return [(r[0], int(r[1])) for r in rows]
 
     def known_tags(self, tenant: str, candidates: Sequence[str]) -> list[str]:

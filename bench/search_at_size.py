@@ -1,0 +1,57 @@
+"""Search latency on an existing home, side by side for full-text settings, in one run.
+
+    .venv/bin/python bench/search_at_size.py HOME [--queries 200]
+
+Each setting gets a fresh ``Memory`` on the same home and the same synthetic questions
+(``bench_scale.make_queries``); the order of settings alternates per round to spread noise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_scale import make_queries
+from memstrata import Memory, Settings
+
+SETTINGS = {"every query term (keyword_max_docs = 10^9)": 10**9,
+            "default (keyword_max_docs = 20,000)": 20_000}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("home")
+    ap.add_argument("--queries", type=int, default=200)
+    args = ap.parse_args()
+    queries = make_queries(args.queries)
+    mems = {name: Memory(settings=Settings.load(home=args.home, retrieval={"keyword_max_docs": df}))
+            for name, df in SETTINGS.items()}
+    times: dict[str, list[float]] = {name: [] for name in SETTINGS}
+    for mem in mems.values():
+        for q in queries[:5]:
+            mem.search(q)
+    for i, q in enumerate(queries):
+        order = list(mems.items()) if i % 2 == 0 else list(reversed(mems.items()))
+        for name, mem in order:
+            t0 = time.perf_counter()
+            mem.search(q)
+            times[name].append(time.perf_counter() - t0)
+    out = {"home": args.home, "memories": mems[next(iter(mems))].stats()["memories"],
+           "queries": len(queries), "results": {}}
+    for name, ts in times.items():
+        ms = sorted(t * 1000 for t in ts)
+        out["results"][name] = {"p50_ms": statistics.median(ms),
+                                "p95_ms": ms[round(0.95 * (len(ms) - 1))]}
+    for mem in mems.values():
+        mem.close()
+    print(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()
