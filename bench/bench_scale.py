@@ -447,7 +447,7 @@ def run(args: argparse.Namespace) -> int:
     if home.exists() and any(home.iterdir()):
         raise SystemExit(f"--home {home} is not empty; give a new or empty folder")
     info = machine()
-    header = {"run_id": run_id, "commit": commit, "library": fp, "machine": info,
+    header = {"harness_version": 2, "run_id": run_id, "commit": commit, "library": fp, "machine": info,
               "command": " ".join([sys.executable, *sys.argv]), "started": _now_utc(),
               "pid": os.getpid(), "home": str(home), "work": str(work), "sizes": sizes,
               "queries": args.queries, "chunk": args.chunk, "sample": sample}
