@@ -104,3 +104,30 @@ def test_a_schema_1_store_is_migrated_and_reindexed(tmp_path: Path) -> None:
         assert store.get_meta("fts_version") is not None
     finally:
         store.close()
+
+
+def test_the_full_text_index_is_refilled_when_the_analyser_changes(tmp_path: Path) -> None:
+    from datetime import datetime, timezone
+
+    from memstrata.model import MemoryRecord, MemoryType, SearchFilter, Tier
+
+    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    store = SqliteStore(tmp_path / "memstrata.db")
+    with store.transaction() as tx:
+        for i in range(2500):  # more than one refill batch
+            tx.insert(MemoryRecord(memory_id=f"m{i}", content=f"note {i} painted", created_at=t0,
+                                   memory_type=MemoryType.KNOWLEDGE, tier=Tier.LONG_TERM,
+                                   updated_at=t0, valid_from=t0), None)
+        tx.set_meta("fts_version", "an older analyser")
+        tx.update(MemoryRecord(memory_id="m2499", content="note 2499 swimming", created_at=t0,
+                               memory_type=MemoryType.KNOWLEDGE, tier=Tier.LONG_TERM,
+                               updated_at=t0, valid_from=t0))
+    store._c.execute("DELETE FROM memories_fts WHERE rowid > 2000")  # a stale index
+    store.close()
+    store = SqliteStore(tmp_path / "memstrata.db")
+    try:
+        hits = store.keyword_search(["swim"], SearchFilter(), t0, 5)
+        assert [h[0] for h in hits] == ["m2499"]
+        assert len(store.keyword_search(["paint"], SearchFilter(), t0, 5000)) == 2499
+    finally:
+        store.close()

@@ -252,8 +252,12 @@ class SqliteStore(RecordStore):
         self._c.execute("BEGIN IMMEDIATE")
         try:
             self._c.execute("DELETE FROM memories_fts")
-            for row in self._c.execute(f"SELECT rowid, {_SELECT} FROM memories").fetchall():
-                _index_text(self._c, row[0], _record(row[1:]))
+            last = 0
+            while rows := self._c.execute(f"SELECT rowid, {_SELECT} FROM memories WHERE rowid > ? "
+                                          "ORDER BY rowid LIMIT 2000", (last,)).fetchall():
+                for row in rows:
+                    _index_text(self._c, row[0], _record(row[1:]))
+                last = rows[-1][0]
             self._c.execute("INSERT INTO meta (key, value) VALUES ('fts_version', ?) "
                             "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                             (INDEX_VERSION,))
