@@ -116,6 +116,9 @@ class UpdateSettings(_Section):
     max_content_bytes: int = Field(64 * 1024, ge=16)
     dedup_exact: bool = True
     near_duplicate_threshold: float = Field(0.95, ge=0.0, le=1.0)
+    # ... and share this much of their words (Jaccard): some embedders (e5) put unrelated short
+    # texts, and turns embedded with shared context, above any cosine threshold.
+    near_duplicate_overlap: float = Field(0.5, ge=0.0, le=1.0)
     near_duplicate_action: Literal["merge", "link", "off"] = "merge"
     associate_threshold: float = Field(0.6, ge=-1.0, le=1.0)
     associate_max: int = Field(5, ge=0, le=100)

@@ -274,3 +274,12 @@ def test_bulk_add_across_batches_and_with_given_vectors(make_memory, embedder) -
     assert mem.search("cache key lockfile", top_k=1)[0].memory.memory_id == given.memory_id
     with pytest.raises(ValidationError, match="shape"):
         mem.add_many(["x", "y"], vectors=vecs)
+
+
+def test_a_near_duplicate_must_also_share_its_words(make_memory) -> None:
+    mem = make_memory(update={"near_duplicate_threshold": 0.0})  # any cosine passes
+    first = mem.add("The deploy window is Tuesday 10:00-16:00 UTC.")
+    other = mem.add("Lunch with the platform team moved to Friday.")
+    assert other.status == "created"
+    again = mem.add("The deploy window is on Tuesday 10:00-16:00 UTC.")
+    assert again.status == "merged" and again.memory_id == first.memory_id

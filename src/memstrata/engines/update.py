@@ -37,7 +37,7 @@ from ..model import (
 )
 from ..settings import Settings
 from ..stores import Stores, StoreTx
-from ..text import extract_keywords
+from ..text import analyse, extract_keywords
 from . import rules
 from .extract import from_document
 
@@ -74,6 +74,12 @@ def embedding_text(r: MemoryRecord, context_turns: int) -> str:
     """What a memory's vector is computed from: its content, then up to ``context_turns`` of
     the turns before it (contextual keys: "Yes, every Sunday" is found by what it answers)."""
     return "\n".join([r.content, *r.context_before[:context_turns]])
+
+
+def word_overlap(a: str, b: str) -> float:
+    """Jaccard overlap of the analysed words of two texts, in 0..1."""
+    x, y = set(analyse(a)), set(analyse(b))
+    return len(x & y) / len(x | y) if x | y else 1.0
 
 
 def new_id() -> str:
@@ -326,6 +332,7 @@ class UpdateEngine:
             superseded, p.steps["supersede"] = self._detect_supersede(p, similar)
         # 3. near duplicate of a live memory of the very same scope: merged into or linked to it
         near = next((r for r, cos in similar if cos >= self.cfg.near_duplicate_threshold
+                     and word_overlap(r.content, rec.content) >= self.cfg.near_duplicate_overlap
                      and r.memory_type == rec.memory_type and r.scope == rec.scope
                      and r.memory_id not in superseded and _live(r, now)), None)
         if near is not None and not superseded and self.cfg.near_duplicate_action == "merge":
