@@ -20,19 +20,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_scale import make_queries
 from memstrata import Memory, Settings
 
-SETTINGS = {"every query term (keyword_max_docs = 10^9)": 10**9,
-            "default (keyword_max_docs = 20,000)": 20_000}
-
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("home")
     ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--max-docs", default="1000000000,20000",
+                    help="retrieval.keyword_max_docs values to compare")
     args = ap.parse_args()
     queries = make_queries(args.queries)
-    mems = {name: Memory(settings=Settings.load(home=args.home, retrieval={"keyword_max_docs": df}))
-            for name, df in SETTINGS.items()}
-    times: dict[str, list[float]] = {name: [] for name in SETTINGS}
+    settings = {f"keyword_max_docs = {int(v):,}": int(v) for v in args.max_docs.split(",")}
+    # Retrieval counters off: the benchmark must not change the home it measures.
+    mems = {name: Memory(settings=Settings.load(home=args.home, retrieval={
+                "keyword_max_docs": v, "record_retrieval": False}))
+            for name, v in settings.items()}
+    times: dict[str, list[float]] = {name: [] for name in settings}
     for mem in mems.values():
         for q in queries[:5]:
             mem.search(q)

@@ -89,7 +89,7 @@ class RetrievalSettings(_Section):
     # Query terms found in more memories than this are left out of full text (the rarest term
     # is kept): FTS5 scores every row a term matches, so such terms make search cost grow with
     # the store while barely moving BM25. Small stores are unaffected (docs/BENCHMARKS.md).
-    keyword_max_docs: int = Field(20_000, ge=1)
+    keyword_max_docs: int = Field(5_000, ge=1)
     top_k: int = Field(10, ge=1, le=1000)
     recency_lambda: float = Field(0.01, ge=0.0, le=10.0)
     default_profile: str = "default"
