@@ -45,7 +45,6 @@ import gc  # noqa: E402
 import hashlib  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
-import resource  # noqa: E402
 import shutil  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
@@ -60,7 +59,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
 sys.path.insert(0, str(BENCH_DIR))
 
-from bench_core import QUERY_SEED, Generator  # noqa: E402
+from bench_core import Generator, _maxrss_mb, _rss_mb, make_queries  # noqa: E402
 
 TEXT_SEED_SCALE = 11  # another stream than bench_core's TEXT_SEED
 MAX_WORDS = 60
@@ -94,26 +93,9 @@ def make_texts(n: int) -> list[str]:
     return [g.sentence() for _ in range(n)]
 
 
-def make_queries(n: int) -> list[str]:
-    g = ScaleGenerator(QUERY_SEED)
-    return [g.query() for _ in range(n)]
-
-
 # ---------------------------------------------------------------------------------------------
 # Small measurements
 # ---------------------------------------------------------------------------------------------
-
-def _maxrss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
-
-
-def _rss_mb() -> float:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
-    return float("nan")
-
 
 def _cpu_s() -> float:
     t = os.times()

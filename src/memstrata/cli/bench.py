@@ -62,6 +62,15 @@ def _pct(v: Any) -> str:
     return "" if v is None else f"{100 * v:.1f}"
 
 
+def _table(title: str, columns: list[str]) -> Table:
+    """A results table: the system's name, then right-aligned figures."""
+    table = Table(title=title)
+    table.add_column("system")
+    for c in columns:
+        table.add_column(c, justify="right")
+    return table
+
+
 @bench_app.command("locomo")
 def locomo_cmd(
     data: Path = typer.Option(..., "--data", help="Path to locomo10.json."),
@@ -88,20 +97,17 @@ def locomo_cmd(
                   f"{result['questions']} questions. Evidence ids repaired: {ev['repaired']}, "
                   f"unknown and dropped: {ev['unknown_dropped']}; questions without evidence "
                   f"skipped: {ev['questions_without_evidence']}.")
-    table = Table(title="Recall and ranking (%), search latency (ms), add rate (turns/s)")
     cols = [f"recall@{x}" for x in result["k"]] + ["ndcg@10", "mrr"]
-    for c in ["system", *cols, "p50", "p95", "add/s"]:
-        table.add_column(c, justify="left" if c == "system" else "right")
+    table = _table("Recall and ranking (%), search latency (ms), add rate (turns/s)",
+                   [*cols, "p50", "p95", "add/s"])
     for name, s in result["systems"].items():
         table.add_row(name, *(_pct(s.get(c)) for c in cols), f"{s['search_p50_ms']:.1f}",
                       f"{s['search_p95_ms']:.1f}", f"{s['add_per_second']:.0f}")
     for name, pub in result["published"].items():
         table.add_row(f"[dim]{name}[/dim]", *(_pct(pub.get(c)) for c in cols), "", "", "")
     console.print(table)
-    cats = Table(title="recall@10 by category (%)")
     names = list(next(iter(result["systems"].values()))["by_category"])
-    for c in ["system", *names]:
-        cats.add_column(c, justify="left" if c == "system" else "right")
+    cats = _table("recall@10 by category (%)", names)
     for name, s in result["systems"].items():
         cats.add_row(name, *(_pct(s["by_category"][c].get("recall@10")) for c in names))
     console.print(cats)
@@ -128,10 +134,8 @@ def longmemeval_cmd(
     console.print(f"LongMemEval_S: {result['haystacks']} haystacks, {result['sessions']} "
                   f"sessions; {q['official']} official and {q['derived']} derived questions.")
     for part in ("official", "derived"):
-        table = Table(title=f"{part} questions (%)")
         cols = [f"{m}@{x}" for x in result["k"] for m in ("recall_all", "ndcg_any")]
-        for c in ["system", *cols]:
-            table.add_column(c, justify="left" if c == "system" else "right")
+        table = _table(f"{part} questions (%)", cols)
         for name, s in result["systems"].items():
             table.add_row(name, *(_pct(s[part].get(c)) for c in cols))
         console.print(table)
