@@ -59,7 +59,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
 sys.path.insert(0, str(BENCH_DIR))
 
-from bench_core import Generator, _maxrss_mb, _rss_mb, make_queries  # noqa: E402
+from bench_core import Generator, _maxrss_mb, _pct, _rss_mb, make_queries  # noqa: E402
 
 TEXT_SEED_SCALE = 11  # another stream than bench_core's TEXT_SEED
 MAX_WORDS = 60
@@ -113,16 +113,6 @@ def _disk(home: Path) -> dict[str, Any]:
     mb = 1024 * 1024
     return {"total_mb": round(sum(files.values()) / mb, 2), "allocated_mb": round(blocks / mb, 2),
             "files_mb": {k: round(v / mb, 2) for k, v in sorted(files.items())}}
-
-
-def _pct(values: list[float], q: float) -> float:
-    s = sorted(values)
-    if not s:
-        return float("nan")
-    k = (len(s) - 1) * q
-    lo = int(k)
-    hi = min(lo + 1, len(s) - 1)
-    return s[lo] + (s[hi] - s[lo]) * (k - lo)
 
 
 def _lat(values: list[float]) -> dict[str, float]:
