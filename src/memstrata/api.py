@@ -16,6 +16,7 @@ import pydantic
 
 from .embeddings import Embedder, create_embedder
 from .engines import extract
+from .engines.lifecycle import ConsolidationReport, LifecycleEngine
 from .engines.retrieval import RetrievalEngine
 from .engines.update import UpdateEngine, content_hash, embedding_text, snapshot
 from .errors import MemstrataError, NotFoundError, ValidationError
@@ -83,6 +84,7 @@ class Memory:
         self.stores = Stores(settings, self._model_id)
         self._update = UpdateEngine(settings, self.stores, self.embedder, self._now, llm)
         self._retrieval = RetrievalEngine(settings, self.stores, self.embedder, self._now)
+        self._lifecycle = LifecycleEngine(settings, self.stores, self._update, self._now, llm)
 
     # -- plumbing ------------------------------------------------------------------------------
     def _now(self) -> datetime:
@@ -196,8 +198,12 @@ class Memory:
                       user: str | None = None, agent: str | None = None,
                       session: str | None = None, tenant: str | None = None,
                       tags: Sequence[str] | None = None, importance: float | None = None,
-                      created_at: datetime | None = None) -> AddResult:
-        """Remember a tool call and its result."""
+                      important: bool = False, created_at: datetime | None = None) -> AddResult:
+        """Remember a tool call and its result. It expires after
+        ``lifecycle.tool_call_ttl_hours`` unless ``important`` (or its importance reaches
+        ``lifecycle.important_at``)."""
+        if important:
+            importance = max(importance or 0.0, self.settings.lifecycle.important_at)
         draft = extract.from_tool_call(name, arguments, result,
                                        self._scope(tenant, user, agent, session),
                                        tags=list(tags or []), importance=importance,
@@ -321,10 +327,16 @@ class Memory:
     # -- reads ---------------------------------------------------------------------------------
     def get(self, memory_id: str, *, tenant: str | None = None,
             with_embedding: bool = False) -> MemoryRecord:
-        """The memory with this id; :class:`NotFoundError` when the tenant has none."""
-        rec = self.stores.records.get(self._tenant(tenant), memory_id, with_embedding)
+        """The memory with this id (read from the archive when it is archived, with tier
+        ``archive``); :class:`NotFoundError` when the tenant has none."""
+        ten = self._tenant(tenant)
+        rec = self.stores.records.get(ten, memory_id, with_embedding)
         if rec is None:
-            raise NotFoundError(f"no memory {memory_id}")
+            archived = self.stores.archived_records(ten, [memory_id])
+            if not archived:
+                raise NotFoundError(f"no memory {memory_id}")
+            rec = archived[0] if with_embedding else \
+                archived[0].model_copy(update={"embedding": None})
         return rec
 
     def history(self, memory_id: str, *, tenant: str | None = None) -> list[HistoryEntry]:
@@ -341,12 +353,13 @@ class Memory:
                agent: str | None = None, session: str | None = None, tenant: str | None = None,
                since: datetime | None = None, until: datetime | None = None,
                as_of: datetime | None = None, include_superseded: bool = False,
-               profile: str | None = None,
+               include_archive: bool = False, profile: str | None = None,
                query_vector: np.ndarray | None = None) -> list[SearchHit]:
         """Hybrid search: vector + BM25 + tags, re-ranked by ``profile`` (default: settings).
 
         ``tags`` both restrict (a hit carries at least one) and score (S_tag). ``as_of`` asks
         what was true at that time; superseded memories are excluded unless asked for.
+        ``include_archive`` also reads the archive (every archived memory of the tenant: slow).
         ``query_vector`` (a unit vector from the store's model) skips embedding the query.
         """
         if not isinstance(query, str) or not query.strip():
@@ -366,20 +379,43 @@ class Memory:
                 types=_enums(MemoryType, type, "memory type"), tiers=_enums(Tier, tier, "tier"),
                 tags=normalise_tags(tags) or None, created_after=_utc(since, "since"),
                 created_before=_utc(until, "until"), as_of=_utc(as_of, "as_of"),
-                include_superseded=include_superseded)
+                include_superseded=include_superseded, include_archive=include_archive)
         except ValueError as exc:
             raise ValidationError(str(exc).splitlines()[0]) from None
         return self._retrieval.search(query, flt, top_k=top_k, profile=profile, tags=tags,
                                       now=self._now(), query_vector=query_vector)
 
     def context(self, query: str, *, max_tokens: int | None = None, top_k: int | None = None,
-                **search_args: Any) -> str:
-        """The best memories for ``query`` as a Markdown block within ``max_tokens`` (RET-3/4)."""
+                session: str | None = None, **search_args: Any) -> str:
+        """The best memories for ``query`` as a Markdown block within ``max_tokens`` (RET-3/4).
+
+        With ``session``, the session's last turns and tool calls (TIER-1, read in order, no
+        search) come first; the search then covers every session of the tenant/user/agent.
+        """
         budget = self.settings.context.max_tokens if max_tokens is None else max_tokens
         if not isinstance(budget, int) or budget < 16:
             raise ValidationError(f"max_tokens {budget} is too small (at least 16)")
+        window: list[MemoryRecord] = []
+        if session is not None:
+            window = self.session_window(session, tenant=search_args.get("tenant"),
+                                         user=search_args.get("user"),
+                                         agent=search_args.get("agent"))
         hits = self.search(query, top_k=top_k or self.settings.context.top_k, **search_args)
-        return self._retrieval.pack(hits, budget)
+        shown = {r.memory_id for r in window}
+        return self._retrieval.pack([h for h in hits if h.memory.memory_id not in shown], budget,
+                                    window)
+
+    def session_window(self, session: str, *, tenant: str | None = None,
+                       user: str | None = None, agent: str | None = None) -> list[MemoryRecord]:
+        """TIER-1: the session's last ``lifecycle.active_turns`` dialogue turns and last
+        ``lifecycle.active_tool_calls`` unexpired tool calls, oldest first."""
+        scope = self._scope(tenant, user, agent, session)
+        cfg, now = self.settings.lifecycle, self._now()
+        turns = self.stores.active.window(scope, MemoryType.DIALOGUE, cfg.active_turns)
+        calls = [r for r in self.stores.active.window(scope, MemoryType.TOOL_CALL,
+                                                      cfg.active_tool_calls)
+                 if r.expires_at is None or r.expires_at > now]
+        return sorted(turns + calls, key=lambda r: r.created_at)
 
     def stats(self, *, tenant: str | None = None) -> dict[str, Any]:
         """Counts by type and tier, sizes on disk, the embedding model."""
@@ -390,6 +426,29 @@ class Memory:
         out["disk_bytes"] = sum(f.stat().st_size for f in self.settings.home.rglob("*")
                                 if f.is_file())
         return out
+
+    # -- lifecycle -----------------------------------------------------------------------------
+    def consolidate(self, jobs: Sequence[str] | None = None, *,
+                    tenant: str | None = None) -> ConsolidationReport:
+        """Run the lifecycle jobs once at the clock's time (all by default: end idle sessions,
+        re-score, promote, abstract, forget). Idempotent: a second run at the same time
+        changes nothing more."""
+        return self._lifecycle.consolidate(list(jobs) if jobs else None,
+                                           None if tenant is None else self._tenant(tenant))
+
+    def due_jobs(self) -> list[str]:
+        """The lifecycle jobs whose ``lifecycle.<job>_every_minutes`` has passed."""
+        return self._lifecycle.due()
+
+    def close_session(self, session: str, *, tenant: str | None = None) -> int:
+        """End a session now: its active memories move to short-term. Returns how many."""
+        scope = self._scope(tenant, None, None, session)
+        assert scope.session is not None
+        return self._lifecycle.end_session(scope.tenant, scope.session, self._now(), "closed")
+
+    def restore(self, memory_id: str, *, tenant: str | None = None) -> MemoryRecord:
+        """Bring an archived memory back to the tier it left."""
+        return self._lifecycle.restore(self._tenant(tenant), memory_id, self._now())
 
     # -- maintenance ---------------------------------------------------------------------------
     def reindex(self, *, re_embed: bool = False,

@@ -36,3 +36,7 @@ class EmbedderError(MemstrataError):
 
 class LLMError(MemstrataError):
     """The configured OpenAI-compatible chat endpoint failed or answered nonsense."""
+
+
+class ArchiveError(MemstrataError):
+    """The archive (TIER-5) cannot be reached, or one of its objects is missing or malformed."""

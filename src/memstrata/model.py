@@ -90,10 +90,15 @@ class MemoryRecord(BaseModel):
     # but not part of its content: the ones before it, nearest first, and the reply to it.
     context_before: list[str] = Field(default_factory=list)
     context_after: list[str] = Field(default_factory=list)
+    # Lifecycle bookkeeping: when it entered its tier (retention counts from there, else from
+    # created_at), the retrievals re-scoring has credited, and when it last decayed.
+    tier_since: datetime | None = None
+    scored_retrievals: int = 0
+    decayed_at: datetime | None = None
 
 
-
-HistoryAction = Literal["create", "update", "supersede", "merge", "link", "delete", "feedback"]
+HistoryAction = Literal["create", "update", "supersede", "merge", "link", "delete", "feedback",
+                        "move", "rescore", "abstract", "archive", "restore"]
 
 
 class HistoryEntry(BaseModel):
@@ -234,6 +239,16 @@ def normalise_tags(tags: str | list[str] | tuple[str, ...] | None) -> list[str]:
     return out
 
 
+class TierLimit(BaseModel):
+    """What retrieval sees of one tier (TIER-2: importance and last-N-days)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    tier: Tier
+    min_importance: float = 0.0
+    since: datetime | None = None
+
+
 class SearchFilter(BaseModel):
     """What retrieval may return. Scope fields narrow (None = any); tags match any-of."""
 
@@ -250,3 +265,8 @@ class SearchFilter(BaseModel):
     include_superseded: bool = False
     include_expired: bool = False
     include_archive: bool = False
+    # Per-tier retrieval rules (settings ``lifecycle.tiers``): memories of ``tier`` need at
+    # least ``min_importance`` and, when ``since`` is set, to have entered the tier (else been
+    # created) at or after it.
+    tier_limits: list[TierLimit] = Field(default_factory=list)
+

@@ -16,8 +16,8 @@ T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 def rec(mid: str, content: str, *, tenant: str = "default", user: str | None = None,
         mtype: MemoryType = MemoryType.KNOWLEDGE, tags: list[str] | None = None,
-        created: datetime = T0, **kw) -> MemoryRecord:
-    return MemoryRecord(memory_id=mid, content=content, memory_type=mtype, tier=Tier.LONG_TERM,
+        created: datetime = T0, tier: Tier = Tier.LONG_TERM, **kw) -> MemoryRecord:
+    return MemoryRecord(memory_id=mid, content=content, memory_type=mtype, tier=tier,
                         scope=Scope(tenant=tenant, user=user), tags=tags or [], created_at=created,
                         updated_at=created, valid_from=created, content_hash=f"h-{content}", **kw)
 
@@ -206,3 +206,74 @@ def test_recent_in_session(store: RecordStore) -> None:
     assert [r.memory_id for r in recent] == ["d3", "d2"]
     assert recent[0].context_before == ["turn 2"]
     assert store.recent_in_session(Scope(user="u"), MemoryType.DIALOGUE, 2) == []
+
+
+def test_select_for_lifecycle_jobs(store: RecordStore) -> None:
+    from memstrata.stores.base import Selection
+
+    day = timedelta(days=1)
+    put(store,
+        rec("a", "alpha", importance=0.8, tier=Tier.SHORT_TERM, mtype=MemoryType.DIALOGUE),
+        rec("b", "beta", importance=0.4, tier=Tier.SHORT_TERM, mtype=MemoryType.DIALOGUE,
+            tier_since=T0 + 5 * day),
+        rec("c", "gamma", importance=0.9, expires_at=T0 + day, retrieval_count=3,
+            scored_retrievals=1),
+        rec("d", "delta", tenant="other", importance=0.9, metadata={"experience_id": "x"}),
+        rec("e", "epsilon", importance=0.9, valid_to=T0 + day, last_retrieved_at=T0 + 9 * day))
+
+    def ids(**kw) -> list[str]:
+        return [r.memory_id for r in store.select(Selection(**kw), 100)]
+
+    assert ids() == ["a", "b", "c", "d"]
+    assert ids(current_only=False) == ["a", "b", "c", "d", "e"]
+    assert ids(tiers=[Tier.SHORT_TERM], importance_above=0.5) == ["a"]
+    assert ids(importance_below=0.5) == ["b"]
+    assert ids(tenant="other") == ["d"]
+    assert ids(types=[MemoryType.DIALOGUE]) == ["a", "b"]
+    assert ids(exclude_types=[MemoryType.DIALOGUE]) == ["c", "d"]
+    assert ids(in_tier_before=T0 + 2 * day) == ["a", "c", "d"]  # b entered its tier on day 5
+    assert ids(idle_before=T0 + 2 * day, current_only=False) == ["a", "c", "d"]
+    assert ids(expired_at=T0 + day) == ["c"] and ids(expired_at=T0) == []
+    assert ids(unscored_retrievals=True) == ["c"]
+    assert ids(decay_due_before=T0 + 2 * day, current_only=False) == ["a", "c", "d"]
+    assert ids(not_abstracted=True) == ["a", "b", "c"]
+    assert [r.memory_id for r in store.select(Selection(), 2, after="a")] == ["b", "c"]
+    assert store.tenants() == ["default", "other"]
+
+
+def test_sessions_open_touch_and_end(store: RecordStore) -> None:
+    with store.transaction() as tx:
+        tx.touch_session("default", "s1", T0)
+        tx.touch_session("default", "s2", T0 + timedelta(minutes=20))
+        tx.touch_session("other", "s1", T0)
+        tx.touch_session("default", "s1", T0 + timedelta(minutes=5))
+    idle = store.sessions(idle_before=T0 + timedelta(minutes=10))
+    assert sorted((s.tenant, s.session) for s in idle) == [("default", "s1"), ("other", "s1")]
+    assert all(s.started_at == T0 for s in idle)
+    with store.transaction() as tx:
+        tx.end_session("default", "s1", T0 + timedelta(hours=1), "idle")
+    assert [s.session for s in store.sessions("default")] == ["s2"]
+    ended = next(s for s in store.sessions("default", open_only=False) if s.session == "s1")
+    assert ended.end_reason == "idle" and ended.ended_at == T0 + timedelta(hours=1)
+    with store.transaction() as tx:  # activity re-opens it
+        tx.touch_session("default", "s1", T0 + timedelta(hours=2))
+    assert {s.session for s in store.sessions("default")} == {"s1", "s2"}
+
+
+def test_archive_references_leave_the_live_tables(store: RecordStore) -> None:
+    put(store, rec("a", "helm chart values", tags=["helm"]), rec("b", "other text"))
+    seq = store.vector_seq()
+    with store.transaction() as tx:
+        tx.archive("default", "a", "default/obj-1.jsonl.gz", "long_term", T0)
+    assert store.get("default", "a") is None
+    assert store.keyword_search(["helm"], SearchFilter(), T0, 10) == []
+    assert store.tag_search(["helm"], SearchFilter(), T0, 10) == []
+    assert store.vector_changes(seq).removals == ["a"]
+    [ref] = store.archived("default")
+    assert (ref.memory_id, ref.object, ref.from_tier) == ("a", "default/obj-1.jsonl.gz",
+                                                          "long_term")
+    assert store.archived("other") == [] and store.archived("default", ["b"]) == []
+    assert store.stats("default")["by_tier"]["archive"] == 1
+    with store.transaction() as tx:
+        tx.unarchive("default", "a")
+    assert store.archived("default") == []

@@ -127,3 +127,37 @@ def test_demo_runs_offline_and_passes_its_checks(tmp_path: Path) -> None:
     assert "Before" in out and "After" in out and "Summary" in out
     assert "spec 3.0 smoke-test rule: invalidated" in out
     assert "re-ingested handbook.md" in out
+    assert "experience abstracted from the image pull credentials fix" in out
+    assert "imagePullSecrets" in out.split("Consolidation")[1]
+
+
+def test_lifecycle_by_time_travel_through_the_cli(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    turn = run(home, "add", "the flaky checkout test needed a longer timeout", "--type",
+               "dialogue", "--session", "s1", "--importance", "0.3",
+               "--now", "2026-01-01T09:00:00Z").stdout.strip()
+    assert json.loads(run(home, "get", turn, "--json").stdout)["tier"] == "active"
+    out = run(home, "close-session", "s1", "--now", "2026-01-01T09:10:00Z").stdout
+    assert "1 memories moved to short_term" in out
+    report = json.loads(run(home, "consolidate", "--json", "--now",
+                            "2026-01-09T10:00:00Z").stdout)
+    forget = next(j for j in report["jobs"] if j["name"] == "forget")
+    assert forget["counts"] == {"archived": 1}
+    assert report["tiers_after"]["archive"] == 1 and report["tiers_before"]["short_term"] == 1
+    again = json.loads(run(home, "consolidate", "--json", "--now",
+                           "2026-01-09T10:00:00Z").stdout)
+    assert all(j["counts"] == {} for j in again["jobs"])
+    live = json.loads(run(home, "search", "flaky checkout test", "--json").stdout)["hits"]
+    assert turn not in [h["memory_id"] for h in live]
+    hits = json.loads(run(home, "search", "flaky checkout test", "--archive", "--json").stdout)
+    assert hits["hits"][0]["memory_id"] == turn and hits["hits"][0]["tier"] == "archive"
+    assert "restored" in run(home, "restore", turn, "--now", "2026-01-10T00:00:00Z").stdout
+    assert json.loads(run(home, "get", turn, "--json").stdout)["tier"] == "short_term"
+    assert "ran sessions" in run(home, "worker", "--once", "--now",
+                                 "2026-01-10T00:00:00Z").stderr
+    bad = run(home, "search", "x", "--now", "yesterday", ok=False)
+    assert bad.returncode == 2 and "ISO 8601" in bad.stderr
+    bad = run(home, "consolidate", "--jobs", "nap", ok=False)
+    assert bad.returncode == 1 and "unknown lifecycle job" in bad.stderr
+    bad = run(home, "restore", turn, ok=False)
+    assert bad.returncode == 1 and "not archived" in bad.stderr

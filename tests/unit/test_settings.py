@@ -70,3 +70,21 @@ def test_missing_explicit_config_file(tmp_path: Path) -> None:
 def test_unknown_profile_is_named(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"unknown retrieval profile 'x'"):
         Settings.load(home=tmp_path).profile("x")
+
+
+def test_lifecycle_rules_are_settings_with_keys_in_errors(tmp_path) -> None:
+    from memstrata import Settings
+    from memstrata.errors import ConfigError
+    from memstrata.model import Tier
+
+    s = Settings.load(home=tmp_path, lifecycle={"tiers": {"short_term": {"max_age_days": 3}}})
+    assert s.lifecycle.tiers[Tier.SHORT_TERM].max_age_days == 3
+    assert s.lifecycle.tiers[Tier.MID_TERM].max_age_days == 182  # the others keep the seed's
+    assert s.lifecycle.promote_above == 0.5 and s.lifecycle.abstract_above == 0.7
+    with pytest.raises(ConfigError, match=r"lifecycle\.tiers\.short_term\.max_age_days"):
+        Settings.load(home=tmp_path, lifecycle={"tiers": {"short_term": {"max_age_days": -1}}})
+    with pytest.raises(ConfigError, match=r"lifecycle\.tiers\.forever"):
+        Settings.load(home=tmp_path, lifecycle={"tiers": {"forever": {}}})
+    with pytest.raises(ConfigError, match="importance_floor"):
+        Settings.load(home=tmp_path, lifecycle={"importance_floor": 0.9,
+                                                "importance_ceiling": 0.5})

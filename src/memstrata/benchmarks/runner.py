@@ -145,9 +145,15 @@ def open_home(home: Path, embedder: str | EmbedderSettings,
     retrieval = settings.retrieval.model_copy(update={
         "profiles": {**settings.retrieval.profiles, **BASELINE_PROFILES},
         "record_retrieval": False})
+    # The data sets are years old and static: the tiers' retrieval windows (short-term sees
+    # its last 7 days), which assume live memory that consolidation keeps tidy, are off.
+    open_tiers = {tier: rule.model_copy(update={"search_days": None,
+                                                "search_min_importance": 0.0})
+                  for tier, rule in settings.lifecycle.tiers.items()}
     settings = settings.model_copy(update={
         "retrieval": retrieval,
         "embedder": embedder,
+        "lifecycle": settings.lifecycle.model_copy(update={"tiers": open_tiers}),
         **(overrides or {})})
     return Memory(settings=settings)
 

@@ -10,6 +10,7 @@ from ._app import app
 # Importing a command module registers its commands; --help lists them in this order.
 # isort: off
 from . import memories  # noqa: F401
+from . import lifecycle  # noqa: F401
 from . import admin  # noqa: F401
 from . import demo  # noqa: F401
 from . import bench  # noqa: F401

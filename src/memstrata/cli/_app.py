@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +41,32 @@ def settings_of(ctx: typer.Context) -> Settings:
     return Settings.load(home=obj.get("home"), config_file=obj.get("config"))
 
 
+def parse_now(value: str | None) -> datetime | None:
+    """``--now``: an ISO 8601 time (UTC when it names no zone)."""
+    if value is None:
+        return None
+    try:
+        when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not an ISO 8601 time such as "
+                                 "2026-01-31T09:00:00Z") from None
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
+def _check_now(value: str | None) -> str | None:
+    parse_now(value)
+    return value
+
+
+NOW = typer.Option(None, "--now", envvar="MEMSTRATA_NOW", callback=_check_now,
+                   help="Act as of this time (ISO 8601): records and ranks as if it were then.")
+
+
 def memory_of(ctx: typer.Context) -> Memory:
-    """Open the Memory for this invocation; it is closed (and notices printed) at the end."""
-    mem = Memory(settings=settings_of(ctx))
+    """Open the Memory for this invocation; it is closed (and notices printed) at the end.
+    A command's ``--now`` (see :data:`NOW`) fixes the clock."""
+    now = parse_now(ctx.params.get("now"))
+    mem = Memory(settings=settings_of(ctx), clock=(lambda: now) if now else None)
 
     def _close() -> None:
         mem.close()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from ._app import app, config_app, console, memory_of, print_json, settings_of
+from ._app import NOW, app, config_app, console, memory_of, print_json, settings_of
 
 
 @app.command()
@@ -13,6 +13,7 @@ def stats(
     ctx: typer.Context,
     tenant: str | None = typer.Option(None, "--tenant"),
     json_out: bool = typer.Option(False, "--json"),
+    now: str | None = NOW,
 ) -> None:
     """Counts by type and tier, the embedding model, size on disk."""
     data = memory_of(ctx).stats(tenant=tenant)
@@ -55,6 +56,7 @@ def reindex(
     ctx: typer.Context,
     re_embed: bool = typer.Option(False, "--re-embed",
                                   help="Recompute every vector with the configured embedder."),
+    now: str | None = NOW,
 ) -> None:
     """Rebuild the vector index from the store of record (after a crash or a model change)."""
     from rich.progress import Progress

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from ._app import app, console, memory_of, print_json, split_csv
+from ._app import NOW, app, console, memory_of, print_json, split_csv
 
 
 @app.command()
@@ -24,6 +24,7 @@ def add(
     session: str | None = typer.Option(None, "--session"),
     tenant: str | None = typer.Option(None, "--tenant"),
     json_out: bool = typer.Option(False, "--json", help="Print the full result as JSON."),
+    now: str | None = NOW,
 ) -> None:
     """Remember TEXT; prints its id (the existing id when it was a duplicate)."""
     mem = memory_of(ctx)
@@ -42,6 +43,7 @@ def ingest(
     tags: str | None = typer.Option(None, "--tags", help="Comma-separated tags for every chunk."),
     tenant: str | None = typer.Option(None, "--tenant"),
     json_out: bool = typer.Option(False, "--json"),
+    now: str | None = NOW,
 ) -> None:
     """Ingest documents; a changed file replaces its old chunks, an unchanged one is skipped."""
     report = memory_of(ctx).ingest(paths, tags=split_csv(tags), tenant=tenant)
@@ -69,13 +71,16 @@ def search(
     tenant: str | None = typer.Option(None, "--tenant"),
     profile: str | None = typer.Option(None, "--profile", help="Retrieval profile by name."),
     include_superseded: bool = typer.Option(False, "--include-superseded"),
+    archive: bool = typer.Option(False, "--archive", help="Also search the archive (slow)."),
     json_out: bool = typer.Option(False, "--json"),
+    now: str | None = NOW,
 ) -> None:
     """Hybrid search (vector + full text + tags), with the score breakdown of every hit."""
     mem = memory_of(ctx)
     hits = mem.search(query, top_k=top_k, type=split_csv(type), tier=split_csv(tier),
                       tags=split_csv(tags), user=user, agent=agent, session=session,
-                      tenant=tenant, profile=profile, include_superseded=include_superseded)
+                      tenant=tenant, profile=profile, include_superseded=include_superseded,
+                      include_archive=archive)
     if json_out:
         print_json({"query": query, "hits": [h.to_json() for h in hits]})
         return
@@ -107,6 +112,7 @@ def context(
     user: str | None = typer.Option(None, "--user"),
     session: str | None = typer.Option(None, "--session"),
     tenant: str | None = typer.Option(None, "--tenant"),
+    now: str | None = NOW,
 ) -> None:
     """The best memories for QUERY as a Markdown block for a prompt, within the budget."""
     text = memory_of(ctx).context(query, max_tokens=max_tokens, top_k=top_k, user=user,
@@ -120,6 +126,7 @@ def get(
     memory_id: str = typer.Argument(...),
     tenant: str | None = typer.Option(None, "--tenant"),
     json_out: bool = typer.Option(False, "--json"),
+    now: str | None = NOW,
 ) -> None:
     """Show one memory."""
     rec = memory_of(ctx).get(memory_id, tenant=tenant)
@@ -140,6 +147,7 @@ def history(
     memory_id: str = typer.Argument(...),
     tenant: str | None = typer.Option(None, "--tenant"),
     json_out: bool = typer.Option(False, "--json"),
+    now: str | None = NOW,
 ) -> None:
     """Every change to a memory: action, time, actor, reason, old and new values."""
     entries = memory_of(ctx).history(memory_id, tenant=tenant)
@@ -160,6 +168,7 @@ def delete(
     memory_id: str = typer.Argument(...),
     reason: str = typer.Option("", "--reason"),
     tenant: str | None = typer.Option(None, "--tenant"),
+    now: str | None = NOW,
 ) -> None:
     """Delete a memory (its history is kept)."""
     memory_of(ctx).delete(memory_id, reason=reason, tenant=tenant)

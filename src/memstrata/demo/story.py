@@ -148,6 +148,9 @@ def run_demo(console: Console, home: Path, show: int = 3, top_k: int = 5) -> lis
             for e in mem.history(superseded_rule):
                 console.print(f"  {e.at:%Y-%m-%d %H:%M} {e.action:<9} {e.actor}: {e.reason}")
 
+        console.rule(f"Consolidation ({END:%Y-%m-%d}): the lifecycle runs once")
+        _consolidate(console, mem)
+
         console.rule("Summary")
         table = Table("question", "before", "after", "old rule served after?")
         for b, a in zip(before, after):
@@ -160,6 +163,32 @@ def run_demo(console: Console, home: Path, show: int = 3, top_k: int = 5) -> lis
                       f"{stats['superseded']} superseded), {stats['history_entries']} history "
                       "entries.")
     return after
+
+
+def _consolidate(console: Console, mem: Memory) -> None:
+    """Run every lifecycle job, print what it did and the tiers before and after, and the
+    experience learned from the image pull credentials fix."""
+    report = mem.consolidate()
+    jobs = Table("job", "what it did", box=None, pad_edge=False)
+    for job in report.jobs:
+        jobs.add_row(job.name, ", ".join(f"{v} {k}" for k, v in job.counts.items()) or "-")
+    console.print(jobs)
+    tiers = Table("tier", "before", "after", box=None, pad_edge=False)
+    for tier, n in report.tiers_after.items():
+        tiers.add_row(tier, str(report.tiers_before.get(tier, 0)), str(n))
+    console.print(tiers)
+    experiences = [mem.get(i) for j in report.jobs for i in j.created]
+    lesson = next((e for e in experiences if "imagePullSecrets" in e.content), None)
+    if lesson is not None:
+        console.print(Panel(lesson.content, title="experience abstracted from the image pull "
+                            "credentials fix", subtitle=f"{len(lesson.related_memory_ids)} "
+                            f"related memories, long_term, {lesson.metadata['abstraction']}"))
+        hits = mem.search("how did we fix the image pull credentials of a Helm chart?",
+                          top_k=3)
+        rank = next((i for i, h in enumerate(hits, 1) if h.memory.memory_id == lesson.memory_id),
+                    None)
+        console.print(f"Asked again, the experience ranks #{rank}." if rank else
+                      "Asked again, the experience is not in the top 3.")
 
 
 def _verdict(c: Check) -> str:

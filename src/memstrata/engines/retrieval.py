@@ -3,14 +3,23 @@ named profile, and a context packed within a token budget."""
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import numpy as np
 
 from ..embeddings import Embedder
-from ..model import MemoryRecord, ScoreBreakdown, SearchFilter, SearchHit, normalise_tags
+from ..model import (
+    MemoryRecord,
+    ScoreBreakdown,
+    SearchFilter,
+    SearchHit,
+    TierLimit,
+    normalise_tags,
+)
 from ..settings import Settings
 from ..stores import Stores
 from ..text import analyse, estimate_tokens, identifiers, index_terms
@@ -57,6 +66,7 @@ class RetrievalEngine:
         tokens = index_terms(query)
         qtags = normalise_tags(tags) or self.query_tags(query, flt.tenant)
 
+        flt = flt.model_copy(update={"tier_limits": self.tier_limits(now)})
         self.stores.sync()
         # Full text runs in a worker while the query is embedded and the vector index searched
         # (SQLite, numpy and usearch all release the GIL). Its window is wider than the
@@ -85,10 +95,18 @@ class RetrievalEngine:
                 channels.setdefault(mid, []).append(name)
 
         records = self.stores.records.filter(list(channels), flt, now)
+        if flt.include_archive:
+            archived = self._archived_candidates(flt, now)
+            records += archived
+            for r in archived:
+                channels[r.memory_id] = ["archive"]
+                if r.embedding is not None:
+                    vec_hits[r.memory_id] = float(np.asarray(r.embedding, np.float32) @ qvec)
+            kw_hits.update(_bm25(tokens, archived, scale=max(kw_hits.values(), default=1.0)))
         if not records:
             return []
         ids = [r.memory_id for r in records]
-        missing_vec = [i for i in ids if i not in vec_hits]
+        missing_vec = [i for i in ids if i not in vec_hits and channels[i] != ["archive"]]
         for mid, vec in self.stores.vectors.vectors(missing_vec).items():
             vec_hits[mid] = float(vec @ qvec)
         kw_max = max((kw_hits.get(i, 0.0) for i in ids), default=0.0)
@@ -104,10 +122,41 @@ class RetrievalEngine:
                                   channels=channels[r.memory_id]))
         hits.sort(key=lambda h: (-h.score, -h.memory.created_at.timestamp()))
         hits = hits[:top_k]
-        if cfg.record_retrieval and hits:
-            self.stores.records.record_retrieval(flt.tenant, [h.memory.memory_id for h in hits],
-                                                 now)
+        live = [h.memory.memory_id for h in hits if h.channels != ["archive"]]
+        if cfg.record_retrieval and live:
+            self.stores.records.record_retrieval(flt.tenant, live, now)
         return hits
+
+    def tier_limits(self, now: datetime) -> list[TierLimit]:
+        """The tiers' retrieval rules (``lifecycle.tiers``) as store filters at ``now``."""
+        out = []
+        for tier, rule in self.settings.lifecycle.tiers.items():
+            if rule.search_min_importance > 0 or rule.search_days:
+                since = now - timedelta(days=rule.search_days) if rule.search_days else None
+                out.append(TierLimit(tier=tier, min_importance=rule.search_min_importance,
+                                     since=since))
+        return out
+
+    def _archived_candidates(self, flt: SearchFilter, now: datetime) -> list[MemoryRecord]:
+        """Every archived memory of the tenant that passes ``flt`` (read in full: the archive
+        is searched on request only, slowly)."""
+        when = flt.as_of or now
+        out = []
+        for r in self.stores.archived_records(flt.tenant, notices=self.stores.notices):
+            s = r.scope
+            if any(want is not None and have != want for have, want in (
+                    (s.user, flt.user), (s.agent, flt.agent), (s.session, flt.session))):
+                continue
+            if (flt.types and r.memory_type not in flt.types) \
+                    or (flt.tags and not set(flt.tags) & set(r.tags)) \
+                    or (flt.created_after and r.created_at < flt.created_after) \
+                    or (flt.created_before and r.created_at >= flt.created_before) \
+                    or (flt.as_of and r.valid_from > when) \
+                    or (not flt.include_superseded and r.valid_to is not None
+                        and r.valid_to <= when):
+                continue
+            out.append(r)
+        return out
 
     def _components(self, r: MemoryRecord, cosine: float | None, bm25: float, kw_max: float,
                     qtags: list[str], now: datetime) -> ScoreBreakdown:
@@ -125,11 +174,29 @@ class RetrievalEngine:
             quality=r.score,
         )
 
-    def pack(self, hits: Sequence[SearchHit], max_tokens: int) -> str:
-        """The hits as a Markdown list (SPEC RET-4), best first, cut to ``max_tokens``."""
+    def pack(self, hits: Sequence[SearchHit], max_tokens: int,
+             session: Sequence[MemoryRecord] = ()) -> str:
+        """The hits as a Markdown list (SPEC RET-4), best first, cut to ``max_tokens``.
+
+        ``session`` (TIER-1, oldest first) comes first under its own heading; when it alone
+        exceeds the budget its oldest entries are dropped.
+        """
         cfg = self.settings.context
+        out: list[str] = []
+        used = 0
+        if session:
+            entries = [_session_line(r) for r in session]
+            head = [cfg.session_header, ""]
+            base = estimate_tokens("\n".join(head))
+            costs = [estimate_tokens(e) + 1 for e in entries]
+            while entries and base + sum(costs) > max_tokens:
+                entries.pop(0)
+                costs.pop(0)
+            if entries:
+                out = [*head, *entries, ""]
+                used = base + sum(costs) + 1
         lines = [cfg.header, ""]
-        used = estimate_tokens("\n".join(lines))
+        used += estimate_tokens("\n".join(lines))
         for h in hits:
             m = h.memory
             meta = [m.memory_type.value, m.created_at.strftime("%Y-%m-%d")]
@@ -144,6 +211,35 @@ class RetrievalEngine:
                 continue  # a shorter, lower-ranked memory may still fit
             lines.append(line)
             used += cost
-        if len(lines) == 2:
-            return ""
-        return "\n".join(lines) + "\n"
+        if len(lines) > 2:
+            out += lines
+        return "\n".join(out) + "\n" if out else ""
+
+def _bm25(tokens: Sequence[str], records: Sequence[MemoryRecord], scale: float,
+          k1: float = 1.2, b: float = 0.75) -> dict[str, float]:
+    """BM25 of ``records`` (their analysed text) for the archive, which has no full-text index;
+    scaled so its best matches compare with the live index's (both are normalised later)."""
+    docs = {r.memory_id: Counter(index_terms(r.content + " " + " ".join(r.tags)))
+            for r in records}
+    if not docs or not tokens:
+        return {}
+    avg = sum(sum(d.values()) for d in docs.values()) / len(docs) or 1.0
+    idf = {t: math.log(1 + (len(docs) - df + 0.5) / (df + 0.5))
+           for t in set(tokens) if (df := sum(1 for d in docs.values() if t in d))}
+    out = {}
+    for mid, tf in docs.items():
+        size = sum(tf.values())
+        score = 0.0
+        for t, w in idf.items():
+            if tf[t]:
+                score += w * tf[t] * (k1 + 1) / (tf[t] + k1 * (1 - b + b * size / avg))
+        if score > 0:
+            out[mid] = score
+    best = max(out.values(), default=0.0)
+    return {k: v * scale / best for k, v in out.items()} if best else {}
+
+
+def _session_line(r: MemoryRecord) -> str:
+    """``- HH:MM role: text`` for a turn, ``- HH:MM tool: text`` for a tool call."""
+    who = "tool" if r.memory_type.value == "tool_call" else str(r.metadata.get("role", "user"))
+    return f"- {r.created_at.strftime('%H:%M')} {who}: {' '.join(r.content.split())}"

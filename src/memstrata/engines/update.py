@@ -91,6 +91,9 @@ def snapshot(r: MemoryRecord) -> dict[str, Any]:
     return r.model_dump(mode="json", exclude={"embedding"})
 
 
+_ACTIVE_TYPES = (MemoryType.DIALOGUE, MemoryType.TOOL_CALL)  # TIER-1 while their session runs
+
+
 @dataclass
 class _Turn:
     """Where a dialogue draft sits in its session: the turns before it (nearest first) and the
@@ -112,6 +115,7 @@ class _Prepared:
     llm_verdict: dict[str, str] | None = None  # memories the LLM says this one supersedes
     llm_error: str = ""
     result: AddResult | None = None
+    merge: bool = True
 
 
 class UpdateEngine:
@@ -128,11 +132,13 @@ class UpdateEngine:
 
     # -- public -----------------------------------------------------------------------------
     def add(self, drafts: Sequence[Draft], actor: str = ACTOR,
-            vectors: np.ndarray | None = None) -> list[AddResult]:
+            vectors: np.ndarray | None = None, merge: bool = True) -> list[AddResult]:
         """Run the pipeline over ``drafts``; each embedder batch is committed as one transaction
         (every draft is validated before the first one is written).
 
-        ``vectors`` (optional, one unit vector per draft) skips embedding.
+        ``vectors`` (optional, one unit vector per draft) skips embedding. ``merge`` False
+        never folds a draft into a near duplicate (an abstracted experience must exist on its
+        own, however close to its one source).
         """
         for d in drafts:
             self.validate(d)
@@ -173,11 +179,16 @@ class UpdateEngine:
                     self.stores.claim_model(tx)
                     accepted: list[_Prepared] = []
                     for p in batch:
+                        p.merge = merge
                         self._store_one(tx, p, accepted, actor)
                         self._link_reply(tx, p, done)
                         if p.index in replied:
                             done[p.index] = p
                 self.stores.sync()
+                for p in batch:
+                    if p.result is not None and p.result.status == "created" \
+                            and p.record.tier is Tier.ACTIVE:
+                        self.stores.active.push(p.record)
                 results.extend(p.result for p in batch if p.result is not None)
         return results
 
@@ -259,9 +270,16 @@ class UpdateEngine:
         ttl_days = d.ttl_days if d.ttl_days is not None else rule.days
         expires = (created + timedelta(days=ttl_days)
                    if ttl_mode is TTLMode.HARD and ttl_days else None)
+        life = self.settings.lifecycle
+        # TIER-1: a tool call expires after lifecycle.tool_call_ttl_hours unless important.
+        if mtype is MemoryType.TOOL_CALL and expires is None and life.tool_call_ttl_hours \
+                and imp < life.important_at:
+            expires = created + timedelta(hours=life.tool_call_ttl_hours)
+        tier = d.tier or (Tier.ACTIVE if d.scope.session and mtype in _ACTIVE_TYPES
+                          else self.cfg.tier_by_type[mtype])
         record = MemoryRecord(
             memory_id=new_id(), content=d.content.strip(), memory_type=mtype,
-            tier=d.tier or self.cfg.tier_by_type[mtype], scope=d.scope, source=d.source,
+            tier=tier, tier_since=created, scope=d.scope, source=d.source,
             source_reliability=reliability, importance=imp, tags=tags,
             keywords=extract_keywords(d.content, self.cfg.keywords_max),
             created_at=created, updated_at=now, valid_from=created, expires_at=expires,
@@ -335,7 +353,8 @@ class UpdateEngine:
                      and word_overlap(r.content, rec.content) >= self.cfg.near_duplicate_overlap
                      and r.memory_type == rec.memory_type and r.scope == rec.scope
                      and r.memory_id not in superseded and _live(r, now)), None)
-        if near is not None and not superseded and self.cfg.near_duplicate_action == "merge":
+        if near is not None and not superseded and self.cfg.near_duplicate_action == "merge" \
+                and p.merge:
             p.steps["dedup"] = "near-duplicate merged"
             self._merge(tx, near, rec, actor, now)
             p.result = AddResult(memory_id=near.memory_id, status="merged", steps=p.steps)
@@ -351,6 +370,8 @@ class UpdateEngine:
             related.insert(0, near)
         # 5. store
         tx.insert(rec, p.vector)
+        if rec.tier is Tier.ACTIVE and rec.scope.session:
+            tx.touch_session(rec.scope.tenant, rec.scope.session, rec.created_at)
         tx.add_history(HistoryEntry(memory_id=rec.memory_id, action="create", at=now, actor=actor,
                                     reason=d.metadata.get("reason", ""), new=snapshot(rec)),
                        rec.scope.tenant)

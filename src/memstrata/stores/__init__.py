@@ -13,16 +13,28 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..errors import EmbedderMismatchError, StorageError
+from ..errors import ArchiveError, ConfigError, EmbedderMismatchError, StorageError
+from ..model import MemoryRecord, Tier
 from ..settings import Settings
-from .base import RecordStore, StoreTx, VectorAttrs, VectorChanges, VectorIndex
+from .base import (
+    ActiveCache,
+    Archive,
+    RecordStore,
+    StoreActiveCache,
+    StoreTx,
+    VectorAttrs,
+    VectorChanges,
+    VectorIndex,
+)
 
-__all__ = ["RecordStore", "StoreTx", "Stores", "VectorAttrs", "VectorChanges", "VectorIndex"]
+__all__ = ["ActiveCache", "Archive", "RecordStore", "StoreTx", "Stores", "VectorAttrs",
+           "VectorChanges", "VectorIndex"]
 
 log = logging.getLogger("memstrata")
 
 DB_FILE = "memstrata.db"
 VECTOR_DIR = "vectors"
+ARCHIVE_DIR = "archive"
 
 
 def check_home(home: Path) -> None:
@@ -35,6 +47,19 @@ def check_home(home: Path) -> None:
         raise StorageError(f"home {home} is not a folder")
     if not os.access(home, os.W_OK | os.X_OK):
         raise StorageError(f"home folder {home} is not writable")
+
+
+def open_archive(url: str | None, default: Path) -> Archive:
+    """``file:///path`` or a plain path (the embedded default)."""
+    from .file_archive import FileArchive
+
+    if url is None:
+        return FileArchive(default)
+    if url.startswith("file://"):
+        return FileArchive(Path(url.removeprefix("file://")).expanduser())
+    if "://" in url:
+        raise ConfigError(f"archive.url: unsupported scheme in {url!r} (use file:///path)")
+    return FileArchive(Path(url).expanduser())
 
 
 class Stores:
@@ -51,7 +76,38 @@ class Stores:
             settings.store.busy_timeout_ms)
         self._model_id = model_id
         self._vectors: VectorIndex | None = None
+        self._archive: Archive | None = None
+        self.active: ActiveCache = StoreActiveCache(self.records)
         self.notices: list[str] = []
+
+    @property
+    def archive(self) -> Archive:
+        """The TIER-5 archive (``archive.url``; default ``<home>/archive``), opened on use."""
+        if self._archive is None:
+            self._archive = open_archive(self.settings.archive.url, self.home / ARCHIVE_DIR)
+        return self._archive
+
+    def archived_records(self, tenant: str, ids: list[str] | None = None,
+                         notices: list[str] | None = None) -> list[MemoryRecord]:
+        """Archived memories of ``tenant`` (all, or ``ids``), embeddings included. A malformed
+        object is reported in ``notices`` (by name) and skipped; the rest is still read."""
+        refs = self.records.archived(tenant, ids)
+        wanted: dict[str, set[str]] = {}
+        for ref in refs:
+            wanted.setdefault(ref.object, set()).add(ref.memory_id)
+        out = []
+        for obj, mids in wanted.items():
+            try:
+                found = self.archive.read(obj)
+            except ArchiveError as exc:
+                if notices is None:
+                    raise
+                notices.append(str(exc))
+                continue
+            for r in found:
+                if r.memory_id in mids and r.scope.tenant == tenant:
+                    out.append(r.model_copy(update={"tier": Tier.ARCHIVE}))
+        return out
 
     # -- embedding model --------------------------------------------------------------------
     def stored_model(self) -> tuple[str, int] | None:

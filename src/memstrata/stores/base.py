@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model import HistoryEntry, MemoryRecord, MemoryType, Scope, SearchFilter
+from ..model import HistoryEntry, MemoryRecord, MemoryType, Scope, SearchFilter, Tier
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,52 @@ class VectorChanges:
     removals: list[str]
 
 
+@dataclass(frozen=True)
+class Selection:
+    """Which memories a lifecycle job works on, across tenants unless ``tenant`` is set.
+
+    Every condition given must hold. Ages count from ``tier_since``, else ``created_at``.
+    """
+
+    tenant: str | None = None
+    tiers: Sequence[Tier] | None = None
+    types: Sequence[MemoryType] | None = None
+    exclude_types: Sequence[MemoryType] = ()
+    current_only: bool = True  # not superseded
+    importance_above: float | None = None
+    importance_below: float | None = None
+    in_tier_before: datetime | None = None  # entered its tier before this
+    idle_before: datetime | None = None  # last retrieved (else entered its tier) before this
+    expired_at: datetime | None = None  # expires_at at or before this
+    unscored_retrievals: bool = False  # retrieved since re-scoring last credited it
+    decay_due_before: datetime | None = None  # neither used nor decayed since this
+    not_abstracted: bool = False  # no ``experience_id`` in its metadata yet
+    session: tuple[str, str] | None = None  # (tenant, session id)
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """A TIER-1 session: open until closed or idle."""
+
+    tenant: str
+    session: str
+    started_at: datetime
+    last_active_at: datetime
+    ended_at: datetime | None = None
+    end_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class ArchivedRef:
+    """Where an archived memory's record lies."""
+
+    memory_id: str
+    tenant: str
+    object: str
+    from_tier: str
+    archived_at: datetime
+
+
 class StoreTx(ABC):
     """One atomic unit of writes: all of it lands, or none of it."""
 
@@ -61,6 +107,23 @@ class StoreTx(ABC):
 
     @abstractmethod
     def set_meta(self, key: str, value: str) -> None: ...
+
+    @abstractmethod
+    def touch_session(self, tenant: str, session: str, at: datetime) -> None:
+        """Note activity in a session (opening it, or re-opening an ended one)."""
+
+    @abstractmethod
+    def end_session(self, tenant: str, session: str, at: datetime, reason: str) -> None: ...
+
+    @abstractmethod
+    def archive(self, tenant: str, memory_id: str, obj: str, from_tier: str,
+                at: datetime) -> None:
+        """Remove the memory from the live tables (as :meth:`delete`) and note where the
+        archive keeps it."""
+
+    @abstractmethod
+    def unarchive(self, tenant: str, memory_id: str) -> None:
+        """Forget the archive reference (after a restore has inserted the record again)."""
 
 
 class RecordStore(ABC):
@@ -127,6 +190,22 @@ class RecordStore(ABC):
                      with_embedding: bool = False) -> Iterator[MemoryRecord]: ...
 
     @abstractmethod
+    def tenants(self) -> list[str]:
+        """Every tenant with a live or archived memory."""
+
+    @abstractmethod
+    def select(self, sel: Selection, limit: int, after: str = "") -> list[MemoryRecord]:
+        """Up to ``limit`` memories matching ``sel`` with ids above ``after``, by id."""
+
+    @abstractmethod
+    def sessions(self, tenant: str | None = None, open_only: bool = True,
+                 idle_before: datetime | None = None) -> list[SessionInfo]: ...
+
+    @abstractmethod
+    def archived(self, tenant: str, ids: Sequence[str] | None = None) -> list[ArchivedRef]:
+        """Archive references of the tenant (of ``ids`` only, when given)."""
+
+    @abstractmethod
     def vector_seq(self) -> int: ...
 
     @abstractmethod
@@ -176,3 +255,56 @@ class VectorIndex(ABC):
 
     def save(self) -> None:  # noqa: B027 - persistent servers need nothing
         """Persist what is in memory (a no-op for server-side indexes)."""
+
+
+class Archive(ABC):
+    """TIER-5: immutable objects, each a batch of archived records (embeddings included).
+
+    An object is durable when :meth:`write` returns; the store of record then notes it. A
+    record whose id is live again (restored) is ignored by readers: the live store wins.
+    """
+
+    location: str
+
+    @abstractmethod
+    def write(self, tenant: str, records: Sequence[MemoryRecord], at: datetime) -> str:
+        """Store the batch; returns the object's name."""
+
+    @abstractmethod
+    def read(self, name: str) -> list[MemoryRecord]:
+        """The records of one object; :class:`~memstrata.errors.ArchiveError` naming it when
+        it is missing or malformed."""
+
+    @abstractmethod
+    def delete(self, name: str) -> None: ...
+
+
+class ActiveCache(ABC):
+    """TIER-1: the newest turns and tool calls of each session, read back in order without
+    search. The default reads the store of record; a server cache (Redis) mirrors them."""
+
+    @abstractmethod
+    def push(self, record: MemoryRecord) -> None: ...
+
+    @abstractmethod
+    def window(self, scope: Scope, memory_type: MemoryType, limit: int) -> list[MemoryRecord]:
+        """The newest ``limit`` memories of the type in the session, oldest first."""
+
+    @abstractmethod
+    def drop(self, tenant: str, session: str) -> None: ...
+
+
+class StoreActiveCache(ActiveCache):
+    """The embedded default: the store of record already keeps each session in order."""
+
+    def __init__(self, records: RecordStore) -> None:
+        self.records = records
+
+    def push(self, record: MemoryRecord) -> None:
+        pass
+
+    def window(self, scope: Scope, memory_type: MemoryType, limit: int) -> list[MemoryRecord]:
+        return self.records.recent_in_session(scope, memory_type, limit)[::-1]
+
+    def drop(self, tenant: str, session: str) -> None:
+        pass

@@ -19,14 +19,22 @@ import numpy as np
 from ..errors import StorageError
 from ..model import HistoryEntry, MemoryRecord, MemoryType, Scope, SearchFilter, Tier, TTLMode
 from ..text import INDEX_VERSION, date_terms, fts_query, index_terms
-from .base import RecordStore, StoreTx, VectorAttrs, VectorChanges
+from .base import (
+    ArchivedRef,
+    RecordStore,
+    Selection,
+    SessionInfo,
+    StoreTx,
+    VectorAttrs,
+    VectorChanges,
+)
 
 _COLUMNS = (
     "memory_id", "tenant", "user_id", "agent_id", "session_id", "memory_type", "tier", "content",
     "content_hash", "source", "source_reliability", "importance", "tags", "keywords", "related",
     "created_at", "updated_at", "last_retrieved_at", "retrieval_count", "expires_at", "ttl_mode",
     "ttl_days", "valid_from", "valid_to", "superseded_by", "question", "answer", "score",
-    "metadata", "context",
+    "metadata", "context", "tier_since", "scored_retrievals", "decayed_at",
 )
 _SELECT = ", ".join(_COLUMNS)
 # Model fields whose column has another name (the rest are named alike).
@@ -59,6 +67,7 @@ def _row(r: MemoryRecord) -> tuple[Any, ...]:
         r.ttl_days, _ts(r.valid_from), _ts(r.valid_to), r.superseded_by, r.question, r.answer,
         r.score, json.dumps(r.metadata, ensure_ascii=False, default=str),
         json.dumps({"before": r.context_before, "after": r.context_after}, ensure_ascii=False),
+        _ts(r.tier_since), r.scored_retrievals, _ts(r.decayed_at),
     )
 
 
@@ -81,6 +90,8 @@ def _record(row: sqlite3.Row | tuple[Any, ...], embedding: bytes | None = None) 
         score=v["score"], content_hash=v["content_hash"], metadata=json.loads(v["metadata"]),
         context_before=(ctx := json.loads(v["context"])).get("before", []),
         context_after=ctx.get("after", []),
+        tier_since=_dt(v["tier_since"]), scored_retrievals=v["scored_retrievals"],
+        decayed_at=_dt(v["decayed_at"]),
     )
 
 
@@ -104,6 +115,11 @@ def _filter_sql(flt: SearchFilter, now: datetime, alias: str = "m") -> tuple[str
         args.extend(t.value for t in flt.tiers)
     elif not flt.include_archive:
         where.append(f"{a}.tier != 'archive'")
+    for lim in flt.tier_limits:
+        where.append(f"NOT ({a}.tier = ? AND ({a}.importance < ? OR "
+                     f"COALESCE({a}.tier_since, {a}.created_at) < ?))")
+        args.extend((lim.tier.value, lim.min_importance,
+                     lim.since.timestamp() if lim.since else float("-inf")))
     if flt.tags:
         where.append(f"{a}.rowid IN (SELECT memory_rowid FROM memory_tags WHERE tenant = ? "
                      f"AND tag IN ({','.join('?' * len(flt.tags))}))")
@@ -188,6 +204,31 @@ class _SqliteTx(StoreTx):
     def set_meta(self, key: str, value: str) -> None:
         self._c.execute("INSERT INTO meta (key, value) VALUES (?, ?) "
                         "ON CONFLICT (key) DO UPDATE SET value = excluded.value", (key, value))
+
+    def touch_session(self, tenant: str, session: str, at: datetime) -> None:
+        self._c.execute(
+            "INSERT INTO sessions (tenant, session_id, started_at, last_active_at) "
+            "VALUES (?, ?, ?, ?) ON CONFLICT (tenant, session_id) DO UPDATE SET "
+            "last_active_at = MAX(last_active_at, excluded.last_active_at), ended_at = NULL, "
+            "end_reason = NULL", (tenant, session, at.timestamp(), at.timestamp()))
+
+    def end_session(self, tenant: str, session: str, at: datetime, reason: str) -> None:
+        self._c.execute("UPDATE sessions SET ended_at = ?, end_reason = ? WHERE tenant = ? "
+                        "AND session_id = ? AND ended_at IS NULL",
+                        (at.timestamp(), reason, tenant, session))
+
+    def archive(self, tenant: str, memory_id: str, obj: str, from_tier: str,
+                at: datetime) -> None:
+        self.delete(tenant, memory_id)
+        self._c.execute("INSERT INTO archived (memory_id, tenant, object, from_tier, archived_at) "
+                        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (memory_id) DO UPDATE SET "
+                        "object = excluded.object, from_tier = excluded.from_tier, "
+                        "archived_at = excluded.archived_at",
+                        (memory_id, tenant, obj, from_tier, at.timestamp()))
+
+    def unarchive(self, tenant: str, memory_id: str) -> None:
+        self._c.execute("DELETE FROM archived WHERE memory_id = ? AND tenant = ?",
+                        (memory_id, tenant))
 
 
 def _index_text(c: sqlite3.Connection, rowid: int, r: MemoryRecord) -> None:
@@ -462,6 +503,79 @@ class SqliteStore(RecordStore):
                 last = row[0]
                 yield _record(row[1 : 1 + len(_COLUMNS)], row[-1] if with_embedding else None)
 
+    def tenants(self) -> list[str]:
+        return [r[0] for r in self._query("SELECT tenant FROM memories UNION "
+                                          "SELECT tenant FROM archived ORDER BY 1")]
+
+    def select(self, sel: Selection, limit: int, after: str = "") -> list[MemoryRecord]:
+        where, args = ["memory_id > ?"], [after]
+        since = "COALESCE(tier_since, created_at)"
+
+        def cond(sql: str, *values: Any) -> None:
+            where.append(sql)
+            args.extend(values)
+
+        if sel.tenant is not None:
+            cond("tenant = ?", sel.tenant)
+        for col, values, neg in (("tier", sel.tiers, ""), ("memory_type", sel.types, ""),
+                                 ("memory_type", sel.exclude_types, "NOT ")):
+            if values is not None and (values or not neg):
+                cond(f"{col} {neg}IN ({','.join('?' * len(values))})",
+                     *(getattr(v, "value", v) for v in values))
+        if sel.current_only:
+            cond("valid_to IS NULL")
+        if sel.importance_above is not None:
+            cond("importance > ?", sel.importance_above)
+        if sel.importance_below is not None:
+            cond("importance < ?", sel.importance_below)
+        if sel.in_tier_before is not None:
+            cond(f"{since} < ?", sel.in_tier_before.timestamp())
+        if sel.idle_before is not None:
+            cond(f"COALESCE(last_retrieved_at, {since}) < ?", sel.idle_before.timestamp())
+        if sel.expired_at is not None:
+            cond("expires_at <= ?", sel.expired_at.timestamp())
+        if sel.unscored_retrievals:
+            cond("retrieval_count > scored_retrievals")
+        if sel.decay_due_before is not None:
+            cond(f"MAX(COALESCE(last_retrieved_at, {since}), COALESCE(decayed_at, 0)) < ?",
+                 sel.decay_due_before.timestamp())
+        if sel.not_abstracted:
+            cond("json_extract(metadata, '$.experience_id') IS NULL")
+        if sel.session is not None:
+            cond("tenant = ? AND session_id = ?", *sel.session)
+        rows = self._query(f"SELECT {_SELECT} FROM memories WHERE {' AND '.join(where)} "
+                           "ORDER BY memory_id LIMIT ?", (*args, limit))
+        return [_record(r) for r in rows]
+
+    def sessions(self, tenant: str | None = None, open_only: bool = True,
+                 idle_before: datetime | None = None) -> list[SessionInfo]:
+        where, args = ["1"], []
+        if tenant is not None:
+            where.append("tenant = ?")
+            args.append(tenant)
+        if open_only:
+            where.append("ended_at IS NULL")
+        if idle_before is not None:
+            where.append("last_active_at < ?")
+            args.append(idle_before.timestamp())
+        rows = self._query("SELECT tenant, session_id, started_at, last_active_at, ended_at, "
+                           f"end_reason FROM sessions WHERE {' AND '.join(where)} "
+                           "ORDER BY last_active_at", args)
+        return [SessionInfo(r[0], r[1], _dt(r[2]), _dt(r[3]), _dt(r[4]), r[5])  # type: ignore[arg-type]
+                for r in rows]
+
+    def archived(self, tenant: str, ids: Sequence[str] | None = None) -> list[ArchivedRef]:
+        sql = "SELECT memory_id, tenant, object, from_tier, archived_at FROM archived " \
+              "WHERE tenant = ?"
+        args: list[Any] = [tenant]
+        if ids is not None:
+            if not ids:
+                return []
+            sql += f" AND memory_id IN ({','.join('?' * len(ids))})"
+            args.extend(ids)
+        return [ArchivedRef(r[0], r[1], r[2], r[3], _dt(r[4]))  # type: ignore[arg-type]
+                for r in self._query(sql + " ORDER BY archived_at, memory_id", args)]
+
     def vector_seq(self) -> int:
         return int(self.get_meta("vector_seq") or 0)
 
@@ -495,9 +609,15 @@ class SqliteStore(RecordStore):
         total, current = self._query(
             "SELECT COUNT(*), COALESCE(SUM(valid_to IS NULL), 0) FROM memories WHERE tenant = ?",
             (tenant,))[0]
+        by_tier = counts("tier")
+        archived = self._query("SELECT COUNT(*) FROM archived WHERE tenant = ?", (tenant,))[0][0]
+        if archived:
+            by_tier["archive"] = by_tier.get("archive", 0) + archived
         return {
             "memories": total, "current": current, "superseded": total - current,
-            "by_type": counts("memory_type"), "by_tier": counts("tier"),
+            "archived": archived, "by_type": counts("memory_type"), "by_tier": by_tier,
+            "open_sessions": self._query("SELECT COUNT(*) FROM sessions WHERE tenant = ? AND "
+                                         "ended_at IS NULL", (tenant,))[0][0],
             "history_entries": self._query("SELECT COUNT(*) FROM history WHERE tenant = ?",
                                            (tenant,))[0][0],
             "schema_version": self.schema_version,
