@@ -62,14 +62,21 @@ def _vectors(texts: list[str], source: Path | None) -> np.ndarray:
     from memstrata import Memory, Settings
 
     if source is not None:
+        row = {t.strip(): i for i, t in enumerate(texts)}
+        out: np.ndarray | None = None
+        found = 0
         mem = Memory(settings=Settings.load(home=source))
-        by_text = {r.content: r.embedding for r in mem.stores.records.iter_records(
-            with_embedding=True)}
+        for r in mem.stores.records.iter_records(with_embedding=True):
+            i = row.get(r.content)
+            if i is not None and r.embedding is not None:
+                if out is None:
+                    out = np.zeros((len(texts), len(r.embedding)), np.float32)
+                out[i] = r.embedding
+                found += 1
         mem.close()
-        missing = [t for t in texts if t.strip() not in by_text]
-        if missing:
-            raise SystemExit(f"{len(missing)} texts have no vector in {source}")
-        return np.asarray([by_text[t.strip()] for t in texts], np.float32)
+        if out is None or found < len(texts):
+            raise SystemExit(f"{len(texts) - found} texts have no vector in {source}")
+        return out
     from memstrata.embeddings import create_embedder
 
     emb = create_embedder(Settings.load(home=tempfile.mkdtemp()).embedder)

@@ -61,3 +61,65 @@ def make_memory(home: Path, embedder: USEEmbedder, clock: Clock):
 @pytest.fixture
 def mem(make_memory) -> Iterator[Memory]:
     yield make_memory()
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[str]:
+    """A real S3 server (moto in server mode) on a loopback port; its endpoint URL.
+
+    Under CI a missing server fails the test; elsewhere it skips, saying how to enable it.
+    """
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    exe = shutil.which("moto_server", path=os.path.dirname(sys.executable))
+    if exe is None:
+        if os.environ.get("CI"):
+            pytest.fail("moto_server is not installed (pip install -e '.[dev]')")
+        pytest.skip("S3 tests need moto_server: pip install -e '.[dev]'")
+    port = _free_port()
+    proc = subprocess.Popen([exe, "-H", "127.0.0.1", "-p", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.get(url, timeout=1)
+            break
+        except httpx.HTTPError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail(f"moto_server did not start on {url}")
+            time.sleep(0.2)
+    try:
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture
+def s3_bucket(s3_server: str) -> str:
+    """A fresh bucket on the S3 server; its name."""
+    import uuid
+
+    import boto3
+
+    name = f"mem-{uuid.uuid4().hex[:12]}"
+    boto3.client("s3", endpoint_url=s3_server, region_name="us-east-1",
+                 aws_access_key_id="test", aws_secret_access_key="test").create_bucket(
+        Bucket=name)
+    return name

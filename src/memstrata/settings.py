@@ -327,9 +327,16 @@ class LifecycleSettings(_Section):
 
 
 class ArchiveSettings(_Section):
-    """TIER-5. ``url``: ``file:///path`` or a path (default ``<home>/archive``)."""
+    """TIER-5. ``url``: ``file:///path`` or a path (default ``<home>/archive``), or
+    ``s3://bucket[/prefix]`` with ``endpoint_url`` (MinIO and other S3-compatible servers) and
+    credentials (else boto3's usual chain: ``AWS_*`` variables, files)."""
 
     url: str | None = None
+    endpoint_url: str | None = None
+    region: str | None = None
+    access_key: str | None = Field(None, repr=False)
+    secret_key: str | None = Field(None, repr=False)
+    timeout: float = Field(10.0, gt=0)
 
 
 class Settings(BaseSettings):

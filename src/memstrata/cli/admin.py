@@ -30,9 +30,10 @@ def stats(
 def config_show(ctx: typer.Context, json_out: bool = typer.Option(False, "--json")) -> None:
     """The effective settings (defaults, file, MEMSTRATA_* variables), weights included."""
     data = settings_of(ctx).model_dump(mode="json")
-    for section in ("embedder", "llm"):
-        if data[section].get("api_key"):
-            data[section]["api_key"] = "***"
+    for section, key in (("embedder", "api_key"), ("llm", "api_key"),
+                         ("archive", "access_key"), ("archive", "secret_key")):
+        if data[section].get(key):
+            data[section][key] = "***"
     if json_out:
         print_json(data)
         return

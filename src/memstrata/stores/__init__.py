@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..errors import ArchiveError, ConfigError, EmbedderMismatchError, StorageError
 from ..model import MemoryRecord, Tier
-from ..settings import Settings
+from ..settings import ArchiveSettings, Settings
 from .base import (
     ActiveCache,
     Archive,
@@ -49,16 +49,24 @@ def check_home(home: Path) -> None:
         raise StorageError(f"home folder {home} is not writable")
 
 
-def open_archive(url: str | None, default: Path) -> Archive:
-    """``file:///path`` or a plain path (the embedded default)."""
+def open_archive(cfg: ArchiveSettings, default: Path) -> Archive:
+    """``file:///path`` or a plain path (the embedded default), or ``s3://bucket/prefix``."""
     from .file_archive import FileArchive
 
+    url = cfg.url
     if url is None:
         return FileArchive(default)
     if url.startswith("file://"):
         return FileArchive(Path(url.removeprefix("file://")).expanduser())
+    if url.startswith("s3://"):
+        from .s3_archive import S3Archive
+
+        return S3Archive(url, endpoint_url=cfg.endpoint_url, region=cfg.region,
+                         access_key=cfg.access_key, secret_key=cfg.secret_key,
+                         timeout=cfg.timeout)
     if "://" in url:
-        raise ConfigError(f"archive.url: unsupported scheme in {url!r} (use file:///path)")
+        raise ConfigError(f"archive.url: unsupported scheme in {url!r} (use file:///path or "
+                          "s3://bucket/prefix)")
     return FileArchive(Path(url).expanduser())
 
 
@@ -84,7 +92,7 @@ class Stores:
     def archive(self) -> Archive:
         """The TIER-5 archive (``archive.url``; default ``<home>/archive``), opened on use."""
         if self._archive is None:
-            self._archive = open_archive(self.settings.archive.url, self.home / ARCHIVE_DIR)
+            self._archive = open_archive(self.settings.archive, self.home / ARCHIVE_DIR)
         return self._archive
 
     def archived_records(self, tenant: str, ids: list[str] | None = None,
