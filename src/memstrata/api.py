@@ -247,7 +247,7 @@ class Memory:
                tier: str | Tier | None = None, metadata: Mapping[str, Any] | None = None,
                reason: str = "", tenant: str | None = None, actor: str = "api") -> MemoryRecord:
         """Change a memory in place (history keeps the old values). A new content is re-embedded."""
-        rec = self.get(memory_id, tenant=tenant)
+        rec = self._live(memory_id, tenant)
         changes: dict[str, Any] = {}
         vector = None
         if content is not None and not isinstance(content, str):
@@ -305,7 +305,7 @@ class Memory:
         ``weight``, bounded to 0..1."""
         if not isinstance(weight, (int, float)) or not 0.0 < weight <= 1.0:
             raise ValidationError(f"feedback weight {weight!r} is not in (0, 1]")
-        rec = self.get(memory_id, tenant=tenant)
+        rec = self._live(memory_id, tenant)
         delta = weight if helpful else -weight
         changes: dict[str, Any] = {"importance": round(min(1.0, max(0.0, rec.importance + delta)),
                                                        4)}
@@ -315,14 +315,24 @@ class Memory:
                            reason or ("helpful" if helpful else "not helpful"), "feedback")
 
     def delete(self, memory_id: str, *, reason: str = "", tenant: str | None = None) -> None:
-        """Delete a memory. Its last state stays in :meth:`history`."""
+        """Delete a memory, also from the archive. Its last state stays in :meth:`history`."""
         rec = self.get(memory_id, tenant=tenant)
+        if rec.tier is Tier.ARCHIVE:
+            self._lifecycle.delete_archived(rec, self._now(), reason)
+            return
         with self.stores.records.transaction() as tx:
             tx.delete(rec.scope.tenant, memory_id)
             tx.add_history(HistoryEntry(memory_id=memory_id, action="delete", at=self._now(),
                                         actor="api", reason=reason, old=snapshot(rec)),
                            rec.scope.tenant)
         self._after_write()
+
+    def _live(self, memory_id: str, tenant: str | None) -> MemoryRecord:
+        """The memory, which must not be archived (changing one needs a restore first)."""
+        rec = self.get(memory_id, tenant=tenant)
+        if rec.tier is Tier.ARCHIVE:
+            raise ValidationError(f"memory {memory_id} is archived; restore it first")
+        return rec
 
     # -- reads ---------------------------------------------------------------------------------
     def get(self, memory_id: str, *, tenant: str | None = None,

@@ -277,3 +277,18 @@ def test_archive_references_leave_the_live_tables(store: RecordStore) -> None:
     with store.transaction() as tx:
         tx.unarchive("default", "a")
     assert store.archived("default") == []
+
+
+def test_retrieval_counts_never_wait_for_a_writer(store: RecordStore, tmp_path) -> None:
+    put(store, rec("a", "alpha"))
+    other = type(store)(store.path)  # type: ignore[attr-defined]
+    with other.transaction():  # another writer holds the lock
+        store.record_retrieval("default", ["a"], T0)  # returns at once, kept pending
+        store.record_retrieval("default", ["a"], T0 + timedelta(hours=1))
+    got = store.get("default", "a")
+    assert got is not None and got.retrieval_count == 0
+    store.record_retrieval("default", ["a"], T0 + timedelta(minutes=5))  # writes the pending
+    got = store.get("default", "a")
+    assert got is not None and got.retrieval_count == 3
+    assert got.last_retrieved_at == T0 + timedelta(hours=1)
+    other.close()

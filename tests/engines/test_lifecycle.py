@@ -4,6 +4,7 @@ abstracted, re-scored, forgotten to the archive and restored; nothing is ever lo
 from __future__ import annotations
 
 import gzip
+import json
 import random
 from collections.abc import Callable
 from typing import Any
@@ -333,3 +334,72 @@ def test_no_sequence_of_consolidations_loses_a_memory(tmp_path_factory: pytest.T
     for mid in archived:
         assert mem.get(mid).tier is Tier.ARCHIVE  # readable from the archive
     mem.close()
+
+
+def test_an_archived_memory_is_read_only_and_deleted_from_its_object(mem: Memory,
+                                                                     clock: Clock) -> None:
+    a = mem.add("alpha note about the ingress", type="dialogue", importance=0.3).memory_id
+    b = mem.add("beta note about the ingress", type="dialogue", importance=0.3).memory_id
+    clock.advance(days=8)
+    mem.consolidate()
+    with pytest.raises(ValidationError, match="restore it first"):
+        mem.update(a, importance=0.9)
+    with pytest.raises(ValidationError, match="restore it first"):
+        mem.feedback(a, helpful=True)
+    hit = mem.search("alpha note ingress", include_archive=True)[0]
+    assert hit.memory.memory_id == a and hit.memory.embedding is None
+    mem.delete(a, reason="user asked")
+    with pytest.raises(NotFoundError):
+        mem.get(a)
+    assert mem.get(b).tier is Tier.ARCHIVE  # its neighbour in the object is still there
+    files = list((mem.settings.home / "archive").rglob("*.jsonl.gz"))
+    held = [json.loads(line)["memory_id"]
+            for line in gzip.decompress(files[0].read_bytes()).splitlines()]
+    assert len(files) == 1 and held == [b]
+    entry = mem.history(a)[-1]
+    assert entry.action == "delete" and entry.actor == "api" and entry.reason == "user asked"
+
+
+def _chat(handler: Callable[[Any], Any]) -> Any:
+    import httpx
+
+    from memstrata.llm import ChatClient
+    from memstrata.settings import LLMSettings
+
+    return ChatClient(LLMSettings(enabled=True, url="http://llm.test/v1", model="m"),
+                      transport=httpx.MockTransport(handler))
+
+
+def test_abstraction_through_the_llm_and_its_fallback(home, embedder, clock: Clock) -> None:
+    import httpx
+
+    prompts: list[str] = []
+
+    def good(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        if body["messages"][0]["content"].startswith("You turn"):
+            prompts.append(body["messages"][1]["content"])
+            answer = {"experience": "Lesson: pull secrets belong in imagePullSecrets."}
+        else:  # the update engine's own steps
+            answer = {"memory_type": "event", "tags": [], "importance": 0.8, "superseded": []}
+        return httpx.Response(200, json={"choices": [{"message": {
+            "content": json.dumps(answer)}}]})
+
+    with Memory(home=home / "a", embedder=embedder, clock=clock, llm=_chat(good)) as mem:
+        src = mem.add_event({"title": "order-deploy failed: ImagePullBackOff"},
+                            importance=0.8).memory_id
+        job = next(j for j in mem.consolidate().jobs if j.name == "abstract")
+        assert job.paths == {"llm": 1}
+        exp = mem.get(job.created[0])
+        assert exp.content == "Lesson: pull secrets belong in imagePullSecrets."
+        assert exp.metadata["abstraction"] == "llm" and src in exp.related_memory_ids
+        assert "ImagePullBackOff" in prompts[0]
+
+    def down(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(503, text="busy")
+
+    with Memory(home=home / "b", embedder=embedder, clock=clock, llm=_chat(down)) as mem:
+        mem.add_event({"title": "order-deploy failed: ImagePullBackOff"}, importance=0.8)
+        job = next(j for j in mem.consolidate().jobs if j.name == "abstract")
+        assert job.paths == {"extractive (llm failed)": 1}
+        assert mem.get(job.created[0]).content.startswith("Experience from 1 memory")

@@ -42,7 +42,8 @@ def extractive(records: Sequence[MemoryRecord], max_chars: int) -> str:
     important source first), or the most representative sentence when none is marked, and the
     entities named. Deterministic: the same sources give the same text."""
     ordered = sorted(records, key=lambda r: (-r.importance, r.created_at, r.memory_id))
-    candidates = [s for r in ordered for s in sentences(r.content)]
+    candidates = [s for r in ordered for s in sentences(r.content)] or \
+        [r.content.strip() for r in ordered]
     chosen: dict[str, str] = {}
     for role, pattern in _ROLES:
         matching = [s for s in candidates if pattern.search(s) and s not in chosen.values()]

@@ -21,7 +21,7 @@ from ..errors import ArchiveError, LLMError, NotFoundError, ValidationError
 from ..llm import ChatClient
 from ..model import Draft, HistoryEntry, MemoryRecord, MemoryType, Scope, SearchFilter, Tier
 from ..settings import Settings
-from ..stores import Stores
+from ..stores import Stores, StoreTx
 from ..stores.base import Selection
 from . import abstraction
 from .update import UpdateEngine, snapshot
@@ -118,9 +118,10 @@ class LifecycleEngine:
             yield batch
             after = batch[-1].memory_id
 
-    def _log(self, tx: Any, rec: MemoryRecord, action: str, now: datetime, reason: str,
-             old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
-        tx.add_history(HistoryEntry(memory_id=rec.memory_id, action=action, at=now, actor=ACTOR,
+    def _log(self, tx: StoreTx, rec: MemoryRecord, action: str, now: datetime, reason: str,
+             old: dict[str, Any] | None, new: dict[str, Any] | None,
+             actor: str = ACTOR) -> None:
+        tx.add_history(HistoryEntry(memory_id=rec.memory_id, action=action, at=now, actor=actor,
                                     reason=reason, old=old, new=new), rec.scope.tenant)
 
     def _move(self, records: list[MemoryRecord], tier: Tier, now: datetime, reason: str) -> int:
@@ -373,6 +374,30 @@ class LifecycleEngine:
                 raise
         self._synced()
         return len(records)
+
+    def delete_archived(self, rec: MemoryRecord, now: datetime, reason: str) -> None:
+        """Delete an archived memory for good: its object is rewritten without it (objects are
+        immutable), the other records it held are pointed at the new object, the old one is
+        removed. A crash in between leaves an orphan object, never a lost record."""
+        tenant = rec.scope.tenant
+        refs = self.stores.records.archived(tenant, [rec.memory_id])
+        if not refs:
+            raise NotFoundError(f"no memory {rec.memory_id}")
+        old = refs[0].object
+        others = [r for r in self.stores.records.archived(tenant) if r.object == old
+                  and r.memory_id != rec.memory_id]
+        keep_ids = {r.memory_id for r in others}
+        keep = [r for r in self.stores.archive.read(old) if r.memory_id in keep_ids]
+        new = self.stores.archive.write(tenant, keep, now) if keep else None
+        from_tier = {r.memory_id: r.from_tier for r in others}
+        with self.stores.records.transaction() as tx:
+            tx.unarchive(tenant, rec.memory_id)
+            for r in keep:
+                assert new is not None
+                tx.archive(tenant, r.memory_id, new, from_tier[r.memory_id], now)
+            self._log(tx, rec, "delete", now, reason or "deleted from the archive",
+                      snapshot(rec), None, actor="api")
+        self.stores.archive.delete(old)
 
     def restore(self, tenant: str, memory_id: str, now: datetime) -> MemoryRecord:
         """Bring an archived memory back to the tier it left (short-term for a session turn),

@@ -97,12 +97,12 @@ class RetrievalEngine:
         records = self.stores.records.filter(list(channels), flt, now)
         if flt.include_archive:
             archived = self._archived_candidates(flt, now)
-            records += archived
             for r in archived:
                 channels[r.memory_id] = ["archive"]
                 if r.embedding is not None:
                     vec_hits[r.memory_id] = float(np.asarray(r.embedding, np.float32) @ qvec)
             kw_hits.update(_bm25(tokens, archived, scale=max(kw_hits.values(), default=1.0)))
+            records += [r.model_copy(update={"embedding": None}) for r in archived]
         if not records:
             return []
         ids = [r.memory_id for r in records]

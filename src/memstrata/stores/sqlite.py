@@ -270,6 +270,9 @@ class SqliteStore(RecordStore):
         except OSError as exc:
             raise StorageError(f"cannot create the store {path}: {exc.strerror}") from None
         self._lock = threading.RLock()
+        self._busy_timeout_ms = int(busy_timeout_ms)
+        # Retrieval counts not written yet, by (tenant, memory id): (count, last time).
+        self._pending: dict[tuple[str, str], tuple[int, float]] = {}
 
     # -- schema ---------------------------------------------------------------------------
     def _migrate(self) -> None:
@@ -461,30 +464,45 @@ class SqliteStore(RecordStore):
                              new=json.loads(r[6]) if r[6] else None) for r in rows]
 
     def record_retrieval(self, tenant: str, ids: Sequence[str], when: datetime) -> None:
-        if not ids:
-            return
+        # Usage counters are not acknowledged user data. They are written without waiting:
+        # when another writer (a consolidation, a bulk add) holds the lock, they stay pending
+        # in memory and go out with the next retrieval that finds the store free (or at
+        # close), so a search never waits for a writer. They skip the fsync (WAL still makes
+        # the commit survive a killed process; only an OS crash could lose the last ones).
         with self._lock:
-            # Usage counters are not acknowledged user data: skip the fsync (WAL still makes
-            # the commit survive a killed process; only an OS crash could lose the last ones),
-            # and skip the update when another writer holds the lock: a search must not fail.
-            self._c.execute("PRAGMA synchronous = NORMAL")
-            try:
-                self._c.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError:
+            for mid in ids:
+                count, last = self._pending.get((tenant, mid), (0, 0.0))
+                self._pending[(tenant, mid)] = (count + 1, max(last, when.timestamp()))
+            self._flush_retrievals(wait=False)
+
+    def _flush_retrievals(self, wait: bool) -> None:
+        if not self._pending:
+            return
+        self._c.execute("PRAGMA synchronous = NORMAL")
+        if not wait:
+            self._c.execute("PRAGMA busy_timeout = 0")
+        try:
+            self._c.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError:
+            return
+        finally:
+            self._c.execute(f"PRAGMA busy_timeout = {self._busy_timeout_ms}")
+            if not self._c.in_transaction:
                 self._c.execute(f"PRAGMA synchronous = {self._synchronous}")
-                return
-            try:
-                self._c.execute(
-                    "UPDATE memories SET retrieval_count = retrieval_count + 1, "
-                    f"last_retrieved_at = ? WHERE +tenant = ? AND memory_id IN "
-                    f"({','.join('?' * len(ids))})", (when.timestamp(), tenant, *ids))
-                self._c.execute("COMMIT")
-            except BaseException:
-                if self._c.in_transaction:
-                    self._c.execute("ROLLBACK")
-                raise
-            finally:
-                self._c.execute(f"PRAGMA synchronous = {self._synchronous}")
+        try:
+            self._c.executemany(
+                "UPDATE memories SET retrieval_count = retrieval_count + ?, "
+                "last_retrieved_at = MAX(COALESCE(last_retrieved_at, 0), ?) "
+                "WHERE memory_id = ? AND +tenant = ?",
+                [(n, at, mid, ten) for (ten, mid), (n, at) in self._pending.items()])
+            self._c.execute("COMMIT")
+            self._pending.clear()
+        except BaseException:
+            if self._c.in_transaction:
+                self._c.execute("ROLLBACK")
+            raise
+        finally:
+            self._c.execute(f"PRAGMA synchronous = {self._synchronous}")
 
     def iter_records(self, tenant: str | None = None,
                      with_embedding: bool = False) -> Iterator[MemoryRecord]:
@@ -625,6 +643,8 @@ class SqliteStore(RecordStore):
 
     def close(self) -> None:
         with self._lock:
+            with contextlib.suppress(sqlite3.Error):
+                self._flush_retrievals(wait=True)
             with contextlib.suppress(sqlite3.Error):
                 self._c.execute("PRAGMA optimize")  # keeps the planner's statistics fresh
             self._c.close()
