@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 
 from ..engines.lifecycle import JOBS, ConsolidationReport
+from ..errors import MemstrataError
 from ._app import NOW, app, console, err_console, memory_of, print_json, split_csv
 
 
@@ -58,9 +59,17 @@ def worker(
     while True:
         due = mem.due_jobs()
         if due:
-            report = mem.consolidate(due)
-            changes = ", ".join(f"{j.name}: {sum(j.counts.values())}" for j in report.jobs)
-            err_console.print(f"{report.now:%Y-%m-%d %H:%M:%S} ran {changes}")
+            try:
+                report = mem.consolidate(due)
+            except MemstrataError as exc:
+                if once:
+                    raise
+                # An unreachable archive must not stop the worker: the memories stayed where
+                # they were, and the job is due again at the next check.
+                err_console.print(f"error: {exc}; retrying in {interval:g} s")
+            else:
+                changes = ", ".join(f"{j.name}: {sum(j.counts.values())}" for j in report.jobs)
+                err_console.print(f"{report.now:%Y-%m-%d %H:%M:%S} ran {changes}")
         if once:
             return
         time.sleep(interval)

@@ -22,6 +22,7 @@ from ..model import (
 )
 from ..settings import Settings
 from ..stores import Stores
+from ..stores.base import Candidate
 from ..text import analyse, estimate_tokens, identifiers, index_terms
 from . import scoring
 
@@ -94,15 +95,18 @@ class RetrievalEngine:
             for mid in hits:
                 channels.setdefault(mid, []).append(name)
 
+        # Ranked on slim candidates; full records are read for the hits kept only.
         records = self.stores.records.filter(list(channels), flt, now)
+        full: dict[str, MemoryRecord] = {}
         if flt.include_archive:
             archived = self._archived_candidates(flt, now)
             for r in archived:
                 channels[r.memory_id] = ["archive"]
                 if r.embedding is not None:
                     vec_hits[r.memory_id] = float(np.asarray(r.embedding, np.float32) @ qvec)
+                full[r.memory_id] = r.model_copy(update={"embedding": None})
             kw_hits.update(_bm25(tokens, archived, scale=max(kw_hits.values(), default=1.0)))
-            records += [r.model_copy(update={"embedding": None}) for r in archived]
+            records += [Candidate.of(r) for r in archived]
         if not records:
             return []
         ids = [r.memory_id for r in records]
@@ -111,17 +115,21 @@ class RetrievalEngine:
             vec_hits[mid] = float(vec @ qvec)
         kw_max = max((kw_hits.get(i, 0.0) for i in ids), default=0.0)
 
-        hits = []
+        ranked = []
         for r in records:
             parts = self._components(r, vec_hits.get(r.memory_id), kw_hits.get(r.memory_id, 0.0),
                                      kw_max, qtags, now)
             total = scoring.combine(parts, prof)
             if total <= 0.0 or total < prof.min_score:
                 continue
-            hits.append(SearchHit(memory=r, score=total, scores=parts,
-                                  channels=channels[r.memory_id]))
-        hits.sort(key=lambda h: (-h.score, -h.memory.created_at.timestamp()))
-        hits = hits[:top_k]
+            ranked.append((total, r, parts))
+        ranked.sort(key=lambda t: (-t[0], -t[1].created_at.timestamp()))
+        ranked = ranked[:top_k]
+        full.update(self.stores.records.get_many(
+            flt.tenant, [r.memory_id for _, r, _ in ranked if r.memory_id not in full]))
+        hits = [SearchHit(memory=full[r.memory_id], score=total, scores=parts,
+                          channels=channels[r.memory_id])
+                for total, r, parts in ranked if r.memory_id in full]
         live = [h.memory.memory_id for h in hits if h.channels != ["archive"]]
         if cfg.record_retrieval and live:
             self.stores.records.record_retrieval(flt.tenant, live, now)
@@ -158,7 +166,7 @@ class RetrievalEngine:
             out.append(r)
         return out
 
-    def _components(self, r: MemoryRecord, cosine: float | None, bm25: float, kw_max: float,
+    def _components(self, r: Candidate, cosine: float | None, bm25: float, kw_max: float,
                     qtags: list[str], now: datetime) -> ScoreBreakdown:
         age = scoring.age_days(r.created_at, now)
         rule = self.settings.update.ttl_by_type[r.memory_type.value]
@@ -214,6 +222,7 @@ class RetrievalEngine:
         if len(lines) > 2:
             out += lines
         return "\n".join(out) + "\n" if out else ""
+
 
 def _bm25(tokens: Sequence[str], records: Sequence[MemoryRecord], scale: float,
           k1: float = 1.2, b: float = 0.75) -> dict[str, float]:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model import HistoryEntry, MemoryRecord, MemoryType, Scope, SearchFilter, Tier
+from ..model import HistoryEntry, MemoryRecord, MemoryType, Scope, SearchFilter, Tier, TTLMode
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,26 @@ class VectorChanges:
     seq: int
     upserts: list[tuple[str, np.ndarray, VectorAttrs]]
     removals: list[str]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """What ranking needs of a memory; full records are read only for the hits kept."""
+
+    memory_id: str
+    memory_type: MemoryType
+    created_at: datetime
+    importance: float
+    source_reliability: float
+    tags: list[str]
+    ttl_mode: TTLMode
+    ttl_days: float | None
+    score: float | None
+
+    @classmethod
+    def of(cls, r: MemoryRecord) -> Candidate:
+        return cls(r.memory_id, r.memory_type, r.created_at, r.importance,
+                   r.source_reliability, r.tags, r.ttl_mode, r.ttl_days, r.score)
 
 
 @dataclass(frozen=True)
@@ -176,8 +196,8 @@ class RecordStore(ABC):
         """Those of ``candidates`` that some memory of the tenant carries as a tag."""
 
     @abstractmethod
-    def filter(self, ids: Sequence[str], flt: SearchFilter, now: datetime) -> list[MemoryRecord]:
-        """The records among ``ids`` that pass ``flt`` at ``now``."""
+    def filter(self, ids: Sequence[str], flt: SearchFilter, now: datetime) -> list[Candidate]:
+        """The memories among ``ids`` that pass ``flt`` at ``now``, as ranking candidates."""
 
     @abstractmethod
     def history(self, tenant: str, memory_id: str) -> list[HistoryEntry]: ...

@@ -21,6 +21,7 @@ from ..model import HistoryEntry, MemoryRecord, MemoryType, Scope, SearchFilter,
 from ..text import INDEX_VERSION, date_terms, fts_query, index_terms
 from .base import (
     ArchivedRef,
+    Candidate,
     RecordStore,
     Selection,
     SessionInfo,
@@ -448,13 +449,16 @@ class SqliteStore(RecordStore):
         found = {r[0] for r in rows}
         return [c for c in candidates if c in found]
 
-    def filter(self, ids: Sequence[str], flt: SearchFilter, now: datetime) -> list[MemoryRecord]:
+    def filter(self, ids: Sequence[str], flt: SearchFilter, now: datetime) -> list[Candidate]:
         if not ids:
             return []
         where, args = _filter_sql(flt, now)
-        rows = self._query(f"SELECT {_SELECT} FROM memories m WHERE {where} AND m.memory_id IN "
-                           f"({','.join('?' * len(ids))})", (*args, *ids))
-        return [_record(r) for r in rows]
+        rows = self._query(
+            "SELECT memory_id, memory_type, created_at, importance, source_reliability, tags, "
+            f"ttl_mode, ttl_days, score FROM memories m WHERE {where} AND m.memory_id IN "
+            f"({','.join('?' * len(ids))})", (*args, *ids))
+        return [Candidate(r[0], MemoryType(r[1]), _dt(r[2]), r[3], r[4],  # type: ignore[arg-type]
+                          json.loads(r[5]), TTLMode(r[6]), r[7], r[8]) for r in rows]
 
     def history(self, tenant: str, memory_id: str) -> list[HistoryEntry]:
         rows = self._query("SELECT memory_id, action, at, actor, reason, old, new FROM history "
