@@ -122,14 +122,16 @@ def search_child(home: Path, count: int, stop: Path | None) -> None:
     for q in queries[:5]:
         mem.search(q)
     times: list[float] = []
+    starts: list[float] = []
     i = 0
     while (stop is None and i < count) or (stop is not None and not stop.exists()):
+        starts.append(time.time())
         t0 = time.perf_counter()
         mem.search(queries[i % len(queries)])
         times.append(time.perf_counter() - t0)
         i += 1
     mem.close()
-    print(json.dumps({"times": times}))
+    print(json.dumps({"times": times, "starts": starts}))
 
 
 def consolidate_child(home: Path) -> None:
@@ -138,10 +140,12 @@ def consolidate_child(home: Path) -> None:
     mem = Memory(settings=Settings.load(home=home), clock=lambda: AT)
     rss_before = _rss_mb()
     t0 = time.perf_counter()
+    started = time.time()
     report = mem.consolidate()
     seconds = time.perf_counter() - t0
     mem.close()
     print(json.dumps({"seconds": round(seconds, 2), "rss_before_mb": round(rss_before, 1),
+                      "started": started,
                       "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
                                            / 1024, 1),
                       "report": report.model_dump(mode="json")}))
@@ -161,9 +165,14 @@ def run_size(n: int, work: Path, searches: int, source: Path | None) -> dict[str
     cons = _child(["--consolidate-child", str(home)])
     first = json.loads(cons.communicate()[0])
     stop.touch()
-    during = json.loads(searcher.communicate()[0])["times"]
+    timing = json.loads(searcher.communicate()[0])
+    during = timing["times"]
     out["consolidate"] = first
     out["search_during"] = _lat(during)
+    # The slowest searches, with when they started (seconds after the consolidation began).
+    slow = sorted(zip(during, timing["starts"]), reverse=True)[:10]
+    out["search_during_slowest"] = [{"ms": round(t * 1000, 1),
+                                     "at_s": round(s - first["started"], 2)} for t, s in slow]
     _log(f"{n:,}: consolidated in {first['seconds']} s, peak RSS {first['peak_rss_mb']} MB; "
          f"searches during: {out['search_during']}")
     again = json.loads(_child(["--consolidate-child", str(home)]).communicate()[0])

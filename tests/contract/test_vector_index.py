@@ -151,3 +151,21 @@ def test_batched_search_matches_single_searches(tmp_path: Path) -> None:
             {m for m, _ in got} & {m for m, _ in single}) >= 6  # both approximate at most
     assert batched[4] == []
     assert all(int(m[1:]) % 50 == 0 for m, _ in batched[1])  # the small user: exact subset
+
+
+def test_a_few_deletions_are_saved_as_holes_without_rebuilding_hnsw(tmp_path: Path) -> None:
+    rng = np.random.default_rng(6)
+    idx = make(tmp_path, hnsw_threshold=50)
+    v = unit(rng, 100)
+    idx.upsert([f"m{i}" for i in range(100)], v, [attrs() for _ in range(100)])
+    graph = idx._hnsw
+    idx.remove(["m1", "m2", "m3"])
+    idx.save()
+    assert idx._hnsw is graph  # 3 % deleted: no compaction, no rebuild
+    again = make(tmp_path, hnsw_threshold=50)
+    again.load()
+    assert len(again) == 97 and again.uses_hnsw
+    assert "m1" not in {m for m, _ in again.search(v[1], 10, SearchFilter())}
+    assert again.search(v[4], 1, SearchFilter())[0][0] == "m4"
+    again.upsert(["m1"], v[1:2], [attrs()])  # a deleted id can come back
+    assert again.search(v[1], 1, SearchFilter())[0][0] == "m1" and len(again) == 98

@@ -68,7 +68,7 @@ class RetrievalEngine:
         qtags = normalise_tags(tags) or self.query_tags(query, flt.tenant)
 
         flt = flt.model_copy(update={"tier_limits": self.tier_limits(now)})
-        self.stores.sync()
+        self.stores.sync(persist=False)
         # Full text runs in a worker while the query is embedded and the vector index searched
         # (SQLite, numpy and usearch all release the GIL). Its window is wider than the
         # candidates it contributes: it also gives S_kw to the candidates the other channels

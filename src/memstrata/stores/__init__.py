@@ -186,9 +186,11 @@ class Stores:
             index.remove(changes.removals)
         index.applied_seq = changes.seq
 
-    def sync(self, open_index: bool = True) -> None:
+    def sync(self, open_index: bool = True, persist: bool = True) -> None:
         """Apply every committed change the vector index has not seen (ours or another
-        process's); with ``open_index`` False, only if the index is open already."""
+        process's); with ``open_index`` False, only if the index is open already. With
+        ``persist`` False (the read path) the index is never written here: a search must not
+        pay for a save."""
         if self._vectors is None and not open_index:
             return
         index = self.vectors
@@ -196,8 +198,8 @@ class Stores:
             self._catch_up(index)
         # A save rewrites the whole file, so wait until the changes are a fair share of it:
         # the saves of a growing index then cost O(final size) in all.
-        if getattr(index, "dirty", 0) >= max(self.settings.store.vector_flush_every,
-                                             len(index) // 4):
+        if persist and getattr(index, "dirty", 0) >= max(self.settings.store.vector_flush_every,
+                                                         len(index) // 4):
             self.save_vectors()
 
     @contextmanager

@@ -22,7 +22,12 @@ from ..model import SearchFilter, Tier
 from .base import VectorAttrs, VectorIndex
 
 _FIELDS = ("tenant", "user", "agent", "session", "memory_type", "tier")
-FORMAT_VERSION = 1
+# 2: deleted rows may be saved (their id is ""), so a save need not rebuild the HNSW graph.
+FORMAT_VERSION = 2
+_READABLE = (1, 2)
+# A save compacts (and so rebuilds the HNSW graph, whose keys are row positions) only when
+# deleted rows are at least this share of all rows; below it they stay as holes.
+COMPACT_SHARE = 0.25
 
 
 class IndexFileError(Exception):
@@ -30,7 +35,8 @@ class IndexFileError(Exception):
 
 
 class LocalVectorIndex(VectorIndex):
-    """Append-only arrays with a live mask; deleted rows are compacted away on save."""
+    """Append-only arrays with a live mask; deleted rows are compacted away on save once they
+    are a quarter of all rows (``COMPACT_SHARE``)."""
 
     def __init__(self, folder: Path, dim: int, model_id: str, hnsw_threshold: int = 20_000,
                  exact_filter_limit: int = 20_000, oversample: int = 4) -> None:
@@ -228,7 +234,7 @@ class LocalVectorIndex(VectorIndex):
 
     def _compact(self) -> None:
         keep = np.flatnonzero(self._live[: self._n])
-        if len(keep) == self._n:
+        if self._n - len(keep) < COMPACT_SHARE * self._n:
             return
         self._mat = np.ascontiguousarray(self._mat[keep])
         self._valid = self._valid[keep]
@@ -257,8 +263,10 @@ class LocalVectorIndex(VectorIndex):
                 "seq": self.applied_seq, "hnsw_file": hnsw_name,
                 "intern": {f: list(self._intern[f]) for f in _FIELDS}}
         buf = io.BytesIO()
+        live = self._live[: self._n]
+        ids = [mid if live[i] else "" for i, mid in enumerate(self._ids)]
         np.savez(buf, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8),
-                 ids=np.array(self._ids, dtype=str), vectors=self._mat[: self._n],
+                 ids=np.array(ids, dtype=str), vectors=self._mat[: self._n],
                  valid=self._valid[: self._n],
                  **{f"code_{f}": self._codes[f][: self._n] for f in _FIELDS})
         _atomic_write(self._file, buf.getvalue())
@@ -274,7 +282,7 @@ class LocalVectorIndex(VectorIndex):
         try:
             with np.load(self._file, allow_pickle=False) as z:
                 meta = json.loads(z["meta"].tobytes())
-                if meta.get("format") != FORMAT_VERSION:
+                if meta.get("format") not in _READABLE:
                     raise IndexFileError(f"index format {meta.get('format')}")
                 if meta["model_id"] != self.model_id or meta["dim"] != self.dim:
                     raise IndexFileError(f"index made by {meta['model_id']}")
@@ -293,12 +301,12 @@ class LocalVectorIndex(VectorIndex):
         self._grow(max(n, 1))
         self._mat[:n] = vectors
         self._valid[:n] = valid
-        self._live[:n] = True
+        self._live[:n] = [bool(mid) for mid in ids]  # "" marks a deleted row
         for f in _FIELDS:
             self._codes[f][:n] = codes[f]
             self._intern[f] = {v: i for i, v in enumerate(meta["intern"][f])}
         self._ids = ids
-        self._pos = {mid: i for i, mid in enumerate(ids)}
+        self._pos = {mid: i for i, mid in enumerate(ids) if mid}
         self._n = n
         if n >= self.hnsw_threshold > 0:
             self._load_hnsw(meta.get("hnsw_file"))
