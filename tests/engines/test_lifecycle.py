@@ -71,6 +71,15 @@ def test_tool_call_expires_after_an_hour_unless_important(mem: Memory, clock: Cl
     assert tier_of(mem, kept) is not Tier.ARCHIVE
 
 
+def test_the_session_window_needs_no_user_but_respects_one(mem: Memory) -> None:
+    mem.add_messages([{"role": "user", "content": "deploy order-svc please"}], user="ops",
+                     session="s9")
+    assert [r.metadata["role"] for r in mem.session_window("s9")] == ["user"]
+    assert len(mem.session_window("s9", user="ops")) == 1
+    assert mem.session_window("s9", user="someone-else") == []
+    assert mem.session_window("s9", tenant="other") == []
+
+
 def test_context_puts_the_session_first_in_order(mem: Memory, clock: Clock) -> None:
     mem.add("order-svc runs on eks-prod-1", type="knowledge")
     mem.add_messages([{"role": "user", "content": "Why is order-svc failing?"},

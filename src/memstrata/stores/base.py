@@ -181,10 +181,11 @@ class RecordStore(ABC):
         ``max_docs`` memories are left out (the rarest one is kept)."""
 
     @abstractmethod
-    def recent_in_session(self, scope: Scope, memory_type: MemoryType,
-                          limit: int) -> list[MemoryRecord]:
-        """The newest current memories of ``memory_type`` in exactly ``scope`` (its session
-        included), newest first; none when the scope has no session."""
+    def recent_in_session(self, scope: Scope, memory_type: MemoryType, limit: int,
+                          exact: bool = True) -> list[MemoryRecord]:
+        """The newest current memories of ``memory_type`` in ``scope``'s session, newest first;
+        none when the scope has no session. ``exact``: the same user and agent (None included);
+        else a None user or agent matches any."""
 
     @abstractmethod
     def tag_search(self, tags: Sequence[str], flt: SearchFilter, now: datetime,
@@ -308,7 +309,8 @@ class ActiveCache(ABC):
 
     @abstractmethod
     def window(self, scope: Scope, memory_type: MemoryType, limit: int) -> list[MemoryRecord]:
-        """The newest ``limit`` memories of the type in the session, oldest first."""
+        """The newest ``limit`` memories of the type in the session, oldest first (a None user
+        or agent in ``scope`` matches any)."""
 
     @abstractmethod
     def drop(self, tenant: str, session: str) -> None: ...
@@ -324,7 +326,7 @@ class StoreActiveCache(ActiveCache):
         pass
 
     def window(self, scope: Scope, memory_type: MemoryType, limit: int) -> list[MemoryRecord]:
-        return self.records.recent_in_session(scope, memory_type, limit)[::-1]
+        return self.records.recent_in_session(scope, memory_type, limit, exact=False)[::-1]
 
     def drop(self, tenant: str, session: str) -> None:
         pass

@@ -411,15 +411,19 @@ class SqliteStore(RecordStore):
         kept = [t for t in tokens if df.get(t, 0) <= max_docs]
         return kept or [min(tokens, key=lambda t: df.get(t, 0))]
 
-    def recent_in_session(self, scope: Scope, memory_type: MemoryType,
-                          limit: int) -> list[MemoryRecord]:
+    def recent_in_session(self, scope: Scope, memory_type: MemoryType, limit: int,
+                          exact: bool = True) -> list[MemoryRecord]:
         if scope.session is None or limit < 1:
             return []
+        where, args = "tenant = ? AND session_id = ?", [scope.tenant, scope.session]
+        for col, value in (("user_id", scope.user), ("agent_id", scope.agent)):
+            if exact or value is not None:
+                where += f" AND {col} IS ?"
+                args.append(value)
         rows = self._query(
-            f"SELECT {_SELECT} FROM memories WHERE tenant = ? AND session_id = ? "
-            "AND user_id IS ? AND agent_id IS ? AND memory_type = ? AND valid_to IS NULL "
-            "ORDER BY created_at DESC, rowid DESC LIMIT ?",
-            (scope.tenant, scope.session, scope.user, scope.agent, memory_type.value, limit))
+            f"SELECT {_SELECT} FROM memories WHERE {where} AND memory_type = ? "
+            "AND valid_to IS NULL ORDER BY created_at DESC, rowid DESC LIMIT ?",
+            (*args, memory_type.value, limit))
         return [_record(r) for r in rows]
 
     def tag_search(self, tags: Sequence[str], flt: SearchFilter, now: datetime,
