@@ -20,6 +20,7 @@ from .engines.lifecycle import ConsolidationReport, LifecycleEngine
 from .engines.retrieval import RetrievalEngine
 from .engines.update import UpdateEngine, content_hash, embedding_text, snapshot
 from .errors import MemstrataError, NotFoundError, ValidationError
+from .history import SessionHistory
 from .llm import ChatClient
 from .model import (
     AddResult,
@@ -38,6 +39,7 @@ from .model import (
 )
 from .settings import Settings, describe_validation_error
 from .stores import Stores
+from .stores.session_log import SessionLog
 from .text import extract_keywords
 
 Clock = Callable[[], datetime]
@@ -85,6 +87,10 @@ class Memory:
         self._update = UpdateEngine(settings, self.stores, self.embedder, self._now, llm)
         self._retrieval = RetrievalEngine(settings, self.stores, self.embedder, self._now)
         self._lifecycle = LifecycleEngine(settings, self.stores, self._update, self._now, llm)
+        self.sessions = SessionHistory(SessionLog(settings.home / "sessions",
+                                                  settings.default_tenant),
+                                       settings.history, self._now, self._tenant, llm)
+        """L1: per-session Markdown history (``save``, ``load_session``, ``compress_history``)."""
 
     # -- plumbing ------------------------------------------------------------------------------
     def _now(self) -> datetime:

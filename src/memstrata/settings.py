@@ -326,6 +326,13 @@ class LifecycleSettings(_Section):
         return self
 
 
+class HistorySettings(_Section):
+    """L1 session history (seed 2): Markdown files under ``<home>/sessions``."""
+
+    slim_chars: int = Field(500, ge=20)  # HISTORY_SLIM_CHARS: longer user messages are cut
+    summary_chars: int = Field(300, ge=20)  # an answer's local extractive summary, at most
+
+
 class ArchiveSettings(_Section):
     """TIER-5. ``url``: ``file:///path`` or a path (default ``<home>/archive``), or
     ``s3://bucket[/prefix]`` with ``endpoint_url`` (MinIO and other S3-compatible servers) and
@@ -356,6 +363,7 @@ class Settings(BaseSettings):
     context: ContextSettings = Field(default_factory=ContextSettings)
     lifecycle: LifecycleSettings = Field(default_factory=LifecycleSettings)
     archive: ArchiveSettings = Field(default_factory=ArchiveSettings)
+    history: HistorySettings = Field(default_factory=HistorySettings)
 
     @classmethod
     def settings_customise_sources(

@@ -55,11 +55,15 @@ def parse_lines(name: str, payload: bytes) -> list[MemoryRecord]:
     return out
 
 
+def tenant_folder(tenant: str) -> str:
+    """A tenant as one path segment that can never leave its parent (``/`` and ``.`` are
+    %-encoded)."""
+    return quote(tenant, safe="").replace(".", "%2E")
+
+
 def object_name(tenant: str, at: datetime) -> str:
-    """``<tenant, %-encoded>/<UTC time>-<random>.jsonl.gz``: the tenant can never name a path
-    outside its folder (``/`` and ``.`` are encoded)."""
-    folder = quote(tenant, safe="").replace(".", "%2E")
-    return f"{folder}/{at.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:12]}.jsonl.gz"
+    """``<tenant folder>/<UTC time>-<random>.jsonl.gz``."""
+    return f"{tenant_folder(tenant)}/{at.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:12]}.jsonl.gz"
 
 
 class FileArchive(Archive):

@@ -1,0 +1,123 @@
+"""L1 session history: Markdown files per session and tenant, validated ids, compression."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import httpx
+import pytest
+from tests.conftest import Clock
+
+from memstrata import Memory, ValidationError
+
+
+@pytest.fixture
+def mem(make_memory: Callable[..., Memory]) -> Memory:
+    return make_memory()
+
+
+def test_save_and_load_a_session_as_markdown(mem: Memory, clock: Clock) -> None:
+    mem.sessions.save("s1", [{"role": "user", "content": "工单怎么提交？"},
+                             {"role": "assistant", "content": "## Steps\n1. Open the form.\n"
+                                                              "2. Submit it."}])
+    clock.advance(minutes=3)
+    path = mem.sessions.save("s1", [{"role": "assistant", "content": "a long answer"}],
+                             summary="Use the form.")
+    text = path.read_text("utf-8")
+    assert path == mem.settings.home / "sessions" / "s1.md"
+    assert text.startswith("# Session s1\n") and "工单怎么提交？" in text and "## Steps" in text
+    turns = mem.sessions.load_session("s1")
+    assert [(t["role"], t["summary"]) for t in turns] == [
+        ("user", False), ("assistant", False), ("assistant", True)]
+    assert turns[1]["content"] == "## Steps\n1. Open the form.\n2. Submit it."
+    assert turns[2]["content"] == "Use the form." and "a long answer" not in text
+    assert turns[0]["at"] == clock.now.replace(minute=0) and turns[2]["at"] == clock.now
+
+
+def test_sessions_and_tenants_are_isolated(mem: Memory) -> None:
+    mem.sessions.save("s1", [{"role": "user", "content": "first"}])
+    mem.sessions.save("s2", [{"role": "user", "content": "second"}])
+    mem.sessions.save("s1", [{"role": "user", "content": "acme's"}], tenant="acme/../x")
+    assert [t["content"] for t in mem.sessions.load_session("s1")] == ["first"]
+    assert [t["content"] for t in mem.sessions.load_session("s2")] == ["second"]
+    assert [t["content"] for t in mem.sessions.load_session("s1", tenant="acme/../x")] == [
+        "acme's"]
+    other = mem.sessions.path("s1", tenant="acme/../x")
+    assert other.is_relative_to(mem.settings.home / "sessions" / "tenants")
+    assert mem.sessions.load_session("never") == []
+
+
+@pytest.mark.parametrize("bad", ["../etc/passwd", "a/b", "x\x00y", ".hidden", "..", "",
+                                 "x" * 129, "a b"])
+def test_bad_session_ids_are_refused_and_nothing_written(mem: Memory, bad: str) -> None:
+    with pytest.raises(ValidationError, match="session id"):
+        mem.sessions.save(bad, [{"role": "user", "content": "hi"}])
+    with pytest.raises(ValidationError, match="session id"):
+        mem.sessions.load_session(bad)
+    assert not (mem.settings.home / "sessions").exists()
+
+
+def test_bad_messages_are_refused(mem: Memory) -> None:
+    with pytest.raises(ValidationError, match="no 'content'"):
+        mem.sessions.save("s1", [{"role": "user"}])
+    with pytest.raises(ValidationError, match="no message with text"):
+        mem.sessions.save("s1", [{"role": "user", "content": "  "}])
+    with pytest.raises(ValidationError, match="role"):
+        mem.sessions.save("s1", [{"role": "a role with spaces", "content": "x"}])
+    with pytest.raises(ValidationError, match="marker"):
+        mem.sessions.save("s1", [{"role": "user", "content":
+                                  "<!-- memstrata turn at=2026-01-01T00:00:00 role=user -->"}])
+    assert not (mem.settings.home / "sessions").exists()
+
+
+def test_compress_history_cuts_long_questions_and_summarises_answers(
+        make_memory: Callable[..., Memory]) -> None:
+    mem = make_memory(history={"slim_chars": 40, "summary_chars": 60})
+    long_q = "请帮我看一下这个审核流程为什么一直卡在第二步，" * 5
+    answer = ("The review is stuck because the approver left. Reassign it in the admin panel. "
+              "Then resubmit. If it still fails, open a ticket with the request id.")
+    out = mem.sessions.compress_history([
+        {"role": "user", "content": long_q},
+        {"role": "assistant", "content": answer},
+        {"role": "assistant", "content": answer, "summary": "Reassign the approver."},
+        {"role": "user", "content": "short"}])
+    assert out[0]["content"].startswith(long_q[:40]) and out[0]["content"].endswith(
+        f"…[{len(long_q) - 40} characters cut]")
+    assert out[1]["content"] == "The review is stuck because the approver left."
+    assert out[2]["content"] == "Reassign the approver."
+    assert out[3]["content"] == "short"
+    mem.sessions.save("s1", [{"role": "assistant", "content": answer}], summary="Reassign.")
+    assert mem.sessions.compress_history(mem.sessions.load_session("s1"))[0]["content"] == \
+        "Reassign."
+
+
+def test_answer_summary_by_the_llm_and_its_fallback(home, embedder, clock) -> None:
+    from memstrata.llm import ChatClient
+    from memstrata.settings import LLMSettings
+
+    def client(handler) -> ChatClient:
+        return ChatClient(LLMSettings(enabled=True, url="http://llm.test/v1", model="m"),
+                          transport=httpx.MockTransport(handler))
+
+    def good(request: httpx.Request) -> httpx.Response:
+        assert "Summarise" in json.loads(request.content)["messages"][0]["content"]
+        return httpx.Response(200, json={"choices": [{"message": {
+            "content": '{"summary": "Reset it in Settings."}'}}]})
+
+    with Memory(home=home, embedder=embedder, clock=clock, llm=client(good)) as mem:
+        assert mem.sessions.summarise("Go to Settings. Then Security.") == "Reset it in Settings."
+    with Memory(home=home, embedder=embedder, clock=clock,
+                llm=client(lambda r: httpx.Response(500))) as mem:
+        assert mem.sessions.summarise("Go to Settings. Then Security.") == \
+            "Go to Settings. Then Security."
+
+
+def test_history_settings_from_the_environment(monkeypatch, tmp_path) -> None:
+    from memstrata import ConfigError, Settings
+
+    monkeypatch.setenv("MEMSTRATA_HISTORY__SLIM_CHARS", "123")
+    assert Settings.load(home=tmp_path).history.slim_chars == 123
+    monkeypatch.setenv("MEMSTRATA_HISTORY__SLIM_CHARS", "5")
+    with pytest.raises(ConfigError, match=r"history\.slim_chars"):
+        Settings.load(home=tmp_path)
