@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pydantic
 
+from . import qa_files
 from .embeddings import Embedder, create_embedder
 from .engines import extract
 from .engines.lifecycle import ConsolidationReport, LifecycleEngine
@@ -39,6 +40,7 @@ from .model import (
 )
 from .settings import Settings, describe_validation_error
 from .stores import Stores
+from .stores.base import Selection
 from .stores.session_log import SessionLog
 from .text import extract_keywords
 
@@ -443,6 +445,122 @@ class Memory:
                                 if f.is_file())
         return out
 
+    # -- L2: scored Q&A pairs ------------------------------------------------------------------
+    def save_qa(self, question: str, answer: str, score: float = 0.5,
+                keywords: Sequence[str] | None = None, *, ttl_mode: str | TTLMode | None = None,
+                ttl_days: float | None = None, source_file: str | None = None,
+                source_location: str | None = None, user: str | None = None,
+                tenant: str | None = None) -> str:
+        """Remember a scored question/answer pair (seed 2's L2); returns its id. Keywords are
+        extracted from the pair (Chinese bigrams, Latin words) unless given."""
+        question, answer = _qa_text(question, "question"), _qa_text(answer, "answer")
+        meta = {k: v for k, v in (("source_file", source_file),
+                                  ("source_location", source_location)) if v is not None}
+        draft = self._draft(f"{question}\n{answer}", type=MemoryType.QA, tags=None,
+                            source="qa", importance=None,
+                            scope=self._scope(tenant, user, None, None), tier=None,
+                            ttl_mode=ttl_mode, ttl_days=ttl_days, metadata=meta,
+                            supersedes=None, question=question, answer=answer,
+                            score=_score(score))
+        if keywords is not None:
+            draft.keywords = [str(k).strip() for k in keywords if str(k).strip()]
+        return self._update.add([draft])[0].memory_id
+
+    def load_all_qa(self, *, tenant: str | None = None) -> list[MemoryRecord]:
+        """Every current Q&A pair of the tenant, by id."""
+        sel = Selection(tenant=self._tenant(tenant), types=[MemoryType.QA],
+                        tiers=[t for t in Tier if t is not Tier.ARCHIVE])
+        out: list[MemoryRecord] = []
+        while batch := self.stores.records.select(sel, 1000, out[-1].memory_id if out else ""):
+            out.extend(batch)
+        return out
+
+    def search_qa(self, question: str, top_k: int = 5, *,
+                  tenant: str | None = None) -> list[SearchHit]:
+        """The best pairs for ``question``: relevance x TTL weight x score (profile ``faq``)."""
+        return self.search(question, top_k=top_k, type=MemoryType.QA, profile="faq",
+                           tenant=tenant)
+
+    def update_qa(self, memory_id: str, *, question: str | None = None,
+                  answer: str | None = None, score: float | None = None,
+                  keywords: Sequence[str] | None = None, ttl_mode: str | TTLMode | None = None,
+                  ttl_days: float | None = None, reason: str = "",
+                  tenant: str | None = None) -> MemoryRecord:
+        """Change a pair in place (history keeps the old values); new text is re-embedded."""
+        rec = self._live(memory_id, tenant)
+        if rec.memory_type is not MemoryType.QA:
+            raise ValidationError(f"memory {memory_id} is not a Q&A pair")
+        changes: dict[str, Any] = {}
+        q = rec.question if question is None else _qa_text(question, "question")
+        a = rec.answer if answer is None else _qa_text(answer, "answer")
+        vector = None
+        if (q, a) != (rec.question, rec.answer):
+            changes.update(question=q, answer=a, content=f"{q}\n{a}",
+                           content_hash=content_hash(f"{q}\n{a}"))
+            self.stores.check_model()
+            vector = self.embedder().embed_documents([embedding_text(
+                rec.model_copy(update={"content": changes["content"]}),
+                self.settings.update.context_embed)])[0]
+        if score is not None and _score(score) != rec.score:
+            changes["score"] = _score(score)
+        if ttl_mode is not None and _enum(TTLMode, ttl_mode, "TTL mode") != rec.ttl_mode:
+            changes["ttl_mode"] = _enum(TTLMode, ttl_mode, "TTL mode")
+        if ttl_days is not None and ttl_days != rec.ttl_days:
+            if not isinstance(ttl_days, (int, float)) or ttl_days <= 0:
+                raise ValidationError(f"ttl_days {ttl_days!r} is not a positive number")
+            changes["ttl_days"] = float(ttl_days)
+        if not changes and keywords is None:
+            return rec
+        new = self._apply(rec, changes, "update", reason, "api", vector) if changes else rec
+        if keywords is not None:
+            kws = [str(k).strip() for k in keywords if str(k).strip()]
+            if kws != new.keywords:
+                new = self._apply(new, {"keywords": kws}, "update", reason, "api")
+        return new
+
+    def export_qa(self, folder: str | Path, *, tenant: str | None = None) -> list[Path]:
+        """Write every current pair as ``qa-<id>.md`` into ``folder`` (created if needed)."""
+        return [qa_files.write(Path(folder), r) for r in self.load_all_qa(tenant=tenant)]
+
+    def import_qa(self, folder: str | Path, *, tenant: str | None = None) -> dict[str, Any]:
+        """Read ``qa-*.md`` files: a file whose id is a pair of the tenant updates it, any other
+        adds a pair. A malformed file is reported by name and skipped. Returns ``created``
+        (file name -> new id), ``updated``, ``unchanged`` and ``skipped`` (file name -> why)."""
+        path = Path(folder)
+        if not path.is_dir():
+            raise ValidationError(f"{path} is not a folder")
+        report: dict[str, Any] = {"created": {}, "updated": [], "unchanged": [], "skipped": {}}
+        for file in sorted(path.glob("qa-*.md")):
+            try:
+                qa = qa_files.read(file)
+            except (ValueError, OSError) as exc:
+                report["skipped"][file.name] = str(exc)
+                continue
+            try:
+                known = None
+                if qa.id is not None:
+                    try:
+                        known = self.get(qa.id, tenant=tenant)
+                    except NotFoundError:
+                        known = None
+                if known is not None and known.memory_type is MemoryType.QA \
+                        and known.tier is not Tier.ARCHIVE:
+                    after = self.update_qa(known.memory_id, question=qa.question,
+                                           answer=qa.answer, score=qa.score,
+                                           keywords=qa.keywords, ttl_mode=qa.ttl_mode,
+                                           ttl_days=qa.ttl_days, reason=f"imported {file.name}",
+                                           tenant=tenant)
+                    (report["updated"] if _qa_state(after) != _qa_state(known)
+                     else report["unchanged"]).append(file.name)
+                else:
+                    report["created"][file.name] = self.save_qa(
+                        qa.question, qa.answer, qa.score, qa.keywords, ttl_mode=qa.ttl_mode,
+                        ttl_days=qa.ttl_days, source_file=qa.source_file,
+                        source_location=qa.source_location, tenant=tenant)
+            except ValidationError as exc:
+                report["skipped"][file.name] = str(exc)
+        return report
+
     # -- lifecycle -----------------------------------------------------------------------------
     def consolidate(self, jobs: Sequence[str] | None = None, *,
                     tenant: str | None = None) -> ConsolidationReport:
@@ -500,6 +618,22 @@ def _utc(value: datetime | None, name: str) -> datetime | None:
         raise ValidationError(f"{name} must be a datetime")
     return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else \
         value.astimezone(timezone.utc)
+
+
+def _qa_state(r: MemoryRecord) -> tuple[Any, ...]:
+    return (r.question, r.answer, r.score, r.keywords, r.ttl_mode, r.ttl_days)
+
+
+def _qa_text(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError(f"{what} must be non-empty text")
+    return value.strip()
+
+
+def _score(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise ValidationError(f"score {value!r} is not a number in 0..1")
+    return float(value)
 
 
 def _jsonable(v: Any) -> Any:

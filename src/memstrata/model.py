@@ -203,6 +203,7 @@ class Draft(BaseModel):
     supersedes: list[str] = Field(default_factory=list)
     created_at: datetime | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    keywords: list[str] | None = Field(None, max_length=100)  # else extracted from the text
 
     @field_validator("tags", mode="before")
     @classmethod

@@ -161,3 +161,21 @@ def test_lifecycle_by_time_travel_through_the_cli(tmp_path: Path) -> None:
     assert bad.returncode == 1 and "unknown lifecycle job" in bad.stderr
     bad = run(home, "restore", turn, ok=False)
     assert bad.returncode == 1 and "not archived" in bad.stderr
+
+
+def test_qa_pairs_through_the_cli(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    mid = run(home, "qa", "add", "如何提交工单？", "在服务门户点击新建工单。", "--score", "0.9",
+              "--keywords", "工单,提交").stdout.strip()
+    assert mid.startswith("mem_")
+    listed = json.loads(run(home, "qa", "list", "--json").stdout)
+    assert listed[0]["id"] == mid and listed[0]["keywords"] == ["工单", "提交"]
+    hits = json.loads(run(home, "qa", "search", "工单怎么提交", "--json").stdout)["hits"]
+    assert hits[0]["memory_id"] == mid and hits[0]["qa_score"] == 0.9
+    folder = tmp_path / "qa"
+    assert "wrote 1 file(s)" in run(home, "qa", "export", str(folder)).stdout
+    (folder / "qa-bad.md").write_text("---\n- not a mapping\n---\nx\n", "utf-8")
+    out = run(home, "qa", "import", str(folder)).stdout
+    assert "0 created, 0 updated, 1 unchanged, 1 skipped" in out and "qa-bad.md" in out
+    bad = run(home, "qa", "add", "q?", "a", "--score", "3", ok=False)
+    assert bad.returncode == 1 and "score 3.0 is not a number in 0..1" in bad.stderr

@@ -281,7 +281,8 @@ class UpdateEngine:
             memory_id=new_id(), content=d.content.strip(), memory_type=mtype,
             tier=tier, tier_since=created, scope=d.scope, source=d.source,
             source_reliability=reliability, importance=imp, tags=tags,
-            keywords=extract_keywords(d.content, self.cfg.keywords_max),
+            keywords=d.keywords if d.keywords is not None else
+            extract_keywords(d.content, self.cfg.keywords_max),
             created_at=created, updated_at=now, valid_from=created, expires_at=expires,
             ttl_mode=ttl_mode, ttl_days=ttl_days, question=d.question, answer=d.answer,
             score=d.score, content_hash=content_hash(d.content), metadata=dict(d.metadata),
