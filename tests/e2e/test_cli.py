@@ -179,3 +179,13 @@ def test_qa_pairs_through_the_cli(tmp_path: Path) -> None:
     assert "0 created, 0 updated, 1 unchanged, 1 skipped" in out and "qa-bad.md" in out
     bad = run(home, "qa", "add", "q?", "a", "--score", "3", ok=False)
     assert bad.returncode == 1 and "score 3.0 is not a number in 0..1" in bad.stderr
+
+
+def test_ask_through_the_cli(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    run(home, "qa", "add", "如何提交工单？", "在服务门户点击新建工单。", "--score", "0.9")
+    out = json.loads(run(home, "ask", "工单怎么提交", "--json", "--session", "s1").stdout)
+    assert out["route"] == "reuse" and out["answer"] == "在服务门户点击新建工单。"
+    assert out["matched"]["question"] == "如何提交工单？" and out["ms"] > 0
+    assert json.loads(run(home, "ask", "你好", "--json").stdout)["route"] == "skip"
+    assert (home / "sessions" / "s1.md").read_text("utf-8").count("memstrata turn") == 2

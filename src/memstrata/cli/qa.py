@@ -1,4 +1,5 @@
-"""``memstrata qa``: the scored Q&A pairs of the FAQ assistant (L2) and their Markdown mirror."""
+"""``memstrata qa`` (the FAQ assistant's scored pairs, L2, and their Markdown mirror) and
+``memstrata ask`` (the L3 fast path)."""
 
 from __future__ import annotations
 
@@ -106,3 +107,26 @@ def qa_import(
                   f"{len(report['unchanged'])} unchanged, {len(report['skipped'])} skipped")
     for name, why in report["skipped"].items():
         console.print(f"skipped {name}: {why}")
+
+
+@app.command()
+def ask(
+    ctx: typer.Context,
+    question: str = typer.Argument(...),
+    session: str | None = typer.Option(None, "--session", help="Also log the exchange (L1)."),
+    user: str | None = typer.Option(None, "--user"),
+    tenant: str | None = typer.Option(None, "--tenant"),
+    json_out: bool = typer.Option(False, "--json",
+                                  help="The route taken, the matched pair, confidence, time."),
+    now: str | None = NOW,
+) -> None:
+    """Answer QUESTION by the cheapest honest route: chit-chat (skip), a validated stored
+    answer (reuse), or retrieval (normal; with the LLM when configured)."""
+    res = memory_of(ctx).ask(question, session=session, user=user, tenant=tenant)
+    if json_out:
+        print_json(res.model_dump())
+        return
+    print(res.answer)
+    console.print(f"[dim]route: {res.route} ({res.reason}), {res.ms:.1f} ms"
+                  + (f", confidence {res.confidence:.2f}" if res.confidence is not None else "")
+                  + "[/dim]")

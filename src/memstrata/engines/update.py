@@ -72,7 +72,11 @@ def _supersede(tx: StoreTx, old: MemoryRecord, successor: str | None, reason: st
 
 def embedding_text(r: MemoryRecord, context_turns: int) -> str:
     """What a memory's vector is computed from: its content, then up to ``context_turns`` of
-    the turns before it (contextual keys: "Yes, every Sunday" is found by what it answers)."""
+    the turns before it (contextual keys: "Yes, every Sunday" is found by what it answers). A
+    Q&A pair is embedded by its question: a new question is matched to the questions asked
+    before (seed 2's matcher; the L3 fast path), while full text still sees the answer."""
+    if r.memory_type is MemoryType.QA and r.question:
+        return r.question
     return "\n".join([r.content, *r.context_before[:context_turns]])
 
 

@@ -1,0 +1,93 @@
+"""L3: the intent fast path routes chit-chat, reuses validated answers, and otherwise answers
+by retrieval (and the LLM when configured, which then makes a new pair)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import httpx
+import pytest
+
+from memstrata import Memory, ValidationError
+from memstrata.engines.intent import chit_chat
+
+
+@pytest.fixture
+def mem(make_memory: Callable[..., Memory]) -> Memory:
+    m = make_memory()
+    m.save_qa("How do I reset my password?", "Open Settings > Security, click Reset.", 0.9)
+    m.save_qa("如何提交工单？", "在服务门户点击新建工单。", 0.9)
+    m.save_qa("审核流程需要几天？", "一般 3 个工作日。", 0.4)  # not validated enough to reuse
+    return m
+
+
+@pytest.mark.parametrize("text,kind", [
+    ("Hi!", "greeting"), ("hello there", "greeting"), ("你好", "greeting"), ("在吗？", "greeting"),
+    ("Thanks a lot!", "thanks"), ("谢谢！", "thanks"), ("好的", "thanks"), ("bye", "goodbye"),
+    ("拜拜~", "goodbye"),
+])
+def test_chit_chat_in_both_languages(text: str, kind: str) -> None:
+    found = chit_chat(text)
+    assert found is not None and found[0] == kind
+
+
+@pytest.mark.parametrize("text", ["hi, how do I reset my password?", "谢谢，工单怎么提交？",
+                                  "thanks for nothing: the deploy failed again", ""])
+def test_questions_are_not_chit_chat(text: str) -> None:
+    assert chit_chat(text) is None
+
+
+def test_routes(mem: Memory) -> None:
+    skip = mem.ask("谢谢！")
+    assert skip.route == "skip" and skip.matched is None
+    reuse = mem.ask("I forgot my password, how can I reset it?")
+    assert reuse.route == "reuse" and reuse.answer == "Open Settings > Security, click Reset."
+    assert reuse.confidence >= mem.settings.faq.reuse_confidence and reuse.ms > 0
+    assert mem.ask("工单怎么提交").route == "reuse"
+    low = mem.ask("审核要多久")  # matched, but its score 0.4 is under reuse_min_score
+    assert low.route == "normal" and "No LLM is configured" in low.answer
+    assert "一般 3 个工作日" in low.answer  # the context still brings the pair
+    assert mem.ask("what is the VPN address of the Berlin office?").route == "normal"
+
+
+def test_memory_disabled_sends_everything_the_normal_way(make_memory) -> None:
+    mem = make_memory(faq={"enabled": False})
+    mem.save_qa("How do I reset my password?", "Settings.", 0.9)
+    res = mem.ask("How do I reset my password?")
+    assert res.route == "normal" and "Settings." not in res.answer
+
+
+def test_ask_logs_the_exchange_in_the_session(mem: Memory) -> None:
+    mem.ask("How do I reset my password?", session="s1")
+    turns = mem.sessions.load_session("s1")
+    assert [t["role"] for t in turns] == ["user", "assistant"]
+    assert turns[1]["content"] == "Open Settings > Security, click Reset."
+
+
+def test_normal_path_with_the_llm_makes_a_new_pair(home, embedder, clock) -> None:
+    from memstrata.llm import ChatClient
+    from memstrata.settings import LLMSettings
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        if body["messages"][0]["content"].startswith("You answer"):
+            assert "Question: Where is the VPN config?" in body["messages"][1]["content"]
+            text = "Download it from vpn.acme.internal."
+        else:  # the update engine's own steps
+            text = json.dumps({"memory_type": "qa", "tags": [], "importance": 0.5,
+                               "superseded": []})
+        return httpx.Response(200, json={"choices": [{"message": {"content": text}}]})
+
+    llm = ChatClient(LLMSettings(enabled=True, url="http://llm.test/v1", model="m"),
+                     transport=httpx.MockTransport(handler))
+    with Memory(home=home, embedder=embedder, clock=clock, llm=llm) as mem:
+        res = mem.ask("Where is the VPN config?")
+        assert res.route == "normal" and res.llm and res.answer.startswith("Download")
+        pair = mem.get(res.matched["id"])
+        assert pair.question == "Where is the VPN config?" and pair.score == 0.5
+
+
+def test_an_empty_question_is_refused(mem: Memory) -> None:
+    with pytest.raises(ValidationError, match="question"):
+        mem.ask("  ")
