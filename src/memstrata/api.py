@@ -5,10 +5,11 @@ Every surface (CLI, and later REST and MCP) is a thin face over this class.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,8 @@ class Memory:
         self._update = UpdateEngine(settings, self.stores, self.embedder, self._now, llm)
         self._retrieval = RetrievalEngine(settings, self.stores, self.embedder, self._now)
         self._lifecycle = LifecycleEngine(settings, self.stores, self._update, self._now, llm)
+        # L3's cache: (tenant, user, question as typed) -> (pair id, its content hash).
+        self._qa_cache: dict[tuple[str, str | None, str], tuple[str, str]] = {}
         self.sessions = SessionHistory(SessionLog(settings.home / "sessions",
                                                   settings.default_tenant),
                                        settings.history, self._now, self._tenant, llm)
@@ -583,14 +586,79 @@ class Memory:
         if chat is not None:
             res = AskResult(route="skip", answer=chat[1], reason=f"chit-chat ({chat[0]})")
         else:
-            res = (self._reuse(text, user, tenant) if cfg.enabled else None) or \
-                self._normal(text, session, user, tenant)
+            res = (self._cached(text, user, tenant) or self._reuse(text, user, tenant)
+                   if cfg.enabled else None) or self._normal(text, session, user, tenant)
         res.ms = round((time.perf_counter() - started) * 1000, 3)
         if session is not None:
+            self._session_feedback(session, tenant, chat[0] if chat else None, res)
             self.sessions.save(session, [{"role": "user", "content": text},
                                          {"role": "assistant", "content": res.answer}],
                                tenant=tenant)
         return res
+
+    def qa_feedback(self, memory_id: str, kind: str, *,
+                    tenant: str | None = None) -> MemoryRecord:
+        """FLOW-1: ``up`` or ``down`` from the user, or ``followup`` (a question right after
+        the answer: it was not enough) moves the pair's score by ``faq.feedback_*``."""
+        cfg = self.settings.faq
+        steps = {"up": (True, cfg.feedback_up), "down": (False, cfg.feedback_down),
+                 "followup": (False, cfg.feedback_followup)}
+        if kind not in steps:
+            raise ValidationError(f"feedback {kind!r} is not one of {list(steps)}")
+        helpful, weight = steps[kind]
+        rec = self._live(memory_id, tenant)
+        if rec.memory_type is not MemoryType.QA:
+            raise ValidationError(f"memory {memory_id} is not a Q&A pair")
+        return self.feedback(memory_id, helpful, weight=max(weight, 1e-6), tenant=tenant,
+                             reason={"up": "helpful", "down": "not helpful",
+                                     "followup": "a follow-up question came right after"}[kind])
+
+    def _session_feedback(self, session: str, tenant: str | None, chat: str | None,
+                          res: AskResult) -> None:
+        """Implicit feedback on the pair that answered the session's previous question, and
+        remember this answer's pair (in the store: the CLI asks from separate processes)."""
+        key = f"faq.last.{self._tenant(tenant)}.{session}"
+        last = self.stores.records.get_meta(key)
+        now = self._now()
+        if last:
+            pair, at = last.split("|", 1)
+            recent = now - datetime.fromisoformat(at) <= \
+                timedelta(minutes=self.settings.faq.followup_minutes)
+            kind = "up" if chat == "thanks" else ("followup" if chat is None else None)
+            if recent and kind:
+                with contextlib.suppress(NotFoundError, ValidationError):
+                    self.qa_feedback(pair, kind, tenant=tenant)
+        pair_id = (res.matched or {}).get("id")
+        with self.stores.records.transaction() as tx:
+            tx.set_meta(key, f"{pair_id}|{now.isoformat()}" if pair_id else "")
+
+    def _cached(self, question: str, user: str | None, tenant: str | None) -> AskResult | None:
+        """A pair promoted to the cache answers its question as typed, if it is still the
+        same pair: current, unchanged, not expired (else it leaves the cache)."""
+        key = (self._tenant(tenant), user, " ".join(question.lower().split()))
+        hit = self._qa_cache.get(key)
+        if hit is None:
+            return None
+        mid, version = hit
+        rec = self.stores.records.get(key[0], mid)
+        now = self._now()
+        if rec is None or rec.content_hash != version or rec.valid_to is not None \
+                or (rec.expires_at is not None and rec.expires_at <= now) \
+                or (rec.score or 0.0) < self.settings.faq.cache_min_score:
+            del self._qa_cache[key]
+            return None
+        return AskResult(route="reuse", answer=rec.answer or "", confidence=1.0,
+                         matched={"id": mid, "question": rec.question, "score": rec.score},
+                         reason="cached: a validated answer to this question")
+
+    def _promote_to_cache(self, question: str, user: str | None, tenant: str | None,
+                          rec: MemoryRecord) -> None:
+        cfg = self.settings.faq
+        if (rec.score or 0.0) >= cfg.cache_min_score and cfg.cache_size:
+            if len(self._qa_cache) >= cfg.cache_size:
+                self._qa_cache.pop(next(iter(self._qa_cache)))
+            key = (self._tenant(tenant), user, " ".join(question.lower().split()))
+            self._qa_cache[key] = (rec.memory_id, rec.content_hash)
 
     def _reuse(self, question: str, user: str | None, tenant: str | None) -> AskResult | None:
         cfg = self.settings.faq
@@ -610,6 +678,7 @@ class Memory:
             if confidence < cfg.reuse_confidence or (cand.score or 0.0) < cfg.reuse_min_score:
                 return None
             rec = self.get(mid, tenant=tenant)
+            self._promote_to_cache(question, user, tenant, rec)
             return AskResult(route="reuse", answer=rec.answer or "", confidence=confidence,
                              matched={"id": mid, "question": rec.question, "score": rec.score},
                              reason="a validated answer to the same question")

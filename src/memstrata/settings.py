@@ -338,6 +338,17 @@ class FAQSettings(_Section):
     reuse_confidence: float = Field(0.8, ge=-1.0, le=1.0)
     reuse_min_score: float = Field(0.7, ge=0.0, le=1.0)
     initial_score: float = Field(0.5, ge=0.0, le=1.0)  # FLOW-1: a new pair from an answer
+    # FLOW-1 feedback on a pair's score: explicit up/down, and implicit within
+    # ``followup_minutes`` of an answer in the same session: thanks count for it, another
+    # question (a follow-up: the answer was not enough) against it.
+    feedback_up: float = Field(0.1, ge=0.0, le=1.0)
+    feedback_down: float = Field(0.2, ge=0.0, le=1.0)
+    feedback_followup: float = Field(0.05, ge=0.0, le=1.0)
+    followup_minutes: float = Field(5.0, ge=0.0)
+    # Pairs reused at this score or above answer the same question (as typed, normalised)
+    # from an in-memory cache, checked against the store on every use.
+    cache_min_score: float = Field(0.9, ge=0.0, le=1.0)
+    cache_size: int = Field(10_000, ge=0)
 
 
 class HistorySettings(_Section):

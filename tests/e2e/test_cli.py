@@ -189,3 +189,7 @@ def test_ask_through_the_cli(tmp_path: Path) -> None:
     assert out["matched"]["question"] == "如何提交工单？" and out["ms"] > 0
     assert json.loads(run(home, "ask", "你好", "--json").stdout)["route"] == "skip"
     assert (home / "sessions" / "s1.md").read_text("utf-8").count("memstrata turn") == 2
+    pid = out["matched"]["id"]
+    assert run(home, "qa", "feedback", pid, "down").stdout.strip() == f"{pid} score 0.70"
+    bad = run(home, "qa", "feedback", pid, "meh", ok=False)
+    assert bad.returncode == 1 and "not one of" in bad.stderr

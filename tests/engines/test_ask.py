@@ -91,3 +91,47 @@ def test_normal_path_with_the_llm_makes_a_new_pair(home, embedder, clock) -> Non
 def test_an_empty_question_is_refused(mem: Memory) -> None:
     with pytest.raises(ValidationError, match="question"):
         mem.ask("  ")
+
+
+def test_feedback_moves_the_score_bounded_and_logged(mem: Memory) -> None:
+    pid = mem.save_qa("Where are the build logs?", "In the CI run page.", 0.95)
+    assert mem.qa_feedback(pid, "up").score == 1.0  # bounded
+    assert mem.qa_feedback(pid, "down").score == pytest.approx(0.8)
+    assert mem.qa_feedback(pid, "followup").score == pytest.approx(0.75)
+    assert [h.reason for h in mem.history(pid)][-3:] == [
+        "helpful", "not helpful", "a follow-up question came right after"]
+    with pytest.raises(ValidationError, match="not one of"):
+        mem.qa_feedback(pid, "meh")
+    note = mem.add("a plain note", type="knowledge").memory_id
+    with pytest.raises(ValidationError, match="not a Q&A pair"):
+        mem.qa_feedback(note, "up")
+
+
+def test_a_follow_up_counts_against_thanks_for_the_answer(mem: Memory, clock) -> None:
+    reset = next(r for r in mem.load_all_qa() if r.question.startswith("How do I reset"))
+    mem.ask("How do I reset my password?", session="s1")
+    clock.advance(minutes=1)
+    mem.ask("and where is Settings?", session="s1")  # a follow-up: the answer was not enough
+    assert mem.get(reset.memory_id).score == pytest.approx(0.85)
+    mem.ask("How do I reset my password?", session="s1")
+    clock.advance(minutes=1)
+    mem.ask("thanks!", session="s1")
+    assert mem.get(reset.memory_id).score == pytest.approx(0.95)
+    mem.ask("How do I reset my password?", session="s1")
+    clock.advance(minutes=10)  # long after: not a follow-up
+    mem.ask("what is the VPN address?", session="s1")
+    assert mem.get(reset.memory_id).score == pytest.approx(0.95)
+
+
+def test_cached_answers_are_dropped_when_their_pair_changes(mem: Memory) -> None:
+    pid = mem.save_qa("Which port does the API use?", "Port 8443.", 0.95)
+    first = mem.ask("Which port does the API use?")
+    assert first.route == "reuse" and first.reason.startswith("a validated")
+    second = mem.ask("which port does  the API use?")
+    assert second.route == "reuse" and second.reason.startswith("cached")
+    mem.update_qa(pid, answer="Port 9443 since the migration.")
+    third = mem.ask("Which port does the API use?")
+    assert not third.reason.startswith("cached") and third.answer.startswith("Port 9443")
+    mem.delete(pid)
+    gone = mem.ask("Which port does the API use?")
+    assert gone.route == "normal" and "9443" not in gone.answer.split("\n")[0]

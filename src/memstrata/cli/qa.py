@@ -130,3 +130,16 @@ def ask(
     console.print(f"[dim]route: {res.route} ({res.reason}), {res.ms:.1f} ms"
                   + (f", confidence {res.confidence:.2f}" if res.confidence is not None else "")
                   + "[/dim]")
+
+
+@qa_app.command("feedback")
+def qa_feedback(
+    ctx: typer.Context,
+    memory_id: str = typer.Argument(...),
+    kind: str = typer.Argument(..., help="up, down or followup."),
+    tenant: str | None = typer.Option(None, "--tenant"),
+    now: str | None = NOW,
+) -> None:
+    """Move a pair's score: up, down, or followup (the answer was not enough)."""
+    rec = memory_of(ctx).qa_feedback(memory_id, kind, tenant=tenant)
+    print(f"{rec.memory_id} score {rec.score:.2f}")
