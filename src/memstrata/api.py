@@ -663,7 +663,8 @@ class Memory:
     def _reuse(self, question: str, user: str | None, tenant: str | None) -> AskResult | None:
         cfg = self.settings.faq
         qvec = self.embedder().embed_query(question)
-        flt = SearchFilter(tenant=self._tenant(tenant), user=user, types=[MemoryType.QA])
+        flt = SearchFilter(tenant=self._tenant(tenant), types=[MemoryType.QA],
+                           user=None if cfg.share_across_users else user)
         self.stores.sync(persist=False)
         best = self.stores.vectors.search(qvec, 3, flt)
         if not best:

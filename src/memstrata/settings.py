@@ -349,6 +349,9 @@ class FAQSettings(_Section):
     # from an in-memory cache, checked against the store on every use.
     cache_min_score: float = Field(0.9, ge=0.0, le=1.0)
     cache_size: int = Field(10_000, ge=0)
+    # EVO-1: a pair one user's question made may answer another user of the same tenant
+    # (never another tenant). Off: the fast path reuses only the asking user's own pairs.
+    share_across_users: bool = True
 
 
 class HistorySettings(_Section):

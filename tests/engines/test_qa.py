@@ -132,3 +132,32 @@ def test_malformed_files_are_named_and_skipped(mem: Memory, tmp_path: Path, name
 def test_import_needs_a_folder(mem: Memory, tmp_path: Path) -> None:
     with pytest.raises(ValidationError, match="not a folder"):
         mem.import_qa(tmp_path / "missing")
+
+
+def test_near_duplicate_pairs_become_one_better_pair(mem: Memory) -> None:
+    first = mem.save_qa("How do I restart the payment service?", "Ask the on-call.", 0.6)
+    better = mem.save_qa("How do I restart the payment service?",
+                         "Run `kubectl rollout restart deploy/payment -n pay`.", 0.9)
+    assert better != first
+    assert [r.memory_id for r in mem.load_all_qa()] == [better]
+    old = mem.get(first)
+    assert old.superseded_by == better and old.valid_to is not None
+    assert mem.history(first)[-1].reason == "a better-scored answer to the same question"
+    assert [h.memory.memory_id for h in mem.search_qa("restart the payment service")] == [
+        better]
+    worse = mem.save_qa("How do I restart the payment service?", "Reboot the cluster.", 0.3)
+    assert worse == better  # merged into the better pair, its answer kept in history
+    entry = mem.history(better)[-1]
+    assert entry.action == "merge" and "Reboot the cluster." in entry.new["merged_content"]
+    assert mem.get(better).answer.startswith("Run `kubectl")
+
+
+def test_pairs_are_shared_across_users_of_a_tenant_only_when_allowed(
+        make_memory: Callable[..., Memory]) -> None:
+    mem = make_memory()
+    mem.save_qa("Where is the staging VPN profile?", "In the IT portal.", 0.9, user="u1")
+    assert mem.ask("Where is the staging VPN profile?", user="u2").route == "reuse"
+    assert mem.ask("Where is the staging VPN profile?", tenant="other").route == "normal"
+    private = make_memory(faq={"share_across_users": False})
+    assert private.ask("Where is the staging VPN profile?", user="u2").route == "normal"
+    assert private.ask("Where is the staging VPN profile?", user="u1").route == "reuse"

@@ -80,6 +80,11 @@ def embedding_text(r: MemoryRecord, context_turns: int) -> str:
     return "\n".join([r.content, *r.context_before[:context_turns]])
 
 
+def _key_text(r: MemoryRecord) -> str:
+    """What near-duplicates are compared on: a Q&A pair's question, else the content."""
+    return r.question if r.memory_type is MemoryType.QA and r.question else r.content
+
+
 def word_overlap(a: str, b: str) -> float:
     """Jaccard overlap of the analysed words of two texts, in 0..1."""
     x, y = set(analyse(a)), set(analyse(b))
@@ -354,10 +359,19 @@ class UpdateEngine:
         elif rec.memory_type in self.cfg.supersede_types:
             superseded, p.steps["supersede"] = self._detect_supersede(p, similar)
         # 3. near duplicate of a live memory of the very same scope: merged into or linked to it
+        # (Q&A pairs compare their questions: the same question with another answer).
         near = next((r for r, cos in similar if cos >= self.cfg.near_duplicate_threshold
-                     and word_overlap(r.content, rec.content) >= self.cfg.near_duplicate_overlap
+                     and word_overlap(_key_text(r), _key_text(rec))
+                     >= self.cfg.near_duplicate_overlap
                      and r.memory_type == rec.memory_type and r.scope == rec.scope
                      and r.memory_id not in superseded and _live(r, now)), None)
+        if near is not None and rec.memory_type is MemoryType.QA and not superseded \
+                and (rec.score or 0.0) >= (near.score or 0.0):
+            # EVO-1: one better pair. The better-scored answer is kept, the other superseded
+            # by it (linked, in history, never served again); a worse new pair is merged.
+            superseded = {near.memory_id: "a better-scored answer to the same question"}
+            p.steps["dedup"] = "near-duplicate pair superseded"
+            near = None
         if near is not None and not superseded and self.cfg.near_duplicate_action == "merge" \
                 and p.merge:
             p.steps["dedup"] = "near-duplicate merged"
