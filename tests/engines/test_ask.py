@@ -135,3 +135,18 @@ def test_cached_answers_are_dropped_when_their_pair_changes(mem: Memory) -> None
     mem.delete(pid)
     gone = mem.ask("Which port does the API use?")
     assert gone.route == "normal" and "9443" not in gone.answer.split("\n")[0]
+
+
+def test_the_faq_walkthrough_in_the_docs_runs(make_memory: Callable[..., Memory],
+                                               tmp_path) -> None:
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "faq.md").read_text("utf-8")
+    code = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    mem = make_memory()
+    code = code.replace("with Memory() as mem:", "if True:").replace('"faq/"',
+                                                                     repr(str(tmp_path)))
+    exec(compile(code, "docs/faq.md", "exec"), {"Memory": Memory, "mem": mem})
+    assert len(list(tmp_path.glob("qa-*.md"))) == 1
+    assert 'memstrata ask "工单怎么提交"' in text
