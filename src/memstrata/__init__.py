@@ -3,7 +3,8 @@
 The public API is :class:`Memory` and the model types; everything else is private plumbing.
 """
 
-from .api import Memory
+from .api import AskResult, Memory
+from .engines.lifecycle import ConsolidationReport, JobReport
 from .errors import (
     ConfigError,
     EmbedderError,
@@ -31,8 +32,27 @@ from .settings import Settings
 __version__ = "0.1.0"
 
 __all__ = [
-    "AddResult", "ConfigError", "EmbedderError", "EmbedderMismatchError", "HistoryEntry",
-    "IngestReport", "LLMError", "Memory", "MemoryRecord", "MemoryType", "MemstrataError",
-    "NotFoundError", "Scope", "ScoreBreakdown", "SearchHit", "Settings", "StorageError", "TTLMode",
-    "Tier", "ValidationError",
+    "AddResult",
+    "AskResult",
+    "ConfigError",
+    "ConsolidationReport",
+    "EmbedderError",
+    "EmbedderMismatchError",
+    "HistoryEntry",
+    "IngestReport",
+    "JobReport",
+    "LLMError",
+    "Memory",
+    "MemoryRecord",
+    "MemoryType",
+    "MemstrataError",
+    "NotFoundError",
+    "Scope",
+    "ScoreBreakdown",
+    "SearchHit",
+    "Settings",
+    "StorageError",
+    "TTLMode",
+    "Tier",
+    "ValidationError",
 ]

@@ -88,6 +88,7 @@ class Memory:
         self._embedder = embedder
         if llm is None and settings.llm.enabled:
             llm = ChatClient(settings.llm)
+        self._llm = llm
         self.stores = Stores(settings, self._model_id)
         self._update = UpdateEngine(settings, self.stores, self.embedder, self._now, llm)
         self._retrieval = RetrievalEngine(settings, self.stores, self.embedder, self._now)
@@ -690,7 +691,7 @@ class Memory:
         cfg = self.settings.faq
         context = self.context(question, top_k=cfg.top_k, session=session, user=user,
                                tenant=tenant) if cfg.enabled else ""
-        llm = self._update.llm
+        llm = self._llm
         if llm is None:
             answer = ("No LLM is configured, so here are the memories most relevant to the "
                       "question:\n\n" + context) if context else \
