@@ -416,6 +416,11 @@ class Memory:
         With ``session``, the session's last turns and tool calls (TIER-1, read in order, no
         search) come first; the search then covers every session of the tenant/user/agent.
         """
+        return self._context(query, max_tokens, top_k, session, **search_args)[0]
+
+    def _context(self, query: str, max_tokens: int | None, top_k: int | None,
+                 session: str | None, **search_args: Any) -> tuple[str, list[SearchHit]]:
+        """:meth:`context`, and the hits behind it."""
         budget = self.settings.context.max_tokens if max_tokens is None else max_tokens
         if not isinstance(budget, int) or budget < 16:
             raise ValidationError(f"max_tokens {budget} is too small (at least 16)")
@@ -426,8 +431,8 @@ class Memory:
                                          agent=search_args.get("agent"))
         hits = self.search(query, top_k=top_k or self.settings.context.top_k, **search_args)
         shown = {r.memory_id for r in window}
-        return self._retrieval.pack([h for h in hits if h.memory.memory_id not in shown], budget,
-                                    window)
+        hits = [h for h in hits if h.memory.memory_id not in shown]
+        return self._retrieval.pack(hits, budget, window), hits
 
     def session_window(self, session: str, *, tenant: str | None = None,
                        user: str | None = None, agent: str | None = None) -> list[MemoryRecord]:
@@ -633,6 +638,33 @@ class Memory:
         with self.stores.records.transaction() as tx:
             tx.set_meta(key, f"{pair_id}|{now.isoformat()}" if pair_id else "")
 
+    def _save_answer(self, question: str, answer: str, sources: dict[str, str],
+                     user: str | None, tenant: str | None) -> str:
+        pid = self.save_qa(question, answer, self.settings.faq.initial_score, user=user,
+                           tenant=tenant)
+        if sources:
+            rec = self.get(pid, tenant=tenant)
+            self._apply(rec, {"metadata": {**rec.metadata, "sources": sources}}, "link",
+                        "the memories the answer came from", "ask")
+        return pid
+
+    def _sources_intact(self, rec: MemoryRecord) -> bool:
+        """Are the memories a pair's answer came from all still current and unedited?"""
+        sources = rec.metadata.get("sources")
+        if not isinstance(sources, dict) or not sources:
+            return True
+        now = self._now()
+        live = self.stores.records.get_many(rec.scope.tenant, list(sources))
+        return all(mid in live and live[mid].content_hash == h
+                   and (live[mid].valid_to is None or live[mid].valid_to > now)
+                   for mid, h in sources.items())
+
+    def _retire(self, rec: MemoryRecord) -> None:
+        """A pair whose answer rests on a memory that changed is no longer valid (kept in
+        history, never served again)."""
+        self._apply(rec, {"valid_to": self._now()}, "supersede",
+                    "a memory the answer came from changed", "ask")
+
     def _cached(self, question: str, user: str | None, tenant: str | None) -> AskResult | None:
         """A pair promoted to the cache answers its question as typed, if it is still the
         same pair: current, unchanged, not expired (else it leaves the cache)."""
@@ -647,6 +679,10 @@ class Memory:
                 or (rec.expires_at is not None and rec.expires_at <= now) \
                 or (rec.score or 0.0) < self.settings.faq.cache_min_score:
             del self._qa_cache[key]
+            return None
+        if not self._sources_intact(rec):
+            del self._qa_cache[key]
+            self._retire(rec)
             return None
         return AskResult(route="reuse", answer=rec.answer or "", confidence=1.0,
                          matched={"id": mid, "question": rec.question, "score": rec.score},
@@ -680,6 +716,9 @@ class Memory:
             if confidence < cfg.reuse_confidence or (cand.score or 0.0) < cfg.reuse_min_score:
                 return None
             rec = self.get(mid, tenant=tenant)
+            if not self._sources_intact(rec):
+                self._retire(rec)
+                return None  # answered anew, from what is true now
             self._promote_to_cache(question, user, tenant, rec)
             return AskResult(route="reuse", answer=rec.answer or "", confidence=confidence,
                              matched={"id": mid, "question": rec.question, "score": rec.score},
@@ -689,8 +728,8 @@ class Memory:
     def _normal(self, question: str, session: str | None, user: str | None,
                 tenant: str | None) -> AskResult:
         cfg = self.settings.faq
-        context = self.context(question, top_k=cfg.top_k, session=session, user=user,
-                               tenant=tenant) if cfg.enabled else ""
+        context, hits = self._context(question, None, cfg.top_k, session, user=user,
+                                      tenant=tenant) if cfg.enabled else ("", [])
         llm = self._llm
         if llm is None:
             answer = ("No LLM is configured, so here are the memories most relevant to the "
@@ -705,7 +744,10 @@ class Memory:
         except MemstrataError as exc:
             return AskResult(route="normal", answer=context, reason=f"retrieval (LLM failed: "
                              f"{exc})")
-        pair = self.save_qa(question, answer, cfg.initial_score, user=user, tenant=tenant) \
+        # The pair remembers the memories its answer came from: when one of them changes, the
+        # pair is no longer reused (see _sources_intact).
+        sources = {h.memory.memory_id: h.memory.content_hash for h in hits}
+        pair = self._save_answer(question, answer, sources, user, tenant) \
             if answer and cfg.enabled else None
         return AskResult(route="normal", answer=answer, reason="retrieval + LLM",
                          matched={"id": pair, "question": question, "score": cfg.initial_score}

@@ -150,3 +150,34 @@ def test_the_faq_walkthrough_in_the_docs_runs(make_memory: Callable[..., Memory]
     exec(compile(code, "docs/faq.md", "exec"), {"Memory": Memory, "mem": mem})
     assert len(list(tmp_path.glob("qa-*.md"))) == 1
     assert 'memstrata ask "工单怎么提交"' in text
+
+
+def test_an_answer_is_not_reused_once_a_memory_behind_it_changes(home, embedder, clock) -> None:
+    from memstrata.llm import ChatClient
+    from memstrata.settings import LLMSettings
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        if body["messages"][0]["content"].startswith("You answer"):
+            text = "Port 8443." if "8443" in body["messages"][1]["content"] else "Port 9443."
+        else:
+            text = json.dumps({"memory_type": "knowledge", "tags": [], "importance": 0.5,
+                               "superseded": []})
+        return httpx.Response(200, json={"choices": [{"message": {"content": text}}]})
+
+    llm = ChatClient(LLMSettings(enabled=True, url="http://llm.test/v1", model="m"),
+                     transport=httpx.MockTransport(handler))
+    with Memory(home=home, embedder=embedder, clock=clock, llm=llm) as mem:
+        fact = mem.add("The public API listens on port 8443.", type="knowledge").memory_id
+        first = mem.ask("Which port does the public API use?")
+        pair = mem.get(first.matched["id"])
+        assert first.route == "normal" and fact in pair.metadata["sources"]
+        mem.update_qa(pair.memory_id, score=0.95)
+        assert mem.ask("Which port does the public API use?").route == "reuse"
+        assert mem.ask("Which port does the public API use?").reason.startswith("cached")
+        mem.update(fact, content="The public API listens on port 9443 since the migration.")
+        again = mem.ask("Which port does the public API use?")
+        assert again.route == "normal" and again.answer == "Port 9443."
+        old = mem.get(pair.memory_id)
+        assert old.valid_to is not None
+        assert mem.history(pair.memory_id)[-1].reason == "a memory the answer came from changed"
