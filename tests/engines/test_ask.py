@@ -181,3 +181,11 @@ def test_an_answer_is_not_reused_once_a_memory_behind_it_changes(home, embedder,
         old = mem.get(pair.memory_id)
         assert old.valid_to is not None
         assert mem.history(pair.memory_id)[-1].reason == "a memory the answer came from changed"
+
+
+@pytest.mark.parametrize("asked", ["How do I reset my API token?", "如何撤回工单？",
+                                   "How do I reset my 2FA device?"])
+def test_a_like_question_about_something_else_is_not_given_the_stored_answer(
+        mem: Memory, asked: str) -> None:
+    res = mem.ask(asked)
+    assert res.route == "normal", res
