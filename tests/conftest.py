@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -123,3 +124,14 @@ def s3_bucket(s3_server: str) -> str:
                  aws_access_key_id="test", aws_secret_access_key="test").create_bucket(
         Bucket=name)
     return name
+
+
+def mock_llm(handler: Callable[[Any], Any]) -> Any:
+    """A chat client whose endpoint is ``handler`` (an ``httpx.Request -> httpx.Response``)."""
+    import httpx
+
+    from memstrata.llm import ChatClient
+    from memstrata.settings import LLMSettings
+
+    return ChatClient(LLMSettings(enabled=True, url="http://llm.test/v1", model="m"),
+                      transport=httpx.MockTransport(handler))

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import httpx
 import pytest
+from tests.conftest import mock_llm
 
 from memstrata import Memory, ValidationError
 from memstrata.engines.intent import chit_chat
@@ -66,9 +67,6 @@ def test_ask_logs_the_exchange_in_the_session(mem: Memory) -> None:
 
 
 def test_normal_path_with_the_llm_makes_a_new_pair(home, embedder, clock) -> None:
-    from memstrata.llm import ChatClient
-    from memstrata.settings import LLMSettings
-
     def handler(request: httpx.Request) -> httpx.Response:
         body = json.loads(request.content)
         if body["messages"][0]["content"].startswith("You answer"):
@@ -79,8 +77,7 @@ def test_normal_path_with_the_llm_makes_a_new_pair(home, embedder, clock) -> Non
                                "superseded": []})
         return httpx.Response(200, json={"choices": [{"message": {"content": text}}]})
 
-    llm = ChatClient(LLMSettings(enabled=True, url="http://llm.test/v1", model="m"),
-                     transport=httpx.MockTransport(handler))
+    llm = mock_llm(handler)
     with Memory(home=home, embedder=embedder, clock=clock, llm=llm) as mem:
         res = mem.ask("Where is the VPN config?")
         assert res.route == "normal" and res.llm and res.answer.startswith("Download")
@@ -153,9 +150,6 @@ def test_the_faq_walkthrough_in_the_docs_runs(make_memory: Callable[..., Memory]
 
 
 def test_an_answer_is_not_reused_once_a_memory_behind_it_changes(home, embedder, clock) -> None:
-    from memstrata.llm import ChatClient
-    from memstrata.settings import LLMSettings
-
     def handler(request: httpx.Request) -> httpx.Response:
         body = json.loads(request.content)
         if body["messages"][0]["content"].startswith("You answer"):
@@ -165,8 +159,7 @@ def test_an_answer_is_not_reused_once_a_memory_behind_it_changes(home, embedder,
                                "superseded": []})
         return httpx.Response(200, json={"choices": [{"message": {"content": text}}]})
 
-    llm = ChatClient(LLMSettings(enabled=True, url="http://llm.test/v1", model="m"),
-                     transport=httpx.MockTransport(handler))
+    llm = mock_llm(handler)
     with Memory(home=home, embedder=embedder, clock=clock, llm=llm) as mem:
         fact = mem.add("The public API listens on port 8443.", type="knowledge").memory_id
         first = mem.ask("Which port does the public API use?")

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import httpx
 import pytest
-from tests.conftest import Clock
+from tests.conftest import Clock, mock_llm
 
 from memstrata import Memory, ValidationError
 
@@ -93,12 +93,7 @@ def test_compress_history_cuts_long_questions_and_summarises_answers(
 
 
 def test_answer_summary_by_the_llm_and_its_fallback(home, embedder, clock) -> None:
-    from memstrata.llm import ChatClient
-    from memstrata.settings import LLMSettings
-
-    def client(handler) -> ChatClient:
-        return ChatClient(LLMSettings(enabled=True, url="http://llm.test/v1", model="m"),
-                          transport=httpx.MockTransport(handler))
+    client = mock_llm
 
     def good(request: httpx.Request) -> httpx.Response:
         assert "Summarise" in json.loads(request.content)["messages"][0]["content"]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.conftest import Clock
+from tests.conftest import Clock, mock_llm
 
 from memstrata import Memory, MemoryType, NotFoundError, Settings, Tier, ValidationError
 
@@ -369,16 +369,6 @@ def test_an_archived_memory_is_read_only_and_deleted_from_its_object(mem: Memory
     assert entry.action == "delete" and entry.actor == "api" and entry.reason == "user asked"
 
 
-def _chat(handler: Callable[[Any], Any]) -> Any:
-    import httpx
-
-    from memstrata.llm import ChatClient
-    from memstrata.settings import LLMSettings
-
-    return ChatClient(LLMSettings(enabled=True, url="http://llm.test/v1", model="m"),
-                      transport=httpx.MockTransport(handler))
-
-
 def test_abstraction_through_the_llm_and_its_fallback(home, embedder, clock: Clock) -> None:
     import httpx
 
@@ -394,7 +384,7 @@ def test_abstraction_through_the_llm_and_its_fallback(home, embedder, clock: Clo
         return httpx.Response(200, json={"choices": [{"message": {
             "content": json.dumps(answer)}}]})
 
-    with Memory(home=home / "a", embedder=embedder, clock=clock, llm=_chat(good)) as mem:
+    with Memory(home=home / "a", embedder=embedder, clock=clock, llm=mock_llm(good)) as mem:
         src = mem.add_event({"title": "order-deploy failed: ImagePullBackOff"},
                             importance=0.8).memory_id
         job = next(j for j in mem.consolidate().jobs if j.name == "abstract")
@@ -407,7 +397,7 @@ def test_abstraction_through_the_llm_and_its_fallback(home, embedder, clock: Clo
     def down(request: httpx.Request) -> httpx.Response:
         return httpx.Response(503, text="busy")
 
-    with Memory(home=home / "b", embedder=embedder, clock=clock, llm=_chat(down)) as mem:
+    with Memory(home=home / "b", embedder=embedder, clock=clock, llm=mock_llm(down)) as mem:
         mem.add_event({"title": "order-deploy failed: ImagePullBackOff"}, importance=0.8)
         job = next(j for j in mem.consolidate().jobs if j.name == "abstract")
         assert job.paths == {"extractive (llm failed)": 1}

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import httpx
 import pytest
+from tests.conftest import mock_llm
 
 from memstrata import Memory, MemoryType, NotFoundError, Tier, ValidationError
-from memstrata.llm import ChatClient
-from memstrata.settings import LLMSettings
 
 
 def test_add_returns_id_and_reports_steps(mem: Memory) -> None:
@@ -212,9 +211,7 @@ def test_ingest_folder_skips_bad_files_and_refuses_missing_paths(mem: Memory,
         mem.ingest(tmp_path / "nope")
 
 
-def _llm(handler) -> ChatClient:
-    return ChatClient(LLMSettings(enabled=True, url="http://llm.test/v1", model="m"),
-                      transport=httpx.MockTransport(handler))
+_llm = mock_llm
 
 
 def test_llm_path_for_classify_score_and_supersede(home, embedder, clock) -> None:
