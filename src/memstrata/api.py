@@ -703,7 +703,7 @@ class Memory:
         flt = SearchFilter(tenant=self._tenant(tenant), types=[MemoryType.QA],
                            user=None if cfg.share_across_users else user)
         self.stores.sync(persist=False)
-        best = self.stores.vectors.search(qvec, 3, flt)
+        best = self.stores.vectors.search(qvec, 3, flt, approximate=True)
         if not best:
             return None
         found = self.stores.records.filter([i for i, _ in best], flt, self._now())

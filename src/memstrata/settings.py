@@ -222,7 +222,11 @@ class LLMSettings(_Section):
 class StoreSettings(_Section):
     sqlite_synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = "FULL"
     busy_timeout_ms: int = Field(10_000, ge=0)
-    hnsw_threshold: int = Field(20_000, ge=0)
+    # The local index builds its HNSW graph at this many vectors (exact numpy search is slower
+    # from about 5k, docs/BENCHMARKS.md); near-duplicate lookups use the graph from then on ...
+    hnsw_threshold: int = Field(5_000, ge=0)
+    # ... but a search whose filter allows at most this many rows stays exact: the graph's
+    # recall@10 is only ~0.85-0.9 at 10-20k rows.
     exact_filter_limit: int = Field(20_000, ge=0)
     vector_oversample: int = Field(4, ge=1, le=100)
     vector_flush_every: int = Field(5_000, ge=1)

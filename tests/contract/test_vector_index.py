@@ -58,6 +58,29 @@ def test_hnsw_agrees_with_exact(tmp_path: Path) -> None:
     assert np.mean(recall) >= 0.9
 
 
+def test_approximate_lookup_uses_the_graph_only_for_big_sets(tmp_path: Path, monkeypatch) -> None:
+    """A near-duplicate lookup over a set past ``hnsw_threshold`` goes to the graph (the FAQ
+    fast path); a full search over the same set, or a lookup in a small subset, stays exact."""
+    rng = np.random.default_rng(7)
+    n = 2000
+    vecs = unit(rng, n)
+    idx = make(tmp_path, hnsw_threshold=500, exact_filter_limit=5000)
+    idx.upsert([f"m{i}" for i in range(n)], vecs,
+               [attrs(mtype="qa" if i < 1500 else "event") for i in range(n)])
+    exact_calls: list[int] = []
+    real = idx._exact
+    monkeypatch.setattr(idx, "_exact", lambda *a: exact_calls.append(1) or real(*a))
+    qa = SearchFilter(types=[MemoryType.QA])
+    for i in rng.choice(1500, 50, replace=False):
+        near = vecs[i] + 0.05 * rng.normal(size=DIM).astype(np.float32)
+        got = idx.search(near / np.linalg.norm(near), 3, qa, approximate=True)
+        assert got[0][0] == f"m{i}"
+    assert not exact_calls
+    idx.search(vecs[0], 3, qa)  # a full search: exact below exact_filter_limit
+    idx.search(vecs[1600], 3, SearchFilter(types=[MemoryType.EVENT]), approximate=True)
+    assert len(exact_calls) == 2
+
+
 @pytest.mark.parametrize("threshold", [0, 100])
 def test_filters_tenant_user_validity_tier_type(tmp_path: Path, threshold: int) -> None:
     rng = np.random.default_rng(2)

