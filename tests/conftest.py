@@ -39,6 +39,12 @@ def clock() -> Clock:
 
 
 @pytest.fixture
+def clock_factory() -> type[Clock]:
+    """Makes fresh clocks (a test that runs the same story twice needs two)."""
+    return Clock
+
+
+@pytest.fixture
 def home(tmp_path: Path) -> Path:
     return tmp_path / "home"
 
@@ -124,6 +130,115 @@ def s3_bucket(s3_server: str) -> str:
                  aws_access_key_id="test", aws_secret_access_key="test").create_bucket(
         Bucket=name)
     return name
+
+
+@pytest.fixture(scope="session")
+def pg_url() -> str:
+    """A real PostgreSQL server's URL (``MEMSTRATA_TEST_PG_URL``, default the machine's own on
+    127.0.0.1:5432, user postgres). Under CI a missing server fails; elsewhere it skips."""
+    import os
+
+    url = os.environ.get("MEMSTRATA_TEST_PG_URL",
+                         "postgresql://postgres@127.0.0.1:5432/postgres")
+    try:
+        import psycopg
+
+        psycopg.connect(url, connect_timeout=3).close()
+    except Exception as exc:
+        msg = f"PostgreSQL at {url} is not usable ({exc}); start it or set MEMSTRATA_TEST_PG_URL"
+        if os.environ.get("CI"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return url
+
+
+@pytest.fixture
+def pg_schema(pg_url: str) -> Iterator[str]:
+    """A fresh PostgreSQL schema name for one test, dropped afterwards."""
+    import uuid
+
+    import psycopg
+
+    name = f"mt_{uuid.uuid4().hex[:12]}"
+    yield name
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    """A real Redis server's URL (``MEMSTRATA_TEST_REDIS_URL``, default the machine's own on
+    127.0.0.1:6379). Under CI a missing server fails; elsewhere it skips."""
+    import os
+
+    url = os.environ.get("MEMSTRATA_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+    try:
+        import redis
+
+        redis.Redis.from_url(url, socket_connect_timeout=3).ping()
+    except Exception as exc:
+        msg = f"Redis at {url} is not usable ({exc}); start it or set MEMSTRATA_TEST_REDIS_URL"
+        if os.environ.get("CI"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return url
+
+
+@pytest.fixture
+def cache_prefix(redis_url: str) -> Iterator[str]:
+    """A key prefix of one test's own on the shared Redis; its keys are deleted afterwards."""
+    import uuid
+
+    import redis
+
+    prefix = f"mt-{uuid.uuid4().hex[:12]}"
+    yield prefix
+    r = redis.Redis.from_url(redis_url)
+    keys = list(r.scan_iter(f"{prefix}:*"))
+    if keys:
+        r.delete(*keys)
+
+
+@pytest.fixture
+def redis_process() -> Iterator[Callable[[], Any]]:
+    """Starts a private redis-server on a free loopback port (no persistence), to be killed by
+    the test; ``start()`` returns ``(url, process)`` and may be called again on the same port."""
+    import os
+    import shutil
+    import subprocess
+    import time
+
+    exe = shutil.which("redis-server")
+    if exe is None:
+        if os.environ.get("CI"):
+            pytest.fail("redis-server is not installed")
+        pytest.skip("this test needs the redis-server program")
+    port = _free_port()
+    procs: list[subprocess.Popen] = []
+
+    def start() -> tuple[str, subprocess.Popen]:
+        import redis
+
+        proc = subprocess.Popen([exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                                 "--appendonly", "no"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        procs.append(proc)
+        url = f"redis://127.0.0.1:{port}/0"
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                redis.Redis.from_url(url, socket_connect_timeout=1).ping()
+                return url, proc
+            except redis.RedisError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"redis-server did not start on port {port}")
+                time.sleep(0.1)
+
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(timeout=10)
 
 
 def mock_llm(handler: Callable[[Any], Any]) -> Any:

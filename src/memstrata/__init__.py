@@ -3,7 +3,7 @@
 The public API is :class:`Memory` and the model types; everything else is private plumbing.
 """
 
-from .api import AskResult, Memory
+from .api import AskResult, Memory, upgrade_store
 from .engines.lifecycle import ConsolidationReport, JobReport
 from .errors import (
     ConfigError,
@@ -55,4 +55,5 @@ __all__ = [
     "TTLMode",
     "Tier",
     "ValidationError",
+    "upgrade_store",
 ]

@@ -296,7 +296,7 @@ class Memory:
             changes["keywords"] = extract_keywords(changes["content"],
                                                   self.settings.update.keywords_max)
         new = rec.model_copy(update={**changes, "updated_at": now})
-        with self.stores.records.transaction() as tx:
+        with self.stores.transaction() as tx:
             # Only the changed columns: a concurrent supersession or retrieval is kept.
             tx.update(new, vector, fields=[*changes, "updated_at"])
             tx.add_history(HistoryEntry(memory_id=rec.memory_id, action=action, at=now,
@@ -334,7 +334,7 @@ class Memory:
         if rec.tier is Tier.ARCHIVE:
             self._lifecycle.delete_archived(rec, self._now(), reason)
             return
-        with self.stores.records.transaction() as tx:
+        with self.stores.transaction() as tx:
             tx.delete(rec.scope.tenant, memory_id)
             tx.add_history(HistoryEntry(memory_id=memory_id, action="delete", at=self._now(),
                                         actor="api", reason=reason, old=snapshot(rec)),
@@ -635,7 +635,7 @@ class Memory:
                 with contextlib.suppress(NotFoundError, ValidationError):
                     self.qa_feedback(pair, kind, tenant=tenant)
         pair_id = (res.matched or {}).get("id")
-        with self.stores.records.transaction() as tx:
+        with self.stores.transaction() as tx:
             tx.set_meta(key, f"{pair_id}|{now.isoformat()}" if pair_id else "")
 
     def _save_answer(self, question: str, answer: str, sources: dict[str, str],
@@ -793,7 +793,7 @@ class Memory:
             part = records[i : i + size]
             vecs = emb.embed_documents([embedding_text(r, self.settings.update.context_embed)
                                         for r in part])
-            with self.stores.records.transaction() as tx:
+            with self.stores.transaction() as tx:
                 for r, v in zip(part, vecs):
                     tx.update(r, v, fields=[])  # the vector only
                 if i + size >= len(records):
@@ -847,3 +847,12 @@ def _jsonable(v: Any) -> Any:
     if isinstance(v, datetime):
         return v.isoformat()
     return json.loads(json.dumps(v, default=str))
+
+
+def upgrade_store(settings: Settings) -> tuple[int, int]:
+    """Migrate the configured store of record to this release's schema (the embedded SQLite
+    store migrates on open anyway; PostgreSQL does unless ``store.auto_migrate`` is off).
+    Returns the schema versions before and after."""
+    from .stores import upgrade_records
+
+    return upgrade_records(settings)

@@ -10,7 +10,7 @@ import contextvars
 import math
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -220,6 +220,19 @@ class LLMSettings(_Section):
 
 
 class StoreSettings(_Section):
+    """Where memories live. ``url``: the store of record, ``sqlite:///path`` (default
+    ``<home>/memstrata.db``) or ``postgresql://user:password@host:port/db`` (tables in schema
+    ``pg_schema``, created and migrated by memstrata). ``cache_url``: the short-term cache of
+    active sessions, ``local`` (the store of record) or ``redis://host:port/db``."""
+
+    url: str | None = None
+    pg_schema: str = Field("memstrata", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
+    pool_size: int = Field(5, ge=1, le=200)
+    connect_timeout: float = Field(5.0, gt=0)
+    # Off: a PostgreSQL schema behind this release is an error until `memstrata db upgrade`.
+    auto_migrate: bool = True
+    cache_url: str = "local"
+    cache_prefix: str = Field("memstrata", min_length=1, max_length=100)  # Redis key prefix
     sqlite_synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = "FULL"
     busy_timeout_ms: int = Field(10_000, ge=0)
     # The local index builds its HNSW graph at this many vectors (exact numpy search is slower
@@ -230,6 +243,35 @@ class StoreSettings(_Section):
     exact_filter_limit: int = Field(20_000, ge=0)
     vector_oversample: int = Field(4, ge=1, le=100)
     vector_flush_every: int = Field(5_000, ge=1)
+
+    @field_validator("url")
+    @classmethod
+    def _store_url(cls, v: str | None) -> str | None:
+        if v is not None and not v.startswith(("sqlite:///", "postgresql://", "postgres://")):
+            raise ValueError(f"unsupported store URL {redact_url(v)!r} (use sqlite:///path or "
+                             "postgresql://user@host:port/database)")
+        return v
+
+    @field_validator("cache_url")
+    @classmethod
+    def _cache_url(cls, v: str) -> str:
+        if v != "local" and not v.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError(f"unsupported cache URL {redact_url(v)!r} (use local or "
+                             "redis://host:port/db)")
+        return v
+
+
+def redact_url(url: str) -> str:
+    """``url`` with any password masked, for messages and ``config show``."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        if parts.password:
+            return url.replace(f":{parts.password}@", ":***@", 1)
+    except ValueError:
+        pass
+    return url
 
 
 class ContextSettings(_Section):
@@ -379,6 +421,25 @@ class ArchiveSettings(_Section):
     timeout: float = Field(10.0, gt=0)
 
 
+class _UrlVariables(PydanticBaseSettingsSource):
+    """The backends' URLs by their short variables (``MEMSTRATA_STORE_URL``,
+    ``MEMSTRATA_CACHE_URL``, ``MEMSTRATA_ARCHIVE_URL``), below the nested ``__`` ones."""
+
+    NAMES: ClassVar[dict[str, tuple[str, str]]] = {"MEMSTRATA_STORE_URL": ("store", "url"),
+             "MEMSTRATA_CACHE_URL": ("store", "cache_url"),
+             "MEMSTRATA_ARCHIVE_URL": ("archive", "url")}
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # unused: __call__ gives the whole mapping
+
+    def __call__(self) -> dict[str, Any]:
+        out: dict[str, dict[str, str]] = {}
+        for var, (section, key) in self.NAMES.items():
+            if os.environ.get(var):
+                out.setdefault(section, {})[key] = os.environ[var]
+        return out
+
+
 class Settings(BaseSettings):
     """Everything configurable, validated; errors name the key."""
 
@@ -408,7 +469,8 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings,
+                                                     _UrlVariables(settings_cls)]
         toml = _toml_file.get()
         if toml is not None:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml))

@@ -279,16 +279,26 @@ def test_archive_references_leave_the_live_tables(store: RecordStore) -> None:
     assert store.archived("default") == []
 
 
-def test_retrieval_counts_never_wait_for_a_writer(store: RecordStore, tmp_path) -> None:
+def test_retrieval_counts_never_wait_for_a_writer(store: RecordStore, open_store) -> None:
+    """A search's usage counters never wait for a writer: SQLite keeps them pending while
+    another connection holds the write lock, PostgreSQL while a writer holds the row; they
+    are written by the next retrieval that finds the way free."""
+    import time
+
     put(store, rec("a", "alpha"))
-    other = type(store)(store.path)  # type: ignore[attr-defined]
-    with other.transaction():  # another writer holds the lock
+    other = open_store()
+    with other.transaction() as tx:  # another writer holds the lock, and the row
+        a = other.get("default", "a")
+        assert a is not None
+        a.importance = 0.7
+        tx.update(a, fields=["importance"])
+        started = time.monotonic()
         store.record_retrieval("default", ["a"], T0)  # returns at once, kept pending
         store.record_retrieval("default", ["a"], T0 + timedelta(hours=1))
+        assert time.monotonic() - started < 2
     got = store.get("default", "a")
-    assert got is not None and got.retrieval_count == 0
+    assert got is not None and got.retrieval_count == 0 and got.importance == 0.7
     store.record_retrieval("default", ["a"], T0 + timedelta(minutes=5))  # writes the pending
     got = store.get("default", "a")
     assert got is not None and got.retrieval_count == 3
     assert got.last_retrieved_at == T0 + timedelta(hours=1)
-    other.close()

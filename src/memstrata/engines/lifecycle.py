@@ -85,7 +85,7 @@ class LifecycleEngine:
             job = getattr(self, f"_job_{name}")(now, tenant)
             job.seconds = round(time.perf_counter() - t0, 4)
             report.jobs.append(job)
-            with self.stores.records.transaction() as tx:
+            with self.stores.transaction() as tx:
                 tx.set_meta(f"lifecycle.{name}.last_run", now.isoformat())
         report.tiers_after = self.tier_counts(tenant)
         report.seconds = round(time.perf_counter() - started, 4)
@@ -125,7 +125,7 @@ class LifecycleEngine:
                                     reason=reason, old=old, new=new), rec.scope.tenant)
 
     def _move(self, records: list[MemoryRecord], tier: Tier, now: datetime, reason: str) -> int:
-        with self.stores.records.transaction() as tx:
+        with self.stores.transaction() as tx:
             for r in records:
                 tx.update(r.model_copy(update={"tier": tier, "tier_since": now, "updated_at": now}),
                           fields=["tier", "tier_since", "updated_at"])
@@ -153,7 +153,7 @@ class LifecycleEngine:
         sel = Selection(tiers=[Tier.ACTIVE], current_only=False, session=(tenant, session))
         for batch in self._select(sel):
             moved += self._move(batch, Tier.SHORT_TERM, now, f"session {reason}")
-        with self.stores.records.transaction() as tx:
+        with self.stores.transaction() as tx:
             tx.end_session(tenant, session, now, reason)
         self.stores.active.drop(tenant, session)
         return moved
@@ -164,7 +164,7 @@ class LifecycleEngine:
         ceiling, floor = cfg.importance_ceiling, cfg.importance_floor
         for batch in self._select(Selection(tenant=tenant, tiers=_LIVE_TIERS,
                                             unscored_retrievals=True)):
-            with self.stores.records.transaction() as tx:
+            with self.stores.transaction() as tx:
                 for r in batch:
                     uses = r.retrieval_count - r.scored_retrievals
                     boost = min(cfg.use_max, cfg.use_step * uses)
@@ -181,7 +181,7 @@ class LifecycleEngine:
         for batch in self._select(Selection(tenant=tenant, tiers=_LIVE_TIERS,
                                             exclude_types=[MemoryType.KNOWLEDGE],
                                             decay_due_before=due)):
-            with self.stores.records.transaction() as tx:
+            with self.stores.transaction() as tx:
                 for r in batch:
                     imp = round(min(r.importance, max(floor, r.importance - cfg.decay_step)), 4)
                     tx.update(r.model_copy(update={"importance": imp, "decayed_at": now}),
@@ -291,7 +291,7 @@ class LifecycleEngine:
         results = self.update.add(drafts, actor=ACTOR, merge=False)
         max_related = self.settings.update.related_max
         out = []
-        with self.stores.records.transaction() as tx:
+        with self.stores.transaction() as tx:
             for res, records, path, (tenant, ids) in zip(results, sources, paths, groups):
                 exp = self.stores.records.get(tenant, res.memory_id)
                 if exp is not None:
@@ -342,7 +342,7 @@ class LifecycleEngine:
         return job
 
     def _delete(self, records: list[MemoryRecord], now: datetime, reason: str) -> int:
-        with self.stores.records.transaction() as tx:
+        with self.stores.transaction() as tx:
             for r in records:
                 tx.delete(r.scope.tenant, r.memory_id)
                 self._log(tx, r, "delete", now, f"forgotten: {reason}", snapshot(r), None)
@@ -363,7 +363,7 @@ class LifecycleEngine:
             batch = [full[i] for i in ids if i in full]
             name = self.stores.archive.write(tenant, batch, now)
             try:
-                with self.stores.records.transaction() as tx:
+                with self.stores.transaction() as tx:
                     for r in batch:
                         tx.archive(tenant, r.memory_id, name, r.tier.value, now)
                         self._log(tx, r, "archive", now, f"forgotten: {reason}",
@@ -390,7 +390,7 @@ class LifecycleEngine:
         keep = [r for r in self.stores.archive.read(old) if r.memory_id in keep_ids]
         new = self.stores.archive.write(tenant, keep, now) if keep else None
         from_tier = {r.memory_id: r.from_tier for r in others}
-        with self.stores.records.transaction() as tx:
+        with self.stores.transaction() as tx:
             tx.unarchive(tenant, rec.memory_id)
             for r in keep:
                 assert new is not None
@@ -419,7 +419,7 @@ class LifecycleEngine:
                                      "embedding": None,
                                      "expires_at": None if expired else old.expires_at})
         vector = None if old.embedding is None else np.asarray(old.embedding, np.float32)
-        with self.stores.records.transaction() as tx:
+        with self.stores.transaction() as tx:
             tx.insert(rec, vector)
             tx.unarchive(tenant, memory_id)
             self._log(tx, rec, "restore", now, f"restored from {ref.object}",

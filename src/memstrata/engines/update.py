@@ -184,7 +184,7 @@ class UpdateEngine:
                 self.stores.sync()
                 self._find_neighbours(batch)
                 self._judge_with_llm(batch)
-                with self.stores.records.transaction() as tx:
+                with self.stores.transaction() as tx:
                     self.stores.claim_model(tx)
                     accepted: list[_Prepared] = []
                     for p in batch:
@@ -194,10 +194,6 @@ class UpdateEngine:
                         if p.index in replied:
                             done[p.index] = p
                 self.stores.sync()
-                for p in batch:
-                    if p.result is not None and p.result.status == "created" \
-                            and p.record.tier is Tier.ACTIVE:
-                        self.stores.active.push(p.record)
                 results.extend(p.result for p in batch if p.result is not None)
         return results
 
@@ -542,7 +538,7 @@ class UpdateEngine:
         if batch:
             self._embed(batch, None)
         self.stores.sync()
-        with self.stores.records.transaction() as tx:
+        with self.stores.transaction() as tx:
             self.stores.claim_model(tx)
             for p in batch:
                 tx.insert(p.record, p.vector)

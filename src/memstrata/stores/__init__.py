@@ -9,12 +9,14 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from ..errors import ArchiveError, ConfigError, EmbedderMismatchError, StorageError
-from ..model import MemoryRecord, Tier
+from ..model import HistoryEntry, MemoryRecord, Tier
 from ..settings import ArchiveSettings, Settings
 from .base import (
     ActiveCache,
@@ -70,6 +72,117 @@ def open_archive(cfg: ArchiveSettings, default: Path) -> Archive:
     return FileArchive(Path(url).expanduser())
 
 
+def open_records(settings: Settings) -> RecordStore:
+    """The store of record ``store.url`` names: SQLite (default ``<home>/memstrata.db``) or
+    PostgreSQL."""
+    cfg = settings.store
+    url = cfg.url
+    if url is not None and url.startswith(("postgresql://", "postgres://")):
+        from .postgres import PostgresStore
+
+        return PostgresStore(url, schema=cfg.pg_schema, pool_size=cfg.pool_size,
+                             connect_timeout=cfg.connect_timeout, auto_migrate=cfg.auto_migrate)
+    from .sqlite import SqliteStore
+
+    path = settings.home / DB_FILE if url is None else \
+        Path(url.removeprefix("sqlite://")).expanduser()
+    return SqliteStore(path, cfg.sqlite_synchronous, cfg.busy_timeout_ms)
+
+
+def upgrade_records(settings: Settings) -> tuple[int, int]:
+    """Migrate the store of record to this release's schema (``memstrata db upgrade``), even
+    where ``store.auto_migrate`` is off; returns the versions before and after."""
+    url = settings.store.url
+    if url is not None and url.startswith(("postgresql://", "postgres://")):
+        from .postgres import PostgresStore
+
+        cfg = settings.store
+        store = PostgresStore(url, schema=cfg.pg_schema, pool_size=1,
+                              connect_timeout=cfg.connect_timeout, auto_migrate=False,
+                              migrate=False)
+        try:
+            return store.migrate(apply=True)
+        finally:
+            store.close()
+    from .sqlite import SqliteStore
+
+    path = settings.home / DB_FILE if url is None else \
+        Path(url.removeprefix("sqlite://")).expanduser()
+    before = SqliteStore.version_of(path)
+    check_home(settings.home)
+    store = SqliteStore(path)  # migrates on open
+    try:
+        return before, store.schema_version
+    finally:
+        store.close()
+
+
+def open_cache(settings: Settings, records: RecordStore) -> ActiveCache:
+    """The TIER-1 cache ``store.cache_url`` names: ``local`` (the store of record) or Redis."""
+    cfg = settings.store
+    if cfg.cache_url == "local":
+        return StoreActiveCache(records)
+    from .redis_cache import RedisActiveCache
+
+    life = settings.lifecycle
+    return RedisActiveCache(cfg.cache_url, records, prefix=cfg.cache_prefix,
+                            keep=max(50, 2 * max(life.active_turns, life.active_tool_calls)),
+                            ttl_seconds=int(2 * 60 * life.session_idle_minutes),
+                            timeout=cfg.connect_timeout)
+
+
+class _CacheTx(StoreTx):
+    """A write that tells the short-term cache about it once committed: each session memory
+    written is pushed (new, changed or superseded), each one deleted or archived removed."""
+
+    def __init__(self, tx: StoreTx, records: RecordStore) -> None:
+        self._tx = tx
+        self._records = records
+        self.written: dict[str, MemoryRecord] = {}
+        self.removed: list[tuple[str, str, str]] = []
+
+    def _removing(self, tenant: str, memory_id: str) -> None:
+        rec = self._records.get(tenant, memory_id)
+        if rec is not None and rec.scope.session is not None:
+            self.written.pop(memory_id, None)
+            self.removed.append((tenant, rec.scope.session, memory_id))
+
+    def insert(self, record: MemoryRecord, vector: Any) -> None:
+        self._tx.insert(record, vector)
+        if record.scope.session is not None:
+            self.written[record.memory_id] = record
+
+    def update(self, record: MemoryRecord, vector: Any = None,
+               fields: Collection[str] | None = None) -> None:
+        self._tx.update(record, vector, fields)
+        if record.scope.session is not None:
+            self.written[record.memory_id] = record
+
+    def delete(self, tenant: str, memory_id: str) -> None:
+        self._removing(tenant, memory_id)
+        self._tx.delete(tenant, memory_id)
+
+    def archive(self, tenant: str, memory_id: str, obj: str, from_tier: str,
+                at: datetime) -> None:
+        self._removing(tenant, memory_id)
+        self._tx.archive(tenant, memory_id, obj, from_tier, at)
+
+    def add_history(self, entry: HistoryEntry, tenant: str) -> None:
+        self._tx.add_history(entry, tenant)
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._tx.set_meta(key, value)
+
+    def touch_session(self, tenant: str, session: str, at: datetime) -> None:
+        self._tx.touch_session(tenant, session, at)
+
+    def end_session(self, tenant: str, session: str, at: datetime, reason: str) -> None:
+        self._tx.end_session(tenant, session, at, reason)
+
+    def unarchive(self, tenant: str, memory_id: str) -> None:
+        self._tx.unarchive(tenant, memory_id)
+
+
 class Stores:
     """The record store plus a lazily opened vector index for one embedding model."""
 
@@ -77,16 +190,31 @@ class Stores:
         self.settings = settings
         self.home = settings.home
         check_home(self.home)
-        from .sqlite import SqliteStore
-
-        self.records: RecordStore = SqliteStore(
-            self.home / DB_FILE, settings.store.sqlite_synchronous,
-            settings.store.busy_timeout_ms)
+        self.records: RecordStore = open_records(settings)
         self._model_id = model_id
         self._vectors: VectorIndex | None = None
         self._archive: Archive | None = None
-        self.active: ActiveCache = StoreActiveCache(self.records)
+        try:
+            self.active: ActiveCache = open_cache(settings, self.records)
+        except BaseException:
+            self.records.close()
+            raise
         self.notices: list[str] = []
+
+    @contextmanager
+    def transaction(self) -> Iterator[StoreTx]:
+        """A write to the store of record; a server cache hears of it after the commit."""
+        if isinstance(self.active, StoreActiveCache):  # reads the store itself: nothing to do
+            with self.records.transaction() as tx:
+                yield tx
+            return
+        with self.records.transaction() as tx:
+            tracked = _CacheTx(tx, self.records)
+            yield tracked
+        for tenant, session, memory_id in tracked.removed:
+            self.active.remove(tenant, session, memory_id)
+        for record in tracked.written.values():
+            self.active.push(record)
 
     @property
     def archive(self) -> Archive:
@@ -240,4 +368,5 @@ class Stores:
                                                             max(1, len(index) // 100)):
                 self.save_vectors()
         finally:
+            self.active.close()
             self.records.close()

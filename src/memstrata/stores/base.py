@@ -309,7 +309,12 @@ class ActiveCache(ABC):
     search. The default reads the store of record; a server cache (Redis) mirrors them."""
 
     @abstractmethod
-    def push(self, record: MemoryRecord) -> None: ...
+    def push(self, record: MemoryRecord) -> None:
+        """A session's memory was written (new, changed, or no longer current)."""
+
+    @abstractmethod
+    def remove(self, tenant: str, session: str, memory_id: str) -> None:
+        """A session's memory left the store (deleted or archived)."""
 
     @abstractmethod
     def window(self, scope: Scope, memory_type: MemoryType, limit: int) -> list[MemoryRecord]:
@@ -319,6 +324,9 @@ class ActiveCache(ABC):
     @abstractmethod
     def drop(self, tenant: str, session: str) -> None: ...
 
+    def close(self) -> None:  # noqa: B027 - only server caches hold a connection
+        """Release the connection, if any."""
+
 
 class StoreActiveCache(ActiveCache):
     """The embedded default: the store of record already keeps each session in order."""
@@ -327,6 +335,9 @@ class StoreActiveCache(ActiveCache):
         self.records = records
 
     def push(self, record: MemoryRecord) -> None:
+        pass
+
+    def remove(self, tenant: str, session: str, memory_id: str) -> None:
         pass
 
     def window(self, scope: Scope, memory_type: MemoryType, limit: int) -> list[MemoryRecord]:

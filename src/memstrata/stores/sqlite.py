@@ -17,8 +17,18 @@ from typing import Any
 import numpy as np
 
 from ..errors import StorageError
-from ..model import HistoryEntry, MemoryRecord, MemoryType, Scope, SearchFilter, Tier, TTLMode
+from ..model import HistoryEntry, MemoryRecord, MemoryType, Scope, SearchFilter, TTLMode
 from ..text import INDEX_VERSION, date_terms, fts_query, index_terms
+from . import _columns
+from ._columns import (
+    COLUMNS,
+    FTS_SOURCES,
+    JSON_COLUMNS,
+    SELECT,
+    TIME_COLUMNS,
+    VECTOR_ATTRS,
+    columns_for,
+)
 from .base import (
     ArchivedRef,
     Candidate,
@@ -30,23 +40,9 @@ from .base import (
     VectorChanges,
 )
 
-_COLUMNS = (
-    "memory_id", "tenant", "user_id", "agent_id", "session_id", "memory_type", "tier", "content",
-    "content_hash", "source", "source_reliability", "importance", "tags", "keywords", "related",
-    "created_at", "updated_at", "last_retrieved_at", "retrieval_count", "expires_at", "ttl_mode",
-    "ttl_days", "valid_from", "valid_to", "superseded_by", "question", "answer", "score",
-    "metadata", "context", "tier_since", "scored_retrievals", "decayed_at",
-)
-_SELECT = ", ".join(_COLUMNS)
-# Model fields whose column has another name (the rest are named alike).
-# Columns the vector index keeps a copy of (VectorAttrs): changing one feeds its catch-up.
-_VECTOR_ATTRS = {"tenant", "user_id", "agent_id", "session_id", "memory_type", "tier", "valid_to"}
-_FIELD_COLUMNS = {"related_memory_ids": ("related",),
-                  "scope": ("tenant", "user_id", "agent_id", "session_id"),
-                  "context_before": ("context",), "context_after": ("context",)}
+_COLUMNS = COLUMNS
+_SELECT = SELECT
 _TAG_SCAN_FACTOR = 20  # tag_search reads at most limit x this many memories per tag
-# Columns whose change re-indexes the row's full text.
-_FTS_SOURCES = {"content", "tags", "context", "created_at"}
 
 
 def _ts(dt: datetime | None) -> float | None:
@@ -57,43 +53,22 @@ def _dt(ts: float | None) -> datetime | None:
     return None if ts is None else datetime.fromtimestamp(ts, timezone.utc)
 
 
+def _encode(col: str, value: Any) -> Any:
+    if col in TIME_COLUMNS:
+        return _ts(value)
+    if col in JSON_COLUMNS:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return value
+
+
 def _row(r: MemoryRecord) -> tuple[Any, ...]:
-    s = r.scope
-    return (
-        r.memory_id, s.tenant, s.user, s.agent, s.session, r.memory_type.value, r.tier.value,
-        r.content, r.content_hash, r.source, r.source_reliability, r.importance,
-        json.dumps(r.tags, ensure_ascii=False), json.dumps(r.keywords, ensure_ascii=False),
-        json.dumps(r.related_memory_ids), _ts(r.created_at), _ts(r.updated_at),
-        _ts(r.last_retrieved_at), r.retrieval_count, _ts(r.expires_at), r.ttl_mode.value,
-        r.ttl_days, _ts(r.valid_from), _ts(r.valid_to), r.superseded_by, r.question, r.answer,
-        r.score, json.dumps(r.metadata, ensure_ascii=False, default=str),
-        json.dumps({"before": r.context_before, "after": r.context_after}, ensure_ascii=False),
-        _ts(r.tier_since), r.scored_retrievals, _ts(r.decayed_at),
-    )
+    return tuple(_encode(c, v) for c, v in _columns.values(r).items())
 
 
 def _record(row: sqlite3.Row | tuple[Any, ...], embedding: bytes | None = None) -> MemoryRecord:
-    v = dict(zip(_COLUMNS, row))
-    return MemoryRecord.model_construct(
-        memory_id=v["memory_id"], content=v["content"],
-        memory_type=MemoryType(v["memory_type"]), tier=Tier(v["tier"]),
-        scope=Scope(tenant=v["tenant"], user=v["user_id"], agent=v["agent_id"],
-                    session=v["session_id"]),
-        source=v["source"], source_reliability=v["source_reliability"],
-        importance=v["importance"], tags=json.loads(v["tags"]),
-        keywords=json.loads(v["keywords"]), related_memory_ids=json.loads(v["related"]),
-        embedding=None if embedding is None else np.frombuffer(embedding, np.float32).tolist(),
-        created_at=_dt(v["created_at"]), updated_at=_dt(v["updated_at"]),
-        last_retrieved_at=_dt(v["last_retrieved_at"]), retrieval_count=v["retrieval_count"],
-        expires_at=_dt(v["expires_at"]), ttl_mode=TTLMode(v["ttl_mode"]), ttl_days=v["ttl_days"],
-        valid_from=_dt(v["valid_from"]), valid_to=_dt(v["valid_to"]),
-        superseded_by=v["superseded_by"], question=v["question"], answer=v["answer"],
-        score=v["score"], content_hash=v["content_hash"], metadata=json.loads(v["metadata"]),
-        context_before=(ctx := json.loads(v["context"])).get("before", []),
-        context_after=ctx.get("after", []),
-        tier_since=_dt(v["tier_since"]), scored_retrievals=v["scored_retrievals"],
-        decayed_at=_dt(v["decayed_at"]),
-    )
+    v = {c: (_dt(x) if c in TIME_COLUMNS else json.loads(x) if c in JSON_COLUMNS else x)
+         for c, x in zip(_COLUMNS, row)}
+    return _columns.record(v, embedding)
 
 
 def _filter_sql(flt: SearchFilter, now: datetime, alias: str = "m") -> tuple[str, list[Any]]:
@@ -166,14 +141,13 @@ class _SqliteTx(StoreTx):
     def update(self, record: MemoryRecord, vector: np.ndarray | None = None,
                fields: Collection[str] | None = None) -> None:
         values = dict(zip(_COLUMNS, _row(record)))
-        cols = list(_COLUMNS) if fields is None else \
-            list(dict.fromkeys(c for f in fields for c in _FIELD_COLUMNS.get(f, (f,))))
+        cols = columns_for(fields)
         sets = [f"{c} = ?" for c in cols]
         args = [values[c] for c in cols]
         if vector is not None:
             sets.append("embedding = ?")
             args.append(np.asarray(vector, np.float32).tobytes())
-        if vector is not None or _VECTOR_ATTRS & set(cols):  # the vector index keeps these
+        if vector is not None or VECTOR_ATTRS & set(cols):  # the vector index keeps these
             sets.append("vseq = ?")
             args.append(self._seq)
         row = self._c.execute(
@@ -181,7 +155,7 @@ class _SqliteTx(StoreTx):
             "RETURNING rowid", (*args, record.memory_id, record.scope.tenant)).fetchone()
         if row is None:
             raise StorageError(f"memory {record.memory_id} vanished during the update")
-        if _FTS_SOURCES & set(cols):
+        if FTS_SOURCES & set(cols):
             self._index(row[0], record)
 
     def delete(self, tenant: str, memory_id: str) -> None:
@@ -310,6 +284,20 @@ class SqliteStore(RecordStore):
         except BaseException:
             self._c.execute("ROLLBACK")
             raise
+
+    @staticmethod
+    def version_of(path: Path) -> int:
+        """The schema version of the database at ``path`` (0: none yet), without migrating."""
+        if not path.is_file():
+            return 0
+        try:
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            try:
+                return int(conn.execute("PRAGMA user_version").fetchone()[0])
+            finally:
+                conn.close()
+        except sqlite3.DatabaseError as exc:
+            raise StorageError(f"cannot open the store {path}: {exc}") from None
 
     @property
     def schema_version(self) -> int:

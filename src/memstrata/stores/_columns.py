@@ -1,0 +1,86 @@
+"""The memories table's columns, shared by the SQL stores (SQLite, PostgreSQL).
+
+Each store encodes the plain Python values of :func:`values` its own way (SQLite: JSON text and
+epoch seconds; PostgreSQL: arrays, ``jsonb`` and ``timestamptz``) and decodes them back before
+:func:`record`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..model import MemoryRecord, MemoryType, Scope, Tier, TTLMode
+
+COLUMNS = (
+    "memory_id", "tenant", "user_id", "agent_id", "session_id", "memory_type", "tier", "content",
+    "content_hash", "source", "source_reliability", "importance", "tags", "keywords", "related",
+    "created_at", "updated_at", "last_retrieved_at", "retrieval_count", "expires_at", "ttl_mode",
+    "ttl_days", "valid_from", "valid_to", "superseded_by", "question", "answer", "score",
+    "metadata", "context", "tier_since", "scored_retrievals", "decayed_at",
+)
+SELECT = ", ".join(COLUMNS)
+TIME_COLUMNS = frozenset({"created_at", "updated_at", "last_retrieved_at", "expires_at",
+                          "valid_from", "valid_to", "tier_since", "decayed_at"})
+JSON_COLUMNS = frozenset({"tags", "keywords", "related", "metadata", "context"})
+# Columns the vector index keeps a copy of (VectorAttrs): changing one feeds its catch-up.
+VECTOR_ATTRS = frozenset({"tenant", "user_id", "agent_id", "session_id", "memory_type", "tier",
+                          "valid_to"})
+# Model fields whose column has another name (the rest are named alike).
+FIELD_COLUMNS = {"related_memory_ids": ("related",),
+                 "scope": ("tenant", "user_id", "agent_id", "session_id"),
+                 "context_before": ("context",), "context_after": ("context",)}
+# Columns whose change re-indexes the row's full text.
+FTS_SOURCES = frozenset({"content", "tags", "context", "created_at"})
+
+
+def columns_for(fields: Any) -> list[str]:
+    """The columns to write for changed model ``fields`` (all columns for ``None``)."""
+    if fields is None:
+        return list(COLUMNS)
+    return list(dict.fromkeys(c for f in fields for c in FIELD_COLUMNS.get(f, (f,))))
+
+
+def values(r: MemoryRecord) -> dict[str, Any]:
+    """Column name -> plain Python value (datetimes, lists, dicts) of ``r``."""
+    s = r.scope
+    return {
+        "memory_id": r.memory_id, "tenant": s.tenant, "user_id": s.user, "agent_id": s.agent,
+        "session_id": s.session, "memory_type": r.memory_type.value, "tier": r.tier.value,
+        "content": r.content, "content_hash": r.content_hash, "source": r.source,
+        "source_reliability": r.source_reliability, "importance": r.importance,
+        "tags": r.tags, "keywords": r.keywords, "related": r.related_memory_ids,
+        "created_at": r.created_at, "updated_at": r.updated_at,
+        "last_retrieved_at": r.last_retrieved_at, "retrieval_count": r.retrieval_count,
+        "expires_at": r.expires_at, "ttl_mode": r.ttl_mode.value, "ttl_days": r.ttl_days,
+        "valid_from": r.valid_from, "valid_to": r.valid_to, "superseded_by": r.superseded_by,
+        "question": r.question, "answer": r.answer, "score": r.score, "metadata": r.metadata,
+        "context": {"before": r.context_before, "after": r.context_after},
+        "tier_since": r.tier_since, "scored_retrievals": r.scored_retrievals,
+        "decayed_at": r.decayed_at,
+    }
+
+
+def record(v: dict[str, Any], embedding: bytes | None = None) -> MemoryRecord:
+    """The record of decoded column values ``v`` (as :func:`values` gives them)."""
+    ctx = v["context"]
+    return MemoryRecord.model_construct(
+        memory_id=v["memory_id"], content=v["content"],
+        memory_type=MemoryType(v["memory_type"]), tier=Tier(v["tier"]),
+        scope=Scope(tenant=v["tenant"], user=v["user_id"], agent=v["agent_id"],
+                    session=v["session_id"]),
+        source=v["source"], source_reliability=v["source_reliability"],
+        importance=v["importance"], tags=v["tags"], keywords=v["keywords"],
+        related_memory_ids=v["related"],
+        embedding=None if embedding is None else np.frombuffer(embedding, np.float32).tolist(),
+        created_at=v["created_at"], updated_at=v["updated_at"],
+        last_retrieved_at=v["last_retrieved_at"], retrieval_count=v["retrieval_count"],
+        expires_at=v["expires_at"], ttl_mode=TTLMode(v["ttl_mode"]), ttl_days=v["ttl_days"],
+        valid_from=v["valid_from"], valid_to=v["valid_to"],
+        superseded_by=v["superseded_by"], question=v["question"], answer=v["answer"],
+        score=v["score"], content_hash=v["content_hash"], metadata=v["metadata"],
+        context_before=ctx.get("before", []), context_after=ctx.get("after", []),
+        tier_since=v["tier_since"], scored_retrievals=v["scored_retrievals"],
+        decayed_at=v["decayed_at"],
+    )

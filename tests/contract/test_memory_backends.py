@@ -1,0 +1,126 @@
+"""One story through the library API on every backend combination that matters; each must tell
+it exactly as the embedded default does: add, search, supersede, delete, history, tiers,
+archive and restore."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memstrata import Memory, Settings
+
+# The embedded default, PostgreSQL alone, and the seed's production layout (PostgreSQL, Redis
+# for the active sessions, S3 for the archive). Milvus and pgvector join with their indexes.
+COMBOS = ["embedded", "postgres", "postgres+redis+s3"]
+
+
+def story(mem: Memory, clock) -> dict[str, Any]:
+    """What a user sees along the story, keyed by content (ids are random)."""
+    seen: dict[str, Any] = {}
+    ids = {}
+    for text in ("Staging runs on cluster eks-stg-2",
+                 "The payment pipeline failed because the cache key was wrong",
+                 "镜像拉取凭证放错了命名空间，修复后部署成功",
+                 "Grafana dashboards live at grafana.internal"):
+        ids[text] = mem.add(text).memory_id
+    chat = mem.add("the flaky checkout test needed a longer timeout", type="dialogue",
+                   importance=0.3, session="s1").memory_id
+    before = clock.now
+    clock.advance(days=1)
+    new = mem.add("Staging now runs on cluster eks-stg-3")
+    seen["superseded"] = [mem.get(m).content for m in new.superseded]
+
+    def contents(query: str, **kw: Any) -> list[str]:
+        return [h.memory.content for h in mem.search(query, top_k=3, **kw)]
+
+    seen["search"] = {q: contents(q) for q in (
+        "which cluster does staging run on?", "why did the payment pipeline fail",
+        "镜像凭证 命名空间", "where are the dashboards")}
+    seen["as_of"] = contents("staging cluster", as_of=before)
+    seen["window"] = [r.content for r in mem.session_window("s1")]
+    mem.delete(ids["Grafana dashboards live at grafana.internal"], reason="wrong")
+    seen["after_delete"] = contents("where are the dashboards")
+    seen["history"] = {text: [h.action for h in mem.history(mid)]
+                       for text, mid in ids.items()}
+    clock.advance(hours=1)
+    seen["jobs"] = [{j.name: j.counts for j in mem.consolidate().jobs}]  # the session ends
+    clock.advance(days=8)
+    seen["jobs"].append({j.name: j.counts for j in mem.consolidate().jobs})
+    seen["tiers"] = mem.stats()["by_tier"]
+    seen["archived_hit"] = [(h.memory.content, h.channels) for h in
+                            mem.search("flaky checkout test timeout", include_archive=True)][:1]
+    restored = mem.restore(chat)
+    seen["restored"] = (restored.content, restored.tier.value,
+                        [h.action for h in mem.history(chat)][-2:])
+    seen["stats"] = {k: v for k, v in mem.stats().items()
+                     if k in ("memories", "current", "superseded", "archived", "by_type")}
+    return seen
+
+
+@pytest.fixture
+def combo_settings(request, tmp_path: Path) -> dict[str, Any]:
+    combo = request.param
+    out: dict[str, Any] = {}
+    if "postgres" in combo:
+        out["store"] = {"url": request.getfixturevalue("pg_url"),
+                        "pg_schema": request.getfixturevalue("pg_schema")}
+    if "redis" in combo:
+        out.setdefault("store", {}).update(
+            cache_url=request.getfixturevalue("redis_url"),
+            cache_prefix=request.getfixturevalue("cache_prefix"))
+    if "s3" in combo:
+        out["archive"] = {"url": f"s3://{request.getfixturevalue('s3_bucket')}/arch",
+                          "endpoint_url": request.getfixturevalue("s3_server"),
+                          "access_key": "test", "secret_key": "test", "region": "us-east-1"}
+    return out
+
+
+@pytest.mark.parametrize("combo_settings", COMBOS, indirect=True)
+def test_every_backend_tells_the_same_story(combo_settings, tmp_path: Path, embedder,
+                                            clock_factory, monkeypatch) -> None:
+    def run(home: Path, **settings: Any) -> dict[str, Any]:
+        clock = clock_factory()
+        mem = Memory(settings=Settings.load(home=home, **settings), embedder=embedder,
+                     clock=clock)
+        try:
+            return story(mem, clock)
+        finally:
+            mem.close()
+
+    calls = {"fill": 0, "store": 0}
+    if "cache_url" in combo_settings.get("store", {}):
+        from memstrata.stores.redis_cache import RedisActiveCache
+
+        fill, from_store = RedisActiveCache._fill, RedisActiveCache._from_store
+
+        def counted(name, fn):
+            def wrapper(*a, **kw):
+                calls[name] += 1
+                return fn(*a, **kw)
+            return wrapper
+
+        monkeypatch.setattr(RedisActiveCache, "_fill", counted("fill", fill))
+        monkeypatch.setattr(RedisActiveCache, "_from_store", counted("store", from_store))
+    reference = run(tmp_path / "embedded")
+    got = run(tmp_path / "other", **combo_settings)
+    assert reference["superseded"] == ["Staging runs on cluster eks-stg-2"]
+    assert reference["search"]["which cluster does staging run on?"][0] == \
+        "Staging now runs on cluster eks-stg-3"
+    assert reference["archived_hit"][0][1] == ["archive"]
+    assert reference["restored"][1:] == ("short_term", ["archive", "restore"])
+    for key in reference:
+        assert got[key] == reference[key], key
+    # ... and the data went where the settings said
+    assert (tmp_path / "other" / "memstrata.db").exists() == ("store" not in combo_settings)
+    if "cache_url" in combo_settings.get("store", {}):  # Redis answered every window
+        assert calls["fill"] >= 1 and calls["store"] == calls["fill"]
+    assert (tmp_path / "other" / "archive").exists() == ("archive" not in combo_settings)
+    if "store" in combo_settings:
+        import psycopg
+
+        with psycopg.connect(combo_settings["store"]["url"]) as conn:
+            table = f'"{combo_settings["store"]["pg_schema"]}".memories'
+            assert conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == \
+                got["stats"]["memories"]

@@ -1,0 +1,90 @@
+"""PostgreSQL as the store of record: configured by URL, migrated by memstrata, and every
+fault a clear error that names the setting."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import psycopg
+import pytest
+from typer.testing import CliRunner
+
+from memstrata import ConfigError, Memory, Settings, StorageError, upgrade_store
+from memstrata.cli import app
+from memstrata.stores.postgres import PostgresStore
+
+
+def test_short_url_variables_and_redaction(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("MEMSTRATA_STORE_URL", "postgresql://u:s3cret@db.example/mem")
+    monkeypatch.setenv("MEMSTRATA_ARCHIVE_URL", "s3://bucket/prefix")
+    s = Settings.load(home=tmp_path)
+    assert s.store.url == "postgresql://u:s3cret@db.example/mem"
+    assert s.archive.url == "s3://bucket/prefix"
+    monkeypatch.setenv("MEMSTRATA_STORE__URL", "sqlite:///tmp/x.db")  # the nested name wins
+    assert Settings.load(home=tmp_path).store.url == "sqlite:///tmp/x.db"
+    monkeypatch.setenv("MEMSTRATA_STORE__URL", "mysql://u:s3cret@db/mem")
+    with pytest.raises(ConfigError, match=r"store\.url: unsupported store URL") as err:
+        Settings.load(home=tmp_path)
+    assert "s3cret" not in str(err.value)
+    monkeypatch.delenv("MEMSTRATA_STORE__URL")
+    out = CliRunner().invoke(app, ["--home", str(tmp_path), "config", "show", "--json"])
+    assert out.exit_code == 0, out.output
+    shown = json.loads(out.output)["store"]["url"]
+    assert shown == "postgresql://u:***@db.example/mem"
+
+
+def test_unreachable_server_and_unknown_role(tmp_path: Path, pg_url: str) -> None:
+    with pytest.raises(StorageError, match=r"store\.url: cannot connect to "
+                                           r"postgresql://u:\*\*\*@127\.0\.0\.1:1/x"):
+        Memory(settings=Settings.load(home=tmp_path, store={
+            "url": "postgresql://u:pw@127.0.0.1:1/x", "connect_timeout": 2}))
+    bad_role = pg_url.replace("postgres@", "no_such_role_x@", 1)
+    with pytest.raises(StorageError, match=r"store\.url: .*no_such_role_x"):
+        Memory(settings=Settings.load(home=tmp_path, store={"url": bad_role}))
+
+
+def test_schema_versions_upgrade_and_newer(tmp_path: Path, pg_url: str, pg_schema: str) -> None:
+    settings = Settings.load(home=tmp_path, store={"url": pg_url, "pg_schema": pg_schema,
+                                                   "auto_migrate": False})
+    with pytest.raises(StorageError, match="memstrata db upgrade"):
+        Memory(settings=settings)  # an empty schema is behind too: nothing is created
+    with psycopg.connect(pg_url) as conn:
+        assert conn.execute("SELECT to_regclass(%s)", (f"{pg_schema}.memories",)
+                            ).fetchone()[0] is None
+    runner = CliRunner()
+    env = {"MEMSTRATA_STORE_URL": pg_url, "MEMSTRATA_STORE__PG_SCHEMA": pg_schema,
+           "MEMSTRATA_STORE__AUTO_MIGRATE": "false"}
+    out = runner.invoke(app, ["--home", str(tmp_path), "db", "upgrade"], env=env)
+    assert out.exit_code == 0, out.output
+    latest = PostgresStore.migrations()[-1][0]
+    assert f"schema version 0 -> {latest}" in out.output
+    out = runner.invoke(app, ["--home", str(tmp_path), "db", "upgrade"], env=env)
+    assert f"schema version {latest}, up to date" in out.output
+    mem = Memory(settings=settings)
+    mem.add("the store is ready")
+    mem.close()
+    with psycopg.connect(pg_url) as conn:
+        conn.execute(f'UPDATE "{pg_schema}".meta SET value = %s WHERE key = %s',
+                     (str(latest + 1), "schema_version"))
+    with pytest.raises(StorageError, match="newer than this memstrata knows"):
+        Memory(settings=settings)
+    with pytest.raises(StorageError, match="newer than this memstrata knows"):
+        upgrade_store(settings)
+
+
+def test_two_processes_share_one_database(tmp_path: Path, pg_url: str, pg_schema: str,
+                                          embedder) -> None:
+    """Two homes (two machines) on one PostgreSQL: each sees the other's writes, its own
+    local vector index caught up from the store's change feed."""
+    cfg = {"url": pg_url, "pg_schema": pg_schema}
+    a = Memory(settings=Settings.load(home=tmp_path / "a", store=cfg), embedder=embedder)
+    b = Memory(settings=Settings.load(home=tmp_path / "b", store=cfg), embedder=embedder)
+    try:
+        mid = a.add("the release train leaves on Thursdays").memory_id
+        assert b.search("when does the release train leave?")[0].memory.memory_id == mid
+        b.delete(mid)
+        assert a.search("when does the release train leave?") == []
+    finally:
+        a.close()
+        b.close()
