@@ -241,6 +241,9 @@ class StoreSettings(_Section):
     # ... but a search whose filter allows at most this many rows stays exact: the graph's
     # recall@10 is only ~0.85-0.9 at 10-20k rows.
     exact_filter_limit: int = Field(20_000, ge=0)
+    # How wide the HNSW graph searches (usearch's default); recall@10 against exact by size and
+    # this value: docs/BENCHMARKS.md, "Vector index".
+    hnsw_expansion_search: int = Field(64, ge=1, le=4096)
     vector_oversample: int = Field(4, ge=1, le=100)
     vector_flush_every: int = Field(5_000, ge=1)
 

@@ -88,3 +88,32 @@ def test_two_processes_share_one_database(tmp_path: Path, pg_url: str, pg_schema
     finally:
         a.close()
         b.close()
+
+
+def test_server_gone_mid_write_leaves_nothing_half_done(tmp_path: Path, pg_url: str,
+                                                        pg_schema: str, embedder) -> None:
+    """The connection dies inside a write: a clear error, nothing of it committed, and the
+    pool serves the next write on a fresh connection."""
+
+    mem = Memory(settings=Settings.load(home=tmp_path, store={"url": pg_url,
+                                                              "pg_schema": pg_schema}),
+                 embedder=embedder)
+    kept = mem.add("written before the fault").memory_id
+    store = mem.stores.records
+
+    def kill_own_backend() -> None:
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                          "query LIKE 'INSERT INTO memories%%' AND pid <> pg_backend_pid()")
+
+    with pytest.raises(StorageError, match=r"write to PostgreSQL .* failed"):
+        with store.transaction() as tx:
+            rec = mem.get(kept).model_copy(update={"memory_id": "mem_half", "content": "half"})
+            tx.insert(rec, None)
+            kill_own_backend()
+            tx.set_meta("after", "the fault")
+    assert store.get("default", "mem_half") is None and store.get_meta("after") is None
+    assert mem.add("written after the fault").status == "created"
+    assert [h.memory.content for h in mem.search("written after the fault", top_k=1)] == \
+        ["written after the fault"]
+    mem.close()

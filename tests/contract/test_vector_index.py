@@ -145,6 +145,17 @@ def test_save_load_roundtrip_with_compaction(tmp_path: Path) -> None:
     assert [s for _, s in a] == pytest.approx([s for _, s in b], rel=1e-5)
 
 
+def test_expansion_search_setting_reaches_the_graph(tmp_path: Path) -> None:
+    rng = np.random.default_rng(9)
+    idx = make(tmp_path, hnsw_threshold=50, expansion_search=150)
+    idx.upsert([f"m{i}" for i in range(100)], unit(rng, 100), [attrs()] * 100)
+    assert idx._hnsw.expansion_search == 150
+    idx.save()
+    again = make(tmp_path, hnsw_threshold=50, expansion_search=300)  # the setting, not the file
+    again.load()
+    assert again.uses_hnsw and again._hnsw.expansion_search == 300
+
+
 def test_corrupted_or_foreign_files_are_refused(tmp_path: Path) -> None:
     idx = make(tmp_path)
     with pytest.raises(IndexFileError, match=r"no index file"):

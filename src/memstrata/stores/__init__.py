@@ -288,7 +288,8 @@ class Stores:
         model, dim = self.check_model()
         cfg = self.settings.store
         index = LocalVectorIndex(self.home / VECTOR_DIR, dim, model, cfg.hnsw_threshold,
-                                 cfg.exact_filter_limit, cfg.vector_oversample)
+                                 cfg.exact_filter_limit, cfg.vector_oversample,
+                                 cfg.hnsw_expansion_search)
         try:
             if load:
                 index.load()

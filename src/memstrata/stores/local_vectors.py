@@ -39,13 +39,15 @@ class LocalVectorIndex(VectorIndex):
     are a quarter of all rows (``COMPACT_SHARE``)."""
 
     def __init__(self, folder: Path, dim: int, model_id: str, hnsw_threshold: int = 5_000,
-                 exact_filter_limit: int = 20_000, oversample: int = 4) -> None:
+                 exact_filter_limit: int = 20_000, oversample: int = 4,
+                 expansion_search: int = 64) -> None:
         self.folder = folder
         self.dim = dim
         self.model_id = model_id
         self.hnsw_threshold = hnsw_threshold
         self.exact_filter_limit = exact_filter_limit
         self.oversample = oversample
+        self.expansion_search = expansion_search
         self.applied_seq = 0
         self.dirty = 0
         self.clear()
@@ -129,7 +131,8 @@ class LocalVectorIndex(VectorIndex):
     def _build_hnsw(self) -> None:
         from usearch.index import Index
 
-        self._hnsw = Index(ndim=self.dim, metric="cos", dtype="f32")
+        self._hnsw = Index(ndim=self.dim, metric="cos", dtype="f32",
+                           expansion_search=self.expansion_search)
         keys = np.flatnonzero(self._live[: self._n]).astype(np.uint64)
         if len(keys):
             self._hnsw.add(keys, self._mat[keys.astype(np.int64)])
@@ -325,6 +328,7 @@ class LocalVectorIndex(VectorIndex):
             try:
                 index = Index(ndim=self.dim, metric="cos", dtype="f32")
                 index.load(str(self.folder / name))
+                index.expansion_search = self.expansion_search
                 if len(index) == len(self):
                     self._hnsw = index
                     return
