@@ -106,12 +106,12 @@ def test_server_gone_mid_write_leaves_nothing_half_done(tmp_path: Path, pg_url: 
             admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
                           "query LIKE 'INSERT INTO memories%%' AND pid <> pg_backend_pid()")
 
-    with pytest.raises(StorageError, match=r"write to PostgreSQL .* failed"):
-        with store.transaction() as tx:
-            rec = mem.get(kept).model_copy(update={"memory_id": "mem_half", "content": "half"})
-            tx.insert(rec, None)
-            kill_own_backend()
-            tx.set_meta("after", "the fault")
+    half = mem.get(kept).model_copy(update={"memory_id": "mem_half", "content": "half"})
+    with pytest.raises(StorageError, match=r"write to PostgreSQL .* failed"), \
+            store.transaction() as tx:
+        tx.insert(half, None)
+        kill_own_backend()
+        tx.set_meta("after", "the fault")
     assert store.get("default", "mem_half") is None and store.get_meta("after") is None
     assert mem.add("written after the fault").status == "created"
     assert [h.memory.content for h in mem.search("written after the fault", top_k=1)] == \
