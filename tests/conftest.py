@@ -152,6 +152,25 @@ def pg_url() -> str:
     return url
 
 
+@pytest.fixture(scope="session")
+def pgvector_available(pg_url: str) -> bool:
+    """The pgvector extension is installed in the PostgreSQL server (scripts/pgvector.sh
+    builds it). Under CI its absence fails; elsewhere the test skips."""
+    import os
+
+    import psycopg
+
+    with psycopg.connect(pg_url) as conn:
+        found = conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"
+                             ).fetchone()
+    if found is None:
+        msg = "pgvector is not installed in PostgreSQL: run scripts/pgvector.sh"
+        if os.environ.get("CI"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return True
+
+
 @pytest.fixture
 def pg_schema(pg_url: str) -> Iterator[str]:
     """A fresh PostgreSQL schema name for one test, dropped afterwards."""
@@ -239,6 +258,97 @@ def redis_process() -> Iterator[Callable[[], Any]]:
         if proc.poll() is None:
             proc.kill()
             proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def milvus_server(tmp_path_factory) -> Iterator[str]:
+    """A real Milvus gRPC server (``milvus-lite server``, from pip) on a loopback port; its
+    ``milvus://`` URL. Under CI a missing server fails the test; elsewhere it skips."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import time
+
+    exe = shutil.which("milvus-lite", path=os.path.dirname(sys.executable))
+    if exe is None:
+        if os.environ.get("CI"):
+            pytest.fail("milvus-lite is not installed (pip install -e '.[dev]')")
+        pytest.skip("Milvus tests need milvus-lite: pip install -e '.[dev]'")
+    port = _free_port()
+    data = tmp_path_factory.mktemp("milvus")
+    proc = subprocess.Popen([exe, "server", "--data-dir", str(data), "--host", "127.0.0.1",
+                             "--port", str(port)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            import socket
+
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail(f"milvus-lite server did not start on port {port}")
+            time.sleep(0.2)
+    try:
+        yield f"milvus://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+@pytest.fixture(scope="session")
+def milvus_standalone(tmp_path_factory) -> Iterator[str]:
+    """A real Milvus standalone server (2.3, with its embedded etcd and local storage, from the
+    ``milvus`` PyPI package) on loopback ports; its ``milvus://`` URL. About 20 s to start.
+    Under CI a missing server fails the test; elsewhere it skips."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import time
+
+    exe = shutil.which("milvus-server", path=os.path.dirname(sys.executable))
+    if exe is None:
+        if os.environ.get("CI"):
+            pytest.fail("milvus (the standalone server) is not installed (pip install -e '.[dev]')")
+        pytest.skip("this test needs a Milvus standalone: pip install -e '.[dev]'")
+    data = tmp_path_factory.mktemp("milvus-standalone")
+    ports = {name: _free_port() for name in ("proxy", "etcd", "root", "query", "qnode", "index",
+                                             "inode", "data", "dnode", "pinternal")}
+    proc = subprocess.Popen(
+        [exe, "--data", str(data), "--proxy-port", str(ports["proxy"]),
+         "--etcd-port", str(ports["etcd"]), "--root-coord-port", str(ports["root"]),
+         "--query-coord-port", str(ports["query"]), "--query-node-port", str(ports["qnode"]),
+         "--index-coord-port", str(ports["index"]), "--index-node-port", str(ports["inode"]),
+         "--data-coord-port", str(ports["data"]), "--data-node-port", str(ports["dnode"]),
+         "--proxy-internal-port", str(ports["pinternal"])],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    url = f"milvus://127.0.0.1:{ports['proxy']}"
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            from pymilvus import MilvusClient
+
+            MilvusClient(f"http://127.0.0.1:{ports['proxy']}", timeout=2).list_collections()
+            break
+        except Exception:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                os.killpg(proc.pid, 9)
+                pytest.fail(f"the Milvus standalone did not start on {url}")
+            time.sleep(1)
+    try:
+        yield url
+    finally:  # the wrapper starts milvus and etcd as children: stop the whole group
+        import signal
+
+        os.killpg(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=30)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
 
 
 def mock_llm(handler: Callable[[Any], Any]) -> Any:

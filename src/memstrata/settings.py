@@ -232,6 +232,12 @@ class StoreSettings(_Section):
     # Off: a PostgreSQL schema behind this release is an error until `memstrata db upgrade`.
     auto_migrate: bool = True
     cache_url: str = "local"
+    # The vector index: "local" (a file per home, caught up from the store), "pgvector" (in the
+    # PostgreSQL of store.url), or Milvus: milvus://host:port (milvus+https:// with TLS) or
+    # milvus-lite:///path/file.db.
+    vector_url: str = "local"
+    vector_token: str | None = Field(None, repr=False)  # Milvus "user:password" or API key
+    vector_collection: str = Field("memstrata", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,100}$")
     cache_prefix: str = Field("memstrata", min_length=1, max_length=100)  # Redis key prefix
     sqlite_synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = "FULL"
     busy_timeout_ms: int = Field(10_000, ge=0)
@@ -253,6 +259,15 @@ class StoreSettings(_Section):
         if v is not None and not v.startswith(("sqlite:///", "postgresql://", "postgres://")):
             raise ValueError(f"unsupported store URL {redact_url(v)!r} (use sqlite:///path or "
                              "postgresql://user@host:port/database)")
+        return v
+
+    @field_validator("vector_url")
+    @classmethod
+    def _vector_url(cls, v: str) -> str:
+        if v not in ("local", "pgvector") and \
+                not v.startswith(("milvus://", "milvus+https://", "milvus-lite://")):
+            raise ValueError(f"unsupported vector index URL {redact_url(v)!r} (use local, "
+                             "pgvector, milvus://host:port or milvus-lite:///path/file.db)")
         return v
 
     @field_validator("cache_url")
@@ -426,10 +441,12 @@ class ArchiveSettings(_Section):
 
 class _UrlVariables(PydanticBaseSettingsSource):
     """The backends' URLs by their short variables (``MEMSTRATA_STORE_URL``,
-    ``MEMSTRATA_CACHE_URL``, ``MEMSTRATA_ARCHIVE_URL``), below the nested ``__`` ones."""
+    ``MEMSTRATA_VECTOR_URL``, ``MEMSTRATA_CACHE_URL``, ``MEMSTRATA_ARCHIVE_URL``), below the
+    nested ``__`` ones."""
 
     NAMES: ClassVar[dict[str, tuple[str, str]]] = {"MEMSTRATA_STORE_URL": ("store", "url"),
              "MEMSTRATA_CACHE_URL": ("store", "cache_url"),
+             "MEMSTRATA_VECTOR_URL": ("store", "vector_url"),
              "MEMSTRATA_ARCHIVE_URL": ("archive", "url")}
 
     def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:

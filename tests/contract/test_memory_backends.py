@@ -11,9 +11,10 @@ import pytest
 
 from memstrata import Memory, Settings
 
-# The embedded default, PostgreSQL alone, and the seed's production layout (PostgreSQL, Redis
-# for the active sessions, S3 for the archive). Milvus and pgvector join with their indexes.
-COMBOS = ["embedded", "postgres", "postgres+redis+s3"]
+# The embedded default, PostgreSQL alone, Milvus Lite beside the embedded store, the seed's
+# production layout (PostgreSQL, a Milvus standalone server, Redis for the active sessions, S3
+# for the archive), and PostgreSQL with pgvector.
+COMBOS = ["embedded", "postgres", "milvus-lite", "postgres+milvus+redis+s3", "postgres+pgvector"]
 
 
 def story(mem: Memory, clock) -> dict[str, Any]:
@@ -66,6 +67,16 @@ def combo_settings(request, tmp_path: Path) -> dict[str, Any]:
     if "postgres" in combo:
         out["store"] = {"url": request.getfixturevalue("pg_url"),
                         "pg_schema": request.getfixturevalue("pg_schema")}
+    if combo == "postgres+pgvector":
+        request.getfixturevalue("pgvector_available")
+        out["store"]["vector_url"] = "pgvector"
+    elif combo == "milvus-lite":
+        out["store"] = {"vector_url": f"milvus-lite://{tmp_path}/milvus.db"}
+    elif "milvus" in combo:
+        import uuid
+
+        out["store"].update(vector_url=request.getfixturevalue("milvus_standalone"),
+                            vector_collection=f"t_{uuid.uuid4().hex[:10]}")
     if "redis" in combo:
         out.setdefault("store", {}).update(
             cache_url=request.getfixturevalue("redis_url"),
@@ -113,11 +124,35 @@ def test_every_backend_tells_the_same_story(combo_settings, tmp_path: Path, embe
     for key in reference:
         assert got[key] == reference[key], key
     # ... and the data went where the settings said
-    assert (tmp_path / "other" / "memstrata.db").exists() == ("store" not in combo_settings)
+    assert (tmp_path / "other" / "memstrata.db").exists() == \
+        ("url" not in combo_settings.get("store", {}))
+    vector_url = combo_settings.get("store", {}).get("vector_url")
+    assert (tmp_path / "other" / "vectors").exists() == (vector_url is None)
+    if vector_url == "pgvector":
+        import psycopg
+
+        with psycopg.connect(combo_settings["store"]["url"]) as conn:
+            schema = combo_settings["store"]["pg_schema"]
+            [table] = [r[0] for r in conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = %s AND tablename LIKE "
+                "'vectors_%%'", (schema,))]
+            assert conn.execute(f'SELECT count(*) FROM "{schema}"."{table}"').fetchone()[0] \
+                == got["stats"]["memories"]
+    elif vector_url is not None:  # the vectors are in Milvus
+        from pymilvus import MilvusClient
+
+        from memstrata.stores.milvus import milvus_uri
+
+        client = MilvusClient(milvus_uri(vector_url))
+        [name] = [c for c in client.list_collections() if c.startswith(
+            combo_settings["store"].get("vector_collection", "memstrata"))]
+        count = client.query(name, filter="", output_fields=["count(*)"])[0]["count(*)"]
+        assert count == got["stats"]["memories"]
+        client.close()
     if "cache_url" in combo_settings.get("store", {}):  # Redis answered every window
         assert calls["fill"] >= 1 and calls["store"] == calls["fill"]
     assert (tmp_path / "other" / "archive").exists() == ("archive" not in combo_settings)
-    if "store" in combo_settings:
+    if "url" in combo_settings.get("store", {}):
         import psycopg
 
         with psycopg.connect(combo_settings["store"]["url"]) as conn:

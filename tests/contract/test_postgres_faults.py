@@ -117,3 +117,29 @@ def test_server_gone_mid_write_leaves_nothing_half_done(tmp_path: Path, pg_url: 
     assert [h.memory.content for h in mem.search("written after the fault", top_k=1)] == \
         ["written after the fault"]
     mem.close()
+
+
+def test_missing_pgvector_extension_is_a_clear_error(tmp_path: Path, pg_url: str) -> None:
+    """A fresh database and a user who may not create extensions: pgvector cannot be set up,
+    and the error says what to do."""
+    import uuid
+
+    db, role = f"mt_{uuid.uuid4().hex[:10]}", f"mt_user_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        admin.execute(f'CREATE ROLE "{role}" LOGIN')
+        admin.execute(f'CREATE DATABASE "{db}" OWNER "{role}"')
+    try:
+        url = pg_url.replace("postgres@", f"{role}@", 1).rsplit("/", 1)[0] + f"/{db}"
+        mem = Memory(settings=Settings.load(home=tmp_path, store={"url": url,
+                                                                  "vector_url": "pgvector"}))
+        with pytest.raises(StorageError, match=r"store\.vector_url: pgvector is not usable .*"
+                                               r"CREATE EXTENSION vector"):
+            mem.add("no vectors without the extension")
+        mem.close()
+        with pytest.raises(ConfigError, match=r"store\.vector_url: pgvector lives in"):
+            Memory(settings=Settings.load(home=tmp_path / "h2", store={
+                "vector_url": "pgvector"})).add("pgvector without PostgreSQL")
+    finally:
+        with psycopg.connect(pg_url, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
+            admin.execute(f'DROP ROLE IF EXISTS "{role}"')

@@ -32,11 +32,12 @@ def stats(
 def config_show(ctx: typer.Context, json_out: bool = typer.Option(False, "--json")) -> None:
     """The effective settings (defaults, file, MEMSTRATA_* variables), weights included."""
     data = settings_of(ctx).model_dump(mode="json")
-    for section, key in (("embedder", "api_key"), ("llm", "api_key"),
+    for section, key in (("embedder", "api_key"), ("llm", "api_key"), ("store", "vector_token"),
                          ("archive", "access_key"), ("archive", "secret_key")):
         if data[section].get(key):
             data[section][key] = "***"
-    for section, key in (("store", "url"), ("store", "cache_url"), ("archive", "url")):
+    for section, key in (("store", "url"), ("store", "cache_url"), ("store", "vector_url"),
+                         ("archive", "url")):
         if data[section].get(key):
             data[section][key] = redact_url(data[section][key])
     if json_out:

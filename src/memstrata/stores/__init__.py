@@ -287,6 +287,27 @@ class Stores:
 
         model, dim = self.check_model()
         cfg = self.settings.store
+        if cfg.vector_url != "local":
+            server: VectorIndex
+            if cfg.vector_url == "pgvector":
+                from .pgvector import PgVectorIndex
+                from .postgres import PostgresStore
+
+                if not isinstance(self.records, PostgresStore):
+                    raise ConfigError("store.vector_url: pgvector lives in the store's "
+                                      "PostgreSQL; set store.url = postgresql://...")
+                server = PgVectorIndex(self.records, dim, model,
+                                       ef_search=cfg.hnsw_expansion_search)
+            else:
+                from .milvus import MilvusVectorIndex
+
+                server = MilvusVectorIndex(cfg.vector_url, self.records, dim, model,
+                                           collection=cfg.vector_collection,
+                                           token=cfg.vector_token, timeout=cfg.connect_timeout)
+            if not load:
+                server.clear()
+            self._catch_up(server)
+            return server
         index = LocalVectorIndex(self.home / VECTOR_DIR, dim, model, cfg.hnsw_threshold,
                                  cfg.exact_filter_limit, cfg.vector_oversample,
                                  cfg.hnsw_expansion_search)
@@ -369,5 +390,7 @@ class Stores:
                                                             max(1, len(index) // 100)):
                 self.save_vectors()
         finally:
+            if self._vectors is not None:
+                self._vectors.close()
             self.active.close()
             self.records.close()

@@ -156,6 +156,11 @@ class RecordStore(ABC):
     def get_meta(self, key: str) -> str | None: ...
 
     @abstractmethod
+    def put_meta(self, key: str, value: str) -> None:
+        """Write a meta value outside the change feed (no sequence number is used): derived
+        bookkeeping, such as how far a shared vector index has caught up."""
+
+    @abstractmethod
     def get_many(self, tenant: str, ids: Sequence[str],
                  with_embedding: bool = False) -> dict[str, MemoryRecord]: ...
 
@@ -280,6 +285,9 @@ class VectorIndex(ABC):
 
     def save(self) -> None:  # noqa: B027 - persistent servers need nothing
         """Persist what is in memory (a no-op for server-side indexes)."""
+
+    def close(self) -> None:  # noqa: B027 - only server indexes hold a connection
+        """Release the connection, if any."""
 
 
 class Archive(ABC):

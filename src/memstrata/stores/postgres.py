@@ -54,6 +54,11 @@ _MAX_POSITION = 16_383  # tsvector positions stop here
 _EPOCH_MIN = datetime(1, 1, 2, tzinfo=timezone.utc)
 
 
+def describe(exc: Exception) -> str:
+    """A server error on one line (PostgreSQL adds DETAIL and HINT lines)."""
+    return "; ".join(line.strip() for line in str(exc).strip().splitlines() if line.strip())
+
+
 def _lexeme(term: str) -> str:
     term = term.encode()[:_MAX_LEXEME].decode(errors="ignore")
     return "'" + term.replace("\\", "\\\\").replace("'", "''") + "'"
@@ -219,7 +224,7 @@ class PostgresStore(RecordStore):
             psycopg.connect(url, connect_timeout=max(1, int(connect_timeout))).close()
         except psycopg.Error as exc:
             raise StorageError(f"store.url: cannot connect to {redact_url(url)}: "
-                               f"{str(exc).strip()}") from None
+                               f"{describe(exc)}") from None
         self._pool = ConnectionPool(url, min_size=1, max_size=max(1, pool_size), open=False,
                                     kwargs={"autocommit": True}, configure=self._configure,
                                     timeout=connect_timeout)
@@ -308,7 +313,7 @@ class PostgresStore(RecordStore):
                                    "WHERE key = 'vector_seq' RETURNING value").fetchone()
                 yield _PgTx(conn, int(seq[0]))  # type: ignore[index]
         except psycopg.Error as exc:
-            raise StorageError(f"write to {self._where} failed: {str(exc).strip()}") from None
+            raise StorageError(f"write to {self._where} failed: {describe(exc)}") from None
 
     # -- reads ----------------------------------------------------------------------------
     def _query(self, query: str, args: Sequence[Any] = ()) -> list[Any]:
@@ -316,11 +321,19 @@ class PostgresStore(RecordStore):
             with self._pool.connection() as conn:
                 return conn.execute(query, args).fetchall()  # type: ignore[arg-type]
         except psycopg.Error as exc:
-            raise StorageError(f"read from {self._where} failed: {str(exc).strip()}") from None
+            raise StorageError(f"read from {self._where} failed: {describe(exc)}") from None
 
     def get_meta(self, key: str) -> str | None:
         rows = self._query("SELECT value FROM meta WHERE key = %s", (key,))
         return rows[0][0] if rows else None
+
+    def put_meta(self, key: str, value: str) -> None:
+        try:
+            with self._pool.connection() as conn:
+                conn.execute("INSERT INTO meta (key, value) VALUES (%s, %s) ON CONFLICT (key) "
+                             "DO UPDATE SET value = excluded.value", (key, value))
+        except psycopg.Error as exc:
+            raise StorageError(f"write to {self._where} failed: {describe(exc)}") from None
 
     def get_many(self, tenant: str, ids: Sequence[str],
                  with_embedding: bool = False) -> dict[str, MemoryRecord]:
@@ -472,7 +485,7 @@ class PostgresStore(RecordStore):
         except psycopg.errors.LockNotAvailable:
             return  # a writer holds one of the rows: they stay pending
         except psycopg.Error as exc:
-            raise StorageError(f"write to {self._where} failed: {str(exc).strip()}") from None
+            raise StorageError(f"write to {self._where} failed: {describe(exc)}") from None
 
     def iter_records(self, tenant: str | None = None,
                      with_embedding: bool = False) -> Iterator[MemoryRecord]:
@@ -577,7 +590,7 @@ class PostgresStore(RecordStore):
                 gone = [r[0] for r in conn.execute(
                     "SELECT memory_id FROM vector_tombstones WHERE seq > %s", (since,))]
         except psycopg.Error as exc:
-            raise StorageError(f"read from {self._where} failed: {str(exc).strip()}") from None
+            raise StorageError(f"read from {self._where} failed: {describe(exc)}") from None
         upserts = [(r[0], np.frombuffer(r[1], np.float32),
                     VectorAttrs(r[2], r[3], r[4], r[5], r[6], r[7], r[8] is None)) for r in rows]
         live = {u[0] for u in upserts}

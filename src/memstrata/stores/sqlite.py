@@ -332,6 +332,15 @@ class SqliteStore(RecordStore):
         rows = self._query("SELECT value FROM meta WHERE key = ?", (key,))
         return rows[0][0] if rows else None
 
+    def put_meta(self, key: str, value: str) -> None:
+        with self._lock:
+            try:
+                self._c.execute("INSERT INTO meta (key, value) VALUES (?, ?) "
+                                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                                (key, value))
+            except sqlite3.Error as exc:
+                raise StorageError(f"write to {self.path} failed: {exc}") from None
+
     def get_many(self, tenant: str, ids: Sequence[str],
                  with_embedding: bool = False) -> dict[str, MemoryRecord]:
         out: dict[str, MemoryRecord] = {}
