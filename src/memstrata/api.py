@@ -94,7 +94,6 @@ class Memory:
         self._retrieval = RetrievalEngine(settings, self.stores, self.embedder, self._now)
         self._lifecycle = LifecycleEngine(settings, self.stores, self._update, self._now, llm)
         # L3's cache: (tenant, user, question as typed) -> (pair id, its content hash).
-        self._qa_cache: dict[tuple[str, str | None, str], tuple[str, str]] = {}
         self.sessions = SessionHistory(SessionLog(settings.home / "sessions",
                                                   settings.default_tenant),
                                        settings.history, self._now, self._tenant, llm)
@@ -669,7 +668,7 @@ class Memory:
         """A pair promoted to the cache answers its question as typed, if it is still the
         same pair: current, unchanged, not expired (else it leaves the cache)."""
         key = (self._tenant(tenant), user, " ".join(question.lower().split()))
-        hit = self._qa_cache.get(key)
+        hit = self.stores.answers.get(key)
         if hit is None:
             return None
         mid, version = hit
@@ -678,10 +677,10 @@ class Memory:
         if rec is None or rec.content_hash != version or rec.valid_to is not None \
                 or (rec.expires_at is not None and rec.expires_at <= now) \
                 or (rec.score or 0.0) < self.settings.faq.cache_min_score:
-            del self._qa_cache[key]
+            self.stores.answers.drop(key)
             return None
         if not self._sources_intact(rec):
-            del self._qa_cache[key]
+            self.stores.answers.drop(key)
             self._retire(rec)
             return None
         return AskResult(route="reuse", answer=rec.answer or "", confidence=1.0,
@@ -691,11 +690,9 @@ class Memory:
     def _promote_to_cache(self, question: str, user: str | None, tenant: str | None,
                           rec: MemoryRecord) -> None:
         cfg = self.settings.faq
-        if (rec.score or 0.0) >= cfg.cache_min_score and cfg.cache_size:
-            if len(self._qa_cache) >= cfg.cache_size:
-                self._qa_cache.pop(next(iter(self._qa_cache)))
+        if (rec.score or 0.0) >= cfg.cache_min_score:
             key = (self._tenant(tenant), user, " ".join(question.lower().split()))
-            self._qa_cache[key] = (rec.memory_id, rec.content_hash)
+            self.stores.answers.put(key, rec.memory_id, rec.content_hash)
 
     def _reuse(self, question: str, user: str | None, tenant: str | None) -> AskResult | None:
         cfg = self.settings.faq

@@ -112,3 +112,24 @@ def test_unreachable_redis_is_a_clear_error(tmp_path: Path) -> None:
                                            r"redis://127\.0\.0\.1:1/0"):
         Memory(settings=Settings.load(home=tmp_path, store={
             "cache_url": "redis://127.0.0.1:1/0", "connect_timeout": 0.5}))
+
+
+def test_answer_cache_on_redis_is_shared_and_never_stale(tmp_path: Path, redis_url: str,
+                                                         cache_prefix: str, embedder,
+                                                         clock) -> None:
+    """The L3 answer cache lives beside the sessions on Redis: a question one process answered
+    from a validated pair is a cache hit in another, and a changed pair is never served."""
+    a = make(tmp_path, redis_url, cache_prefix, embedder, clock)
+    b = make(tmp_path / "b", redis_url, cache_prefix, embedder, clock,
+             url=f"sqlite://{tmp_path}/memstrata.db")
+    pid = a.save_qa("Which port does the API use?", "Port 8443.", 0.95)
+    assert a.ask("Which port does the API use?").reason.startswith("a validated")
+    r = redis.Redis.from_url(redis_url)
+    [key] = [k.decode() for k in r.scan_iter(f"{cache_prefix}:default:answer:*")]
+    assert 0 < r.ttl(key) <= 24 * 3600
+    assert b.ask("which port does the API use?").reason.startswith("cached")
+    b.update_qa(pid, answer="Port 9443 since the migration.")
+    again = a.ask("Which port does the API use?")
+    assert not again.reason.startswith("cached") and again.answer.startswith("Port 9443")
+    a.close()
+    b.close()

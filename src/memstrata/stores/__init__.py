@@ -20,7 +20,9 @@ from ..model import HistoryEntry, MemoryRecord, Tier
 from ..settings import ArchiveSettings, Settings
 from .base import (
     ActiveCache,
+    AnswerCache,
     Archive,
+    LocalAnswerCache,
     RecordStore,
     StoreActiveCache,
     StoreTx,
@@ -200,6 +202,18 @@ class Stores:
             self.records.close()
             raise
         self.notices: list[str] = []
+        self.answers: AnswerCache = self._open_answers()
+
+    def _open_answers(self) -> AnswerCache:
+        """The L3 answer cache: in this process, or beside the sessions on Redis."""
+        faq = self.settings.faq
+        if self.settings.store.cache_url == "local":
+            return LocalAnswerCache(faq.cache_size)
+        from .redis_cache import RedisActiveCache, RedisAnswerCache
+
+        assert isinstance(self.active, RedisActiveCache)
+        return RedisAnswerCache(self.active.client, self.settings.store.cache_prefix,
+                                int(faq.cache_ttl_hours * 3600))
 
     @contextmanager
     def transaction(self) -> Iterator[StoreTx]:

@@ -336,6 +336,44 @@ class ActiveCache(ABC):
         """Release the connection, if any."""
 
 
+AnswerKey = tuple[str, "str | None", str]  # (tenant, user, normalised question)
+
+
+class AnswerCache(ABC):
+    """L3: questions answered well before -> (pair id, content hash). The caller checks the
+    pair against the store of record on every use; this only saves the search."""
+
+    @abstractmethod
+    def get(self, key: AnswerKey) -> tuple[str, str] | None: ...
+
+    @abstractmethod
+    def put(self, key: AnswerKey, memory_id: str, content_hash: str) -> None: ...
+
+    @abstractmethod
+    def drop(self, key: AnswerKey) -> None: ...
+
+
+class LocalAnswerCache(AnswerCache):
+    """The embedded default: a dict in this process, the oldest entry out past ``size``."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._d: dict[AnswerKey, tuple[str, str]] = {}
+
+    def get(self, key: AnswerKey) -> tuple[str, str] | None:
+        return self._d.get(key)
+
+    def put(self, key: AnswerKey, memory_id: str, content_hash: str) -> None:
+        if self.size <= 0:
+            return
+        if key not in self._d and len(self._d) >= self.size:
+            self._d.pop(next(iter(self._d)))
+        self._d[key] = (memory_id, content_hash)
+
+    def drop(self, key: AnswerKey) -> None:
+        self._d.pop(key, None)
+
+
 class StoreActiveCache(ActiveCache):
     """The embedded default: the store of record already keeps each session in order."""
 

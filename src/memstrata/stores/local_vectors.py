@@ -40,7 +40,7 @@ class LocalVectorIndex(VectorIndex):
 
     def __init__(self, folder: Path, dim: int, model_id: str, hnsw_threshold: int = 5_000,
                  exact_filter_limit: int = 20_000, oversample: int = 4,
-                 expansion_search: int = 64) -> None:
+                 expansion_search: int = 256) -> None:
         self.folder = folder
         self.dim = dim
         self.model_id = model_id

@@ -32,7 +32,7 @@ class PgVectorIndex(VectorIndex):
     """Vectors in a table of ``store``'s schema, searched with pgvector's HNSW index."""
 
     def __init__(self, store: PostgresStore, dim: int, model_id: str, *,
-                 ef_search: int = 64) -> None:
+                 ef_search: int = 256) -> None:
         self.store = store
         self.dim = dim
         self.model_id = model_id

@@ -9,6 +9,7 @@ are dropped once Redis is back, so nothing acknowledged is lost or served stale.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
 from urllib.parse import quote
@@ -16,7 +17,7 @@ from urllib.parse import quote
 from ..errors import StorageError
 from ..model import MemoryRecord, MemoryType, Scope
 from ..settings import redact_url
-from .base import ActiveCache, RecordStore
+from .base import ActiveCache, AnswerCache, AnswerKey, RecordStore
 
 try:
     import redis
@@ -80,6 +81,11 @@ class RedisActiveCache(ActiveCache):
         self._put = self._r.register_script(_PUT)
         self._lock = threading.Lock()
         self._stale: set[tuple[str, str]] = set()  # sessions written while Redis was away
+
+    @property
+    def client(self) -> redis.Redis:
+        """The connection (the L3 answer cache shares it)."""
+        return self._r
 
     def _key(self, tenant: str, session: str, memory_type: MemoryType) -> str:
         return (f"{self.prefix}:{quote(tenant, safe='')}:active:{quote(session, safe='')}:"
@@ -183,3 +189,41 @@ class RedisActiveCache(ActiveCache):
 
     def close(self) -> None:
         self._r.close()
+
+
+class RedisAnswerCache(AnswerCache):
+    """L3 answers shared by every process: one key per question, expiring after ``ttl_seconds``.
+    Unreachable Redis is a miss (the fast path then searches), never an error."""
+
+    def __init__(self, client: redis.Redis, prefix: str, ttl_seconds: int) -> None:
+        self._r = client
+        self.prefix = prefix
+        self.ttl = max(1, int(ttl_seconds))
+
+    def _key(self, key: AnswerKey) -> str:
+        tenant, user, question = key
+        digest = hashlib.sha256(f"{user or ''}\0{question}".encode()).hexdigest()[:32]
+        return f"{self.prefix}:{quote(tenant, safe='')}:answer:{digest}"
+
+    def get(self, key: AnswerKey) -> tuple[str, str] | None:
+        try:
+            raw = self._r.get(self._key(key))
+        except redis.RedisError as exc:
+            log.warning("Redis answer cache unreachable (%s)", exc)
+            return None
+        if not raw:
+            return None
+        mid, _, version = raw.decode().partition("\t")
+        return mid, version
+
+    def put(self, key: AnswerKey, memory_id: str, content_hash: str) -> None:
+        try:
+            self._r.set(self._key(key), f"{memory_id}\t{content_hash}", ex=self.ttl)
+        except redis.RedisError as exc:
+            log.warning("Redis answer cache unreachable (%s)", exc)
+
+    def drop(self, key: AnswerKey) -> None:
+        try:
+            self._r.delete(self._key(key))
+        except redis.RedisError as exc:
+            log.warning("Redis answer cache unreachable (%s)", exc)
