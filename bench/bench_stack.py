@@ -160,7 +160,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             t = time.perf_counter()
             for i in range(0, len(texts), CHUNK):
                 mem.add_many(texts[i : i + CHUNK], vectors=vectors[i : i + CHUNK])
-                _log(f"{name}: {i + CHUNK:,} added, {(i + CHUNK) / (time.perf_counter() - t):.0f}/s")
+                done = min(i + CHUNK, len(texts))
+                _log(f"{name}: {done:,} added, {done / (time.perf_counter() - t):.0f}/s")
             add_s = time.perf_counter() - t
             t = time.perf_counter()
             mem.close()

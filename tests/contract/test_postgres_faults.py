@@ -143,3 +143,26 @@ def test_missing_pgvector_extension_is_a_clear_error(tmp_path: Path, pg_url: str
         with psycopg.connect(pg_url, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{db}" WITH (FORCE)')
             admin.execute(f'DROP ROLE IF EXISTS "{role}"')
+
+
+def test_term_frequencies_follow_every_change(tmp_path: Path, pg_url: str, pg_schema: str,
+                                              embedder) -> None:
+    """The document frequencies BM25's IDF reads are kept by a trigger: after adds, an edit, a
+    supersede and deletes they equal a full recount."""
+    mem = Memory(settings=Settings.load(home=tmp_path, store={"url": pg_url,
+                                                              "pg_schema": pg_schema}),
+                 embedder=embedder)
+    a = mem.add("Staging runs on cluster eks-stg-2").memory_id
+    b = mem.add("the payment pipeline failed on a cache key").memory_id
+    mem.add("镜像拉取凭证放错了命名空间")
+    mem.add("Staging now runs on cluster eks-stg-3")
+    mem.update(b, content="the payment pipeline failed on a wrong cache key")
+    mem.delete(a)
+    with psycopg.connect(pg_url) as conn:
+        conn.execute(f'SET search_path TO "{pg_schema}"')
+        kept = dict(conn.execute("SELECT term, df FROM term_df WHERE df > 0").fetchall())
+        recount = dict(conn.execute("SELECT word, ndoc FROM ts_stat('SELECT fts FROM memories')"
+                                    ).fetchall())
+        recount[""] = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
+    assert kept == recount and recount[""] == 3 and "镜像" in kept
+    mem.close()

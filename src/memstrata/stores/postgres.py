@@ -48,7 +48,6 @@ except ImportError as _exc:  # pragma: no cover - the optional extra
 
 _JSONB = frozenset({"keywords", "related", "metadata", "context"})
 _dumps = partial(json.dumps, ensure_ascii=False, default=str)
-_DF_CAP = 10_000  # document frequencies are counted up to this (IDF barely moves past it)
 _MAX_LEXEME = 500  # bytes; PostgreSQL refuses lexemes over 2 KB
 _MAX_POSITION = 16_383  # tsvector positions stop here
 _EPOCH_MIN = datetime(1, 1, 2, tzinfo=timezone.utc)
@@ -306,7 +305,9 @@ class PostgresStore(RecordStore):
     @contextmanager
     def transaction(self) -> Iterator[StoreTx]:
         try:
-            with self._pool.connection() as conn, conn.transaction():
+            # Pipeline mode: the writes of a batch go out without waiting for each reply (a
+            # round trip per statement was most of an add's time); errors still abort it all.
+            with self._pool.connection() as conn, conn.pipeline(), conn.transaction():
                 # The counter row's lock orders writers: sequence order is commit order, so a
                 # catch-up that saw seq N has seen every change up to N.
                 seq = conn.execute("UPDATE meta SET value = (value::bigint + 1)::text "
@@ -360,15 +361,12 @@ class PostgresStore(RecordStore):
             f"SELECT {SELECT} FROM memories WHERE tenant = %s AND source = %s {current}"
             "ORDER BY row_id", (tenant, source))]
 
-    def _doc_freq(self, tokens: Sequence[str], cap: int) -> dict[str, int]:
-        """How many memories hold each token, counted up to ``cap`` (a GIN lookup each)."""
-        if not tokens:
-            return {}
-        parts = " UNION ALL ".join(
-            ["SELECT %s::text, (SELECT count(*) FROM (SELECT 1 FROM memories WHERE fts @@ "
-             "%s::tsquery LIMIT %s) s)"] * len(tokens))
-        args = [x for t in tokens for x in (t, _lexeme(t), cap)]
-        return {t: int(n) for t, n in self._query(parts, args)}
+    def _doc_freq(self, tokens: Sequence[str]) -> tuple[dict[str, int], int]:
+        """How many memories hold each token, and how many there are (the ``term_df`` table a
+        trigger keeps)."""
+        rows = dict(self._query("SELECT term, df FROM term_df WHERE term = ANY(%s)",
+                                ([*tokens, ""],)))
+        return {t: int(rows.get(t, 0)) for t in tokens}, int(rows.get("", 0))
 
     def keyword_search(self, tokens: Sequence[str], flt: SearchFilter, now: datetime,
                        limit: int, context_weight: float = 0.5,
@@ -376,14 +374,13 @@ class PostgresStore(RecordStore):
         tokens = list(dict.fromkeys(t for t in tokens if t))
         if not tokens:
             return []
-        df = self._doc_freq(tokens, max(_DF_CAP, (max_docs or 0) + 1))
+        df, total = self._doc_freq(tokens)
         if max_docs is not None:
             kept = [t for t in tokens if df[t] <= max_docs]
             tokens = kept or [min(tokens, key=lambda t: df[t])]
         tokens = [t for t in tokens if df[t]]
         if not tokens:
             return []
-        total = max(self._estimated_rows(), max(df.values()))
         # BM25's IDF times ts_rank (term frequency, weights A=1 and B=context_weight, divided by
         # 1 + log(length)): PostgreSQL has no BM25, and ts_rank alone has no IDF.
         weights = f"{{0, 0, {float(context_weight):.6f}, 1}}"
@@ -396,14 +393,6 @@ class PostgresStore(RecordStore):
             f"AND {where} ORDER BY s DESC, m.row_id LIMIT %s",
             (*score_args, " | ".join(_lexeme(t) for t in tokens), *args, limit))
         return [(r[0], float(r[1])) for r in rows]
-
-    def _estimated_rows(self) -> int:
-        rows = self._query("SELECT GREATEST(reltuples, 0)::bigint FROM pg_class "
-                           "WHERE oid = 'memories'::regclass")
-        estimate = int(rows[0][0]) if rows else 0
-        if estimate < 10_000:  # never analysed, or small: count
-            estimate = int(self._query("SELECT count(*) FROM memories")[0][0])
-        return estimate
 
     def recent_in_session(self, scope: Scope, memory_type: MemoryType, limit: int,
                           exact: bool = True) -> list[MemoryRecord]:
