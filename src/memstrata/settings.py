@@ -233,8 +233,8 @@ class StoreSettings(_Section):
     auto_migrate: bool = True
     cache_url: str = "local"
     # The vector index: "local" (a file per home, caught up from the store), "pgvector" (in the
-    # PostgreSQL of store.url), or Milvus: milvus://host:port (milvus+https:// with TLS) or
-    # milvus-lite:///path/file.db.
+    # PostgreSQL of store.url), or Milvus: milvus://host:port (milvus+https:// with TLS) or a
+    # Milvus Lite file, /path/file.db or milvus-lite:///path/file.db.
     vector_url: str = "local"
     vector_token: str | None = Field(None, repr=False)  # Milvus "user:password" or API key
     vector_collection: str = Field("memstrata", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,100}$")
@@ -251,6 +251,9 @@ class StoreSettings(_Section):
     # 0.74 of the exact top 10 and 256 finds 0.93 for 2.3 ms more (docs/BENCHMARKS.md,
     # "Vector index"); pgvector's hnsw.ef_search takes the same value.
     hnsw_expansion_search: int = Field(256, ge=1, le=4096)
+    # ... and for lookups that want only the nearest few: an add's duplicates and
+    # associations, the FAQ fast path. The graph finds near-duplicates at usearch's 64 too.
+    hnsw_expansion_add: int = Field(64, ge=1, le=4096)
     vector_oversample: int = Field(4, ge=1, le=100)
     vector_flush_every: int = Field(5_000, ge=1)
 
@@ -265,7 +268,7 @@ class StoreSettings(_Section):
     @field_validator("vector_url")
     @classmethod
     def _vector_url(cls, v: str) -> str:
-        if v not in ("local", "pgvector") and \
+        if v not in ("local", "pgvector") and not v.endswith(".db") and \
                 not v.startswith(("milvus://", "milvus+https://", "milvus-lite://")):
             raise ValueError(f"unsupported vector index URL {redact_url(v)!r} (use local, "
                              "pgvector, milvus://host:port or milvus-lite:///path/file.db)")

@@ -107,6 +107,12 @@ def test_milvus_faults_name_the_setting(tmp_path: Path) -> None:
 
     with pytest.raises(ConfigError, match=r"store\.vector_url: unsupported vector index URL"):
         Settings.load(home=tmp_path, store={"vector_url": "qdrant://x:1"})
+    with pytest.raises(ConfigError, match=r"store\.cache_url: unsupported cache URL"):
+        Settings.load(home=tmp_path, store={"cache_url": "memcached://x:1"})
+    from memstrata.stores.milvus import milvus_uri
+
+    assert milvus_uri(f"{tmp_path}/m.db") == f"{tmp_path}/m.db"  # a plain path is Milvus Lite
+    assert milvus_uri("milvus+https://h:443") == "https://h:443"
     with pytest.raises(ConfigError, match=r"store\.vector_url: a Milvus Lite file must end"):
         Memory(settings=Settings.load(home=tmp_path, store={
             "vector_url": f"milvus-lite://{tmp_path}/x.txt"})).add("hello")

@@ -151,9 +151,16 @@ def test_expansion_search_setting_reaches_the_graph(tmp_path: Path) -> None:
     idx.upsert([f"m{i}" for i in range(100)], unit(rng, 100), [attrs()] * 100)
     assert idx._hnsw.expansion_search == 150
     idx.save()
-    again = make(tmp_path, hnsw_threshold=50, expansion_search=300)  # the setting, not the file
+    again = make(tmp_path, hnsw_threshold=50, expansion_search=300,  # the setting, not the file
+                 exact_filter_limit=10)
     again.load()
     assert again.uses_hnsw and again._hnsw.expansion_search == 300
+    # an add's neighbour lookups search narrower, then the setting is back
+    seen = []
+    real = again._hnsw.search
+    again._hnsw.search = lambda *a, **kw: seen.append(again._hnsw.expansion_search) or real(*a, **kw)
+    again.search_many(unit(rng, 2), 3, [SearchFilter(), SearchFilter()])
+    assert seen == [64] and again._hnsw.expansion_search == 300
 
 
 def test_corrupted_or_foreign_files_are_refused(tmp_path: Path) -> None:

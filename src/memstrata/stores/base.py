@@ -270,8 +270,8 @@ class VectorIndex(ABC):
 
     def search_many(self, queries: np.ndarray, k: int,
                     filters: Sequence[SearchFilter]) -> list[list[tuple[str, float]]]:
-        """:meth:`search` for each row of ``queries`` with its own filter; backends that can
-        batch (one ANN call for all rows) override this."""
+        """:meth:`search` for each row of ``queries`` with its own filter: the update engine's
+        neighbour lookups. Backends that can batch (one ANN call for all rows) override this."""
         return [self.search(q, k, f) for q, f in zip(queries, filters)]
 
     @abstractmethod

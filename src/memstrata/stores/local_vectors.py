@@ -40,7 +40,7 @@ class LocalVectorIndex(VectorIndex):
 
     def __init__(self, folder: Path, dim: int, model_id: str, hnsw_threshold: int = 5_000,
                  exact_filter_limit: int = 20_000, oversample: int = 4,
-                 expansion_search: int = 256) -> None:
+                 expansion_search: int = 256, expansion_add: int = 64) -> None:
         self.folder = folder
         self.dim = dim
         self.model_id = model_id
@@ -48,6 +48,7 @@ class LocalVectorIndex(VectorIndex):
         self.exact_filter_limit = exact_filter_limit
         self.oversample = oversample
         self.expansion_search = expansion_search
+        self.expansion_add = expansion_add
         self.applied_seq = 0
         self.dirty = 0
         self.clear()
@@ -177,7 +178,7 @@ class LocalVectorIndex(VectorIndex):
             return self._exact(q, k, mask, allowed)
         want = k * self.oversample
         while True:
-            res = self._hnsw.search(q, min(want, len(self)))
+            res = self._graph(q, min(want, len(self)), narrow=approximate)
             keys = np.asarray(res.keys, np.int64)
             sims = 1.0 - np.asarray(res.distances, np.float32)
             keep = mask[keys]
@@ -185,15 +186,28 @@ class LocalVectorIndex(VectorIndex):
                 return [(self._ids[p], float(s)) for p, s in zip(keys[keep][:k], sims[keep][:k])]
             want *= 4
 
+    def _graph(self, q: np.ndarray, count: int, narrow: bool) -> Any:
+        """An HNSW search. ``narrow``: near-duplicate and neighbour lookups (an add's
+        duplicates and associations, the FAQ fast path) want only the nearest few, which a
+        search at ``expansion_add`` finds as well as a wide one (docs/BENCHMARKS.md)."""
+        if not narrow:
+            return self._hnsw.search(q, count)
+        self._hnsw.expansion_search = self.expansion_add
+        try:
+            return self._hnsw.search(q, count)
+        finally:
+            self._hnsw.expansion_search = self.expansion_search
+
     def search_many(self, queries: np.ndarray, k: int,
                     filters: Sequence[SearchFilter]) -> list[list[tuple[str, float]]]:
-        """With HNSW, one batched ANN call for all queries (usearch runs it in parallel); a row
-        whose filter keeps too few of its hits falls back to :meth:`search`."""
+        """With HNSW, one batched ANN call for all queries (usearch runs it in parallel, with
+        ``expansion_add``); a row whose filter keeps too few of its hits falls back to
+        :meth:`search`."""
         if self._hnsw is None or len(queries) < 2 or k <= 0 \
                 or len(self) <= self.exact_filter_limit:  # every row would be searched exactly
             return super().search_many(queries, k, filters)
         q = np.asarray(queries, np.float32).reshape(len(queries), self.dim)
-        res = self._hnsw.search(q, min(k * self.oversample, len(self)))
+        res = self._graph(q, min(k * self.oversample, len(self)), narrow=True)
         masks: dict[str, np.ndarray] = {}
         out: list[list[tuple[str, float]]] = []
         for row, flt in enumerate(filters):

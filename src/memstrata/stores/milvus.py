@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -43,9 +44,9 @@ def _hit_id(hit: Any) -> str:
 
 def milvus_uri(url: str) -> str:
     """``milvus://host:port`` -> ``http://host:port`` (``milvus+https://`` -> ``https://``);
-    ``milvus-lite:///path/file.db`` -> the Milvus Lite file."""
-    if url.startswith("milvus-lite://"):
-        path = url.removeprefix("milvus-lite://")
+    ``milvus-lite:///path/file.db`` or a plain ``/path/file.db`` -> the Milvus Lite file."""
+    if url.startswith("milvus-lite://") or "://" not in url:
+        path = str(Path(url.removeprefix("milvus-lite://")).expanduser())
         if not path.endswith(".db"):
             raise ConfigError(f"store.vector_url: a Milvus Lite file must end in .db: {path!r}")
         return path
