@@ -46,8 +46,8 @@ class PgVectorIndex(VectorIndex):
             with store._pool.connection() as conn:
                 row = conn.execute("SELECT extnamespace::regnamespace::text FROM pg_extension "
                                    "WHERE extname = 'vector'").fetchone()
-                if row is None:
-                    conn.execute("CREATE EXTENSION vector")
+                if row is None:  # in public: other schemas may share it, ours may be dropped
+                    conn.execute("CREATE EXTENSION vector SCHEMA public")
                     row = conn.execute("SELECT extnamespace::regnamespace::text FROM "
                                        "pg_extension WHERE extname = 'vector'").fetchone()
         except psycopg.Error as exc:
