@@ -253,7 +253,7 @@ class StoreSettings(_Section):
     hnsw_expansion_search: int = Field(256, ge=1, le=4096)
     # ... and for lookups that want only the nearest few: an add's duplicates and
     # associations, the FAQ fast path. The graph finds near-duplicates at usearch's 64 too.
-    hnsw_expansion_add: int = Field(64, ge=1, le=4096)
+    hnsw_expansion_neighbours: int = Field(64, ge=1, le=4096)
     vector_oversample: int = Field(4, ge=1, le=100)
     vector_flush_every: int = Field(5_000, ge=1)
 

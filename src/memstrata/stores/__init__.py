@@ -324,7 +324,7 @@ class Stores:
             return server
         index = LocalVectorIndex(self.home / VECTOR_DIR, dim, model, cfg.hnsw_threshold,
                                  cfg.exact_filter_limit, cfg.vector_oversample,
-                                 cfg.hnsw_expansion_search, cfg.hnsw_expansion_add)
+                                 cfg.hnsw_expansion_search, cfg.hnsw_expansion_neighbours)
         try:
             if load:
                 index.load()

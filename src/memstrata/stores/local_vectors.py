@@ -40,7 +40,7 @@ class LocalVectorIndex(VectorIndex):
 
     def __init__(self, folder: Path, dim: int, model_id: str, hnsw_threshold: int = 5_000,
                  exact_filter_limit: int = 20_000, oversample: int = 4,
-                 expansion_search: int = 256, expansion_add: int = 64) -> None:
+                 expansion_search: int = 256, expansion_neighbours: int = 64) -> None:
         self.folder = folder
         self.dim = dim
         self.model_id = model_id
@@ -48,7 +48,7 @@ class LocalVectorIndex(VectorIndex):
         self.exact_filter_limit = exact_filter_limit
         self.oversample = oversample
         self.expansion_search = expansion_search
-        self.expansion_add = expansion_add
+        self.expansion_neighbours = expansion_neighbours
         self.applied_seq = 0
         self.dirty = 0
         self.clear()
@@ -189,10 +189,10 @@ class LocalVectorIndex(VectorIndex):
     def _graph(self, q: np.ndarray, count: int, narrow: bool) -> Any:
         """An HNSW search. ``narrow``: near-duplicate and neighbour lookups (an add's
         duplicates and associations, the FAQ fast path) want only the nearest few, which a
-        search at ``expansion_add`` finds as well as a wide one (docs/BENCHMARKS.md)."""
+        search at ``expansion_neighbours`` finds as well as a wide one (docs/BENCHMARKS.md)."""
         if not narrow:
             return self._hnsw.search(q, count)
-        self._hnsw.expansion_search = self.expansion_add
+        self._hnsw.expansion_search = self.expansion_neighbours
         try:
             return self._hnsw.search(q, count)
         finally:
@@ -201,7 +201,7 @@ class LocalVectorIndex(VectorIndex):
     def search_many(self, queries: np.ndarray, k: int,
                     filters: Sequence[SearchFilter]) -> list[list[tuple[str, float]]]:
         """With HNSW, one batched ANN call for all queries (usearch runs it in parallel, with
-        ``expansion_add``); a row whose filter keeps too few of its hits falls back to
+        ``expansion_neighbours``); a row whose filter keeps too few of its hits falls back to
         :meth:`search`."""
         if self._hnsw is None or len(queries) < 2 or k <= 0 \
                 or len(self) <= self.exact_filter_limit:  # every row would be searched exactly

@@ -51,6 +51,7 @@ _dumps = partial(json.dumps, ensure_ascii=False, default=str)
 _MAX_LEXEME = 500  # bytes; PostgreSQL refuses lexemes over 2 KB
 _MAX_POSITION = 16_383  # tsvector positions stop here
 _EPOCH_MIN = datetime(1, 1, 2, tzinfo=timezone.utc)
+_ANALYZE_MIN = 1_000  # new rows before the first statistics refresh
 
 
 def describe(exc: Exception) -> str:
@@ -134,6 +135,7 @@ class _PgTx(StoreTx):
     def __init__(self, conn: psycopg.Connection, seq: int) -> None:
         self._c = conn
         self._seq = seq
+        self.inserted = 0
 
     def insert(self, record: MemoryRecord, vector: np.ndarray | None) -> None:
         blob = None if vector is None else np.asarray(vector, np.float32).tobytes()
@@ -141,6 +143,7 @@ class _PgTx(StoreTx):
             f"INSERT INTO memories ({SELECT}, embedding, vseq, fts) "
             f"VALUES ({', '.join(['%s'] * (len(COLUMNS) + 2))}, %s::tsvector)",
             [*_row(record), blob, self._seq, fts_vector(record)])
+        self.inserted += 1
 
     def update(self, record: MemoryRecord, vector: np.ndarray | None = None,
                fields: Collection[str] | None = None) -> None:
@@ -236,6 +239,13 @@ class PostgresStore(RecordStore):
             self._pool.close()
             raise
         self._lock = threading.Lock()
+        self._inserted = 0
+        self._analyzed_rows = 0
+        if migrate:
+            rows = self._query("SELECT reltuples FROM pg_class WHERE oid = 'memories'::regclass")
+            self._analyzed_rows = int(rows[0][0]) if rows else 0
+            if self._analyzed_rows < 0:  # never analysed (PostgreSQL 14+ says -1)
+                self.analyze()
         # Retrieval counts not written yet, by (tenant, memory id): (count, last time).
         self._pending: dict[tuple[str, str], tuple[int, datetime]] = {}
 
@@ -312,9 +322,33 @@ class PostgresStore(RecordStore):
                 # catch-up that saw seq N has seen every change up to N.
                 seq = conn.execute("UPDATE meta SET value = (value::bigint + 1)::text "
                                    "WHERE key = 'vector_seq' RETURNING value").fetchone()
-                yield _PgTx(conn, int(seq[0]))  # type: ignore[index]
+                tx = _PgTx(conn, int(seq[0]))  # type: ignore[index]
+                yield tx
         except psycopg.Error as exc:
             raise StorageError(f"write to {self._where} failed: {describe(exc)}") from None
+        self._grown(tx.inserted)
+
+    def _grown(self, inserted: int) -> None:
+        """Refresh the planner's statistics once the tables grew by a fifth (what autovacuum
+        does, which may be off: without statistics PostgreSQL read a whole tenant through the
+        (tenant, source) index to find one id, and every add got slower with size)."""
+        with self._lock:
+            self._inserted += inserted
+            if self._inserted < max(_ANALYZE_MIN, self._analyzed_rows // 5):
+                return
+            self._inserted = 0
+        self.analyze()
+
+    def analyze(self) -> None:
+        """``ANALYZE`` the tables searches plan on."""
+        try:
+            with self._pool.connection() as conn:
+                conn.execute("ANALYZE memories, term_df, history")
+                rows = conn.execute("SELECT reltuples FROM pg_class WHERE oid = "
+                                    "'memories'::regclass").fetchone()
+        except psycopg.Error as exc:
+            raise StorageError(f"analyze on {self._where} failed: {describe(exc)}") from None
+        self._analyzed_rows = max(0, int(rows[0])) if rows else 0  # type: ignore[index]
 
     # -- reads ----------------------------------------------------------------------------
     def _query(self, query: str, args: Sequence[Any] = ()) -> list[Any]:
