@@ -56,6 +56,9 @@ class PgVectorIndex(VectorIndex):
                 f"{describe(exc)} (install the extension, then as a superuser: "
                 "CREATE EXTENSION vector)") from None
         self._ext = row[0]  # type: ignore[index]
+        self._written = 0
+        self._analyzed_rows = 0
+        self._analyze_after = False
         self._create()
 
     def _sql(self, text: str) -> sql.Composed:
@@ -113,6 +116,9 @@ class PgVectorIndex(VectorIndex):
         vectors = np.asarray(vectors, np.float32).reshape(len(ids), self.dim)
         rows = [(mid, at.tenant, at.user, at.agent, at.session, at.memory_type, at.tier,
                  at.valid, _literal(v)) for mid, v, at in zip(ids, vectors, attrs)]
+        self._written += len(rows)
+        if self._written >= max(1_000, self._analyzed_rows // 5):
+            self._analyze_after = True
         if rows:
             self._exec("upsert", self._sql(
                 "INSERT INTO {t} (memory_id, tenant, user_id, agent_id, session_id, "
@@ -122,6 +128,15 @@ class PgVectorIndex(VectorIndex):
                 "session_id = excluded.session_id, memory_type = excluded.memory_type, "
                 "tier = excluded.tier, valid = excluded.valid, vector = excluded.vector"),
                 rows, many=True)
+        if self._analyze_after:
+            # As the store does: without statistics the planner scanned and sorted the whole
+            # table for every search instead of walking the HNSW index.
+            self._analyze_after, self._written = False, 0
+            self._exec("analyze", self._sql("ANALYZE {t}"))
+            found = self._exec("analyze", self._sql(
+                "SELECT reltuples::bigint FROM pg_class WHERE oid = %s::regclass"),
+                [self.table], fetch=True)
+            self._analyzed_rows = max(0, int(found[0][0])) if found else 0
 
     def remove(self, ids: Sequence[str]) -> None:
         if ids:
