@@ -667,7 +667,7 @@ class Memory:
     def _cached(self, question: str, user: str | None, tenant: str | None) -> AskResult | None:
         """A pair promoted to the cache answers its question as typed, if it is still the
         same pair: current, unchanged, not expired (else it leaves the cache)."""
-        key = (self._tenant(tenant), user, " ".join(question.lower().split()))
+        key = self._answer_key(question, user, tenant)
         hit = self.stores.answers.get(key)
         if hit is None:
             return None
@@ -687,11 +687,16 @@ class Memory:
                          matched={"id": mid, "question": rec.question, "score": rec.score},
                          reason="cached: a validated answer to this question")
 
+    def _answer_key(self, question: str, user: str | None,
+                    tenant: str | None) -> tuple[str, str | None, str]:
+        """The L3 cache's key: the question as typed, case and spacing normalised."""
+        return self._tenant(tenant), user, " ".join(question.lower().split())
+
     def _promote_to_cache(self, question: str, user: str | None, tenant: str | None,
                           rec: MemoryRecord) -> None:
         cfg = self.settings.faq
         if (rec.score or 0.0) >= cfg.cache_min_score:
-            key = (self._tenant(tenant), user, " ".join(question.lower().split()))
+            key = self._answer_key(question, user, tenant)
             self.stores.answers.put(key, rec.memory_id, rec.content_hash)
 
     def _reuse(self, question: str, user: str | None, tenant: str | None) -> AskResult | None:

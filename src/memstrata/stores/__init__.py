@@ -13,7 +13,7 @@ from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ArchiveError, ConfigError, EmbedderMismatchError, StorageError
 from ..model import HistoryEntry, MemoryRecord, Tier
@@ -30,6 +30,9 @@ from .base import (
     VectorChanges,
     VectorIndex,
 )
+
+if TYPE_CHECKING:
+    from .postgres import PostgresStore
 
 __all__ = ["ActiveCache", "Archive", "RecordStore", "StoreTx", "Stores", "VectorAttrs",
            "VectorChanges", "VectorIndex"]
@@ -74,49 +77,54 @@ def open_archive(cfg: ArchiveSettings, default: Path) -> Archive:
     return FileArchive(Path(url).expanduser())
 
 
+def _postgres(settings: Settings, **overrides: Any) -> PostgresStore | None:
+    """The PostgreSQL store ``store.url`` names, or None when it names SQLite."""
+    cfg = settings.store
+    if cfg.url is None or not cfg.url.startswith(("postgresql://", "postgres://")):
+        return None
+    from .postgres import PostgresStore
+
+    kw: dict[str, Any] = {"schema": cfg.pg_schema, "pool_size": cfg.pool_size,
+                          "connect_timeout": cfg.connect_timeout,
+                          "auto_migrate": cfg.auto_migrate, **overrides}
+    return PostgresStore(cfg.url, **kw)
+
+
+def _sqlite_path(settings: Settings) -> Path:
+    url = settings.store.url
+    return settings.home / DB_FILE if url is None else \
+        Path(url.removeprefix("sqlite://")).expanduser()
+
+
 def open_records(settings: Settings) -> RecordStore:
     """The store of record ``store.url`` names: SQLite (default ``<home>/memstrata.db``) or
     PostgreSQL."""
-    cfg = settings.store
-    url = cfg.url
-    if url is not None and url.startswith(("postgresql://", "postgres://")):
-        from .postgres import PostgresStore
-
-        return PostgresStore(url, schema=cfg.pg_schema, pool_size=cfg.pool_size,
-                             connect_timeout=cfg.connect_timeout, auto_migrate=cfg.auto_migrate)
     from .sqlite import SqliteStore
 
-    path = settings.home / DB_FILE if url is None else \
-        Path(url.removeprefix("sqlite://")).expanduser()
-    return SqliteStore(path, cfg.sqlite_synchronous, cfg.busy_timeout_ms)
+    cfg = settings.store
+    return _postgres(settings) or SqliteStore(_sqlite_path(settings), cfg.sqlite_synchronous,
+                                              cfg.busy_timeout_ms)
 
 
 def upgrade_records(settings: Settings) -> tuple[int, int]:
     """Migrate the store of record to this release's schema (``memstrata db upgrade``), even
     where ``store.auto_migrate`` is off; returns the versions before and after."""
-    url = settings.store.url
-    if url is not None and url.startswith(("postgresql://", "postgres://")):
-        from .postgres import PostgresStore
+    from .sqlite import SqliteStore
 
-        cfg = settings.store
-        store = PostgresStore(url, schema=cfg.pg_schema, pool_size=1,
-                              connect_timeout=cfg.connect_timeout, auto_migrate=False,
-                              migrate=False)
+    store = _postgres(settings, pool_size=1, migrate=False)
+    if store is not None:
         try:
             return store.migrate(apply=True)
         finally:
             store.close()
-    from .sqlite import SqliteStore
-
-    path = settings.home / DB_FILE if url is None else \
-        Path(url.removeprefix("sqlite://")).expanduser()
+    path = _sqlite_path(settings)
     before = SqliteStore.version_of(path)
     check_home(settings.home)
-    store = SqliteStore(path)  # migrates on open
+    sqlite = SqliteStore(path)  # migrates on open
     try:
-        return before, store.schema_version
+        return before, sqlite.schema_version
     finally:
-        store.close()
+        sqlite.close()
 
 
 def open_cache(settings: Settings, records: RecordStore) -> ActiveCache:
