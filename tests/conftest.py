@@ -358,5 +358,6 @@ def mock_llm(handler: Callable[[Any], Any]) -> Any:
     from memstrata.llm import ChatClient
     from memstrata.settings import LLMSettings
 
+    # Retries are the client's own tests' business (tests/unit/test_llm_client.py): no waiting.
     return ChatClient(LLMSettings(enabled=True, url="http://llm.test/v1", model="m"),
-                      transport=httpx.MockTransport(handler))
+                      transport=httpx.MockTransport(handler), sleep=lambda _: None)

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta, timezone
@@ -19,12 +21,14 @@ import pydantic
 from . import qa_files
 from .embeddings import Embedder, create_embedder
 from .engines import extract
+from .engines.inbox import DrainReport, InboxEngine, Receipt
 from .engines.intent import chit_chat
 from .engines.lifecycle import ConsolidationReport, LifecycleEngine
 from .engines.retrieval import RetrievalEngine
 from .engines.update import UpdateEngine, content_hash, embedding_text, snapshot
 from .errors import MemstrataError, NotFoundError, ValidationError
 from .history import SessionHistory
+from .keys import KeyRing
 from .llm import ChatClient
 from .model import (
     AddResult,
@@ -43,7 +47,7 @@ from .model import (
 )
 from .settings import Settings, describe_validation_error
 from .stores import Stores
-from .stores.base import Selection
+from .stores.base import InboxEvent, Selection
 from .stores.session_log import SessionLog
 from .text import extract_keywords
 
@@ -86,6 +90,7 @@ class Memory:
         self.settings = settings
         self.clock: Clock = clock or utcnow
         self._embedder = embedder
+        self._own_llm = llm is None and settings.llm.enabled  # closed by close()
         if llm is None and settings.llm.enabled:
             llm = ChatClient(settings.llm)
         self._llm = llm
@@ -93,6 +98,9 @@ class Memory:
         self._update = UpdateEngine(settings, self.stores, self.embedder, self._now, llm)
         self._retrieval = RetrievalEngine(settings, self.stores, self.embedder, self._now)
         self._lifecycle = LifecycleEngine(settings, self.stores, self._update, self._now, llm)
+        self._inbox = InboxEngine(settings, self.stores, self._update, self._now)
+        self.keys = KeyRing(self.stores.records, self._now)
+        """API keys of the service (``create``, ``list``, ``revoke``, ``authenticate``)."""
         # L3's cache: (tenant, user, question as typed) -> (pair id, its content hash).
         self.sessions = SessionHistory(SessionLog(settings.home / "sessions",
                                                   settings.default_tenant),
@@ -135,9 +143,11 @@ class Memory:
         return tenant
 
     def close(self) -> None:
-        """Persist the vector index and close the store."""
+        """Persist the vector index and close the store (and the LLM client made here)."""
         self._retrieval.close()
         self.stores.close()
+        if self._own_llm and self._llm is not None:
+            self._llm.close()
 
     def __enter__(self) -> Memory:
         return self
@@ -331,7 +341,7 @@ class Memory:
         """Delete a memory, also from the archive. Its last state stays in :meth:`history`."""
         rec = self.get(memory_id, tenant=tenant)
         if rec.tier is Tier.ARCHIVE:
-            self._lifecycle.delete_archived(rec, self._now(), reason)
+            self._lifecycle.delete_archived([rec], self._now(), reason)
             return
         with self.stores.transaction() as tx:
             tx.delete(rec.scope.tenant, memory_id)
@@ -744,6 +754,8 @@ class Memory:
                 "given when they help; say so when they do not answer it.",
                 f"{context}\n\nQuestion: {question}").strip()
         except MemstrataError as exc:
+            logging.getLogger("memstrata.llm").warning(
+                "ask answers with the retrieved memories only: %s", exc)
             return AskResult(route="normal", answer=context, reason=f"retrieval (LLM failed: "
                              f"{exc})")
         # The pair remembers the memories its answer came from: when one of them changes, the
@@ -777,6 +789,78 @@ class Memory:
     def restore(self, memory_id: str, *, tenant: str | None = None) -> MemoryRecord:
         """Bring an archived memory back to the tier it left."""
         return self._lifecycle.restore(self._tenant(tenant), memory_id, self._now())
+
+    # -- webhooks (INT-1) ------------------------------------------------------------------------
+    def receive_webhook(self, source: str, body: bytes,
+                        headers: Mapping[str, str]) -> Receipt:
+        """Verify a webhook delivery for the configured ``webhooks.sources.<source>`` and commit
+        it to the inbox (durably, once per delivery id). :meth:`process_inbox` makes the
+        memories. Raises :class:`NotFoundError`, :class:`AuthError` or :class:`ValidationError`
+        (nothing is stored then)."""
+        return self._inbox.receive(source, body, headers)
+
+    def process_inbox(self, *, worker: str | None = None, limit: int | None = None,
+                      stop: threading.Event | None = None) -> DrainReport:
+        """Lease a batch of inbox events and turn each into memories, exactly once even with
+        several workers (on one store) or after a crash (its lease runs out). Once ``stop`` is
+        set, the rest of the batch is given back."""
+        report = self._inbox.drain(worker, limit, stop)
+        if report.done:
+            self._after_write()
+        return report
+
+    def inbox_counts(self) -> dict[str, int]:
+        """Inbox events by status (``pending``, ``processing``, ``done``, ``failed``)."""
+        return self.stores.records.inbox_counts()
+
+    def inbox_events(self, *, tenant: str | None = None, status: str | None = None,
+                     limit: int = 100, after: int = 0) -> list[InboxEvent]:
+        """The tenant's inbox events by id (a page: the last id as ``after`` for the next)."""
+        return self.stores.records.inbox(self._tenant(tenant), status, limit, after)
+
+    # -- users -------------------------------------------------------------------------------------
+    def get_all(self, *, tenant: str | None = None, user: str | None = None,
+             types: Sequence[str | MemoryType] | None = None,
+             tiers: Sequence[str | Tier] | None = None, include_superseded: bool = False,
+             limit: int = 50, after: str = "") -> list[MemoryRecord]:
+        """Live memories by id (a page: pass the last id as ``after`` for the next one)."""
+        if not 1 <= limit <= 10_000:
+            raise ValidationError("limit must be in 1..10000")
+        sel = Selection(tenant=self._tenant(tenant), user=user,
+                        types=_enums(MemoryType, types, "type"), tiers=_enums(Tier, tiers, "tier"),
+                        current_only=not include_superseded)
+        return self.stores.records.select(sel, limit, after)
+
+    def delete_user(self, user: str, *, tenant: str | None = None,
+                    reason: str = "user deleted") -> dict[str, int]:
+        """Delete every memory of ``user`` in the tenant: live ones in every tier (superseded
+        ones too), archived ones (their objects are rewritten), their entries in the caches and
+        the L1 histories of their sessions. Returns the counts."""
+        if not isinstance(user, str) or not user.strip():
+            raise ValidationError("user must be non-empty text")
+        ten, now = self._tenant(tenant), self._now()
+        counts = {"live": 0, "archived": 0, "sessions": 0}
+        sessions: set[str] = set()
+        sel = Selection(tenant=ten, user=user, current_only=False)
+        while batch := self.stores.records.select(sel, 500):
+            with self.stores.transaction() as tx:
+                for rec in batch:
+                    tx.delete(ten, rec.memory_id)
+                    tx.add_history(HistoryEntry(memory_id=rec.memory_id, action="delete", at=now,
+                                                actor="api", reason=reason, old=snapshot(rec)),
+                                   ten)
+                    if rec.scope.session:
+                        sessions.add(rec.scope.session)
+            counts["live"] += len(batch)
+        archived = [r for r in self.stores.archived_records(ten) if r.scope.user == user]
+        sessions.update(r.scope.session for r in archived if r.scope.session)
+        counts["archived"] = self._lifecycle.delete_archived(archived, now, reason)
+        for session in sorted(sessions):
+            self.stores.active.drop(ten, session)
+            counts["sessions"] += self.sessions.delete_session(session, tenant=ten)
+        self.stores.answers.drop_tenant(ten)
+        self._after_write()
+        return counts
 
     # -- maintenance ---------------------------------------------------------------------------
     def reindex(self, *, re_embed: bool = False,

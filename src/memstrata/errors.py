@@ -40,3 +40,16 @@ class LLMError(MemstrataError):
 
 class ArchiveError(MemstrataError):
     """The archive (TIER-5) cannot be reached, or one of its objects is missing or malformed."""
+
+
+class UnsupportedEventError(ValidationError):
+    """A webhook delivery of an event type that memstrata does not turn into memories."""
+
+
+class AuthError(MemstrataError):
+    """A missing, unknown, expired or revoked API key or webhook signature (``forbidden``
+    False), or a valid key whose role is too low (``forbidden`` True)."""
+
+    def __init__(self, message: str, forbidden: bool = False) -> None:
+        super().__init__(message)
+        self.forbidden = forbidden

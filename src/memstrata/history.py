@@ -7,6 +7,7 @@ log for people and prompts; memories are made from it by :meth:`memstrata.Memory
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -18,6 +19,8 @@ from .errors import LLMError, ValidationError
 from .llm import ChatClient
 from .settings import HistorySettings
 from .stores.session_log import SessionLog, Turn
+
+log = logging.getLogger("memstrata.llm")  # the summary's LLM fallback
 
 
 class SessionHistory:
@@ -53,6 +56,10 @@ class SessionHistory:
         if not turns:
             raise ValidationError("no message with text to save")
         return self._log.append(self._tenant(tenant), session, turns)
+
+    def delete_session(self, session: str, *, tenant: str | None = None) -> int:
+        """Delete the session's file; 1 if there was one, else 0."""
+        return self._log.delete(self._tenant(tenant), session)
 
     def load_session(self, session: str, *, tenant: str | None = None) -> list[dict[str, Any]]:
         """The session's turns, oldest first: ``{"role", "content", "at", "summary"}``."""
@@ -94,8 +101,10 @@ class SessionHistory:
                     'Reply as {"summary": "..."}.', text)
                 if isinstance(data.get("summary"), str) and data["summary"].strip():
                     return data["summary"].strip()[:limit]
-            except LLMError:
-                pass
+                log.warning("summary falls back to leading sentences: no summary in the "
+                            "LLM's answer")
+            except LLMError as exc:
+                log.warning("summary falls back to leading sentences: %s", exc)
         kept: list[str] = []
         for s in sentences(text):
             if kept and len(" ".join([*kept, s])) > limit:

@@ -208,13 +208,22 @@ class EmbedderSettings(_Section):
 
 
 class LLMSettings(_Section):
-    """An OpenAI-compatible chat endpoint, off by default: every step has a local rule first."""
+    """An OpenAI-compatible chat endpoint, off by default: every step has a local rule first.
+
+    ``timeout``: seconds for each request. ``retries``: further tries after a connection error,
+    a timeout, HTTP 429 or 5xx (other errors fail at once). ``backoff_seconds``: the wait before
+    retry n is ``backoff_seconds * 2**n`` with jitter, at most ``backoff_max_seconds`` (which
+    also caps a server's ``Retry-After``). When every try fails, the step takes its local rule.
+    """
 
     enabled: bool = False
     url: str = "http://127.0.0.1:11434/v1"
     model: str = "llama3.1"
     api_key: str | None = Field(None, repr=False)
     timeout: float = Field(30.0, gt=0)
+    retries: int = Field(2, ge=0, le=10)
+    backoff_seconds: float = Field(0.5, ge=0)
+    backoff_max_seconds: float = Field(8.0, gt=0)
     steps: list[Literal["classify", "score", "supersede", "abstract"]] = Field(
         default_factory=lambda: ["classify", "score", "supersede", "abstract"])
 
@@ -444,6 +453,114 @@ class ArchiveSettings(_Section):
     timeout: float = Field(10.0, gt=0)
 
 
+_SIGNATURE_HEADERS = {"github": "X-Hub-Signature-256"}
+_DELIVERY_HEADERS = {"github": "X-GitHub-Delivery"}
+
+
+class WebhookSource(_Section):
+    """One sender of webhooks, posting to ``/v1/webhooks/<name>`` (INT-1).
+
+    ``verify``: ``hmac`` checks an HMAC-SHA256 of the raw body (hex, ``sha256=`` prefix
+    optional) in ``header`` (GitHub's ``X-Hub-Signature-256`` for ``github``, else
+    ``X-Memstrata-Signature``); ``token`` compares ``header`` (default ``Authorization``, as
+    ``Bearer <secret>``, which Alertmanager's ``http_config`` sends) with the secret. The
+    secret is ``secret``, or the variable named by ``secret_env``. A redelivery carries the same
+    id in ``delivery_header`` (GitHub's ``X-GitHub-Delivery``, else ``X-Delivery-Id``); without
+    one, the body's hash identifies the event."""
+
+    kind: Literal["harness", "github", "alertmanager", "generic"]
+    tenant: str = Field(min_length=1, max_length=200)
+    verify: Literal["hmac", "token"] = "hmac"
+    secret: str | None = Field(None, repr=False, min_length=8)
+    secret_env: str | None = None
+    header: str | None = None
+    delivery_header: str | None = None
+    user: str | None = None  # the scope the events' memories get
+    agent: str | None = None
+    tags: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _has_secret(self) -> WebhookSource:
+        if not self.secret and not self.secret_env:
+            raise ValueError("a webhook source needs secret or secret_env")
+        return self
+
+    def signature_header(self) -> str:
+        if self.header:
+            return self.header
+        if self.verify == "token":
+            return "Authorization"
+        return _SIGNATURE_HEADERS.get(self.kind, "X-Memstrata-Signature")
+
+    def delivery_id_header(self) -> str:
+        return self.delivery_header or _DELIVERY_HEADERS.get(self.kind, "X-Delivery-Id")
+
+    def secret_value(self) -> str:
+        """The secret; :class:`ConfigError` when its variable is unset."""
+        if self.secret:
+            return self.secret
+        value = os.environ.get(self.secret_env or "")
+        if not value:
+            raise ConfigError(f"webhooks.sources: variable {self.secret_env} (secret_env) is unset")
+        return value
+
+
+def _default_importance() -> dict[str, float]:
+    return {"failure": 0.85, "firing": 0.85, "resolved": 0.5, "comment": 0.55, "event": 0.5,
+            "success": 0.3, "started": 0.2}
+
+
+class WebhookSettings(_Section):
+    """Webhook ingestion: the sources, and how workers drain the inbox."""
+
+    sources: dict[str, WebhookSource] = Field(default_factory=dict)
+    # An event's importance by its outcome: a failure or a firing alert matters more than a
+    # success (the update engine's rules would score the text alone).
+    importance: dict[str, float] = Field(default_factory=_default_importance)
+    batch_size: int = Field(16, ge=1, le=1000)  # events a worker leases at once
+    lease_seconds: float = Field(60.0, gt=0)  # a crashed worker's events return after this
+    max_attempts: int = Field(5, ge=1, le=100)  # then an event is marked failed
+    poll_seconds: float = Field(1.0, gt=0)  # an idle worker looks again after this
+
+    @field_validator("sources")
+    @classmethod
+    def _names(cls, v: dict[str, WebhookSource]) -> dict[str, WebhookSource]:
+        for name in v:
+            if not name or not all(c.isalnum() or c in "-_" for c in name) or len(name) > 64:
+                raise ValueError(f"source name {name!r}: use letters, digits, - and _ (64 at most)")
+        return v
+
+    @field_validator("importance")
+    @classmethod
+    def _importance(cls, v: dict[str, float]) -> dict[str, float]:
+        known = set(_default_importance())
+        for k, x in v.items():
+            if k not in known:
+                raise ValueError(f"unknown outcome {k!r} (known: {', '.join(sorted(known))})")
+            if not 0.0 <= x <= 1.0:
+                raise ValueError(f"{k}: importance must be in 0..1")
+        return {**_default_importance(), **v}
+
+
+class ServerSettings(_Section):
+    """``memstrata serve``: the REST API, the webhooks and ``/metrics``."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(8765, ge=0, le=65535)
+    workers: int = Field(1, ge=1, le=64)  # server processes
+    max_body_bytes: int = Field(1_048_576, ge=1024)  # larger requests get 413
+    # Requests served at once by a process; more get 503 at once (uvicorn's limit), so a burst
+    # cannot exhaust memory. Webhooks only commit to the inbox, so they rarely wait.
+    max_concurrency: int = Field(256, ge=1)
+    # Each server process also drains the inbox (a background thread); off when separate
+    # ``memstrata worker`` processes do it.
+    process_inbox: bool = True
+    page_size: int = Field(50, ge=1, le=1000)  # lists: default page
+    max_page_size: int = Field(500, ge=1, le=10_000)
+    shutdown_seconds: float = Field(10.0, ge=0)  # graceful shutdown: finish the batch in hand
+    log_json: bool = True  # one JSON object per log line
+
+
 class _UrlVariables(PydanticBaseSettingsSource):
     """The backends' URLs by their short variables (``MEMSTRATA_STORE_URL``,
     ``MEMSTRATA_VECTOR_URL``, ``MEMSTRATA_CACHE_URL``, ``MEMSTRATA_ARCHIVE_URL``), below the
@@ -484,6 +601,8 @@ class Settings(BaseSettings):
     archive: ArchiveSettings = Field(default_factory=ArchiveSettings)
     history: HistorySettings = Field(default_factory=HistorySettings)
     faq: FAQSettings = Field(default_factory=FAQSettings)
+    webhooks: WebhookSettings = Field(default_factory=WebhookSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
 
     @classmethod
     def settings_customise_sources(

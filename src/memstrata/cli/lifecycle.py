@@ -1,12 +1,16 @@
-"""Commands of the tiers' lifecycle: consolidate, worker, restore, close-session."""
+"""Commands of the tiers' lifecycle: consolidate, worker (also drains the webhook inbox),
+restore, close-session."""
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 
 import typer
 from rich.table import Table
 
+from ..api import Memory
 from ..engines.lifecycle import JOBS, ConsolidationReport
 from ..errors import MemstrataError
 from ._app import NOW, app, console, err_console, memory_of, print_json, split_csv
@@ -50,29 +54,60 @@ def consolidate(
 def worker(
     ctx: typer.Context,
     interval: float = typer.Option(60.0, "--interval", min=0.1,
-                                   help="Seconds between checks for due jobs."),
-    once: bool = typer.Option(False, "--once", help="Run the due jobs once and exit."),
+                                   help="Seconds between checks for due lifecycle jobs."),
+    inbox: bool = typer.Option(True, "--inbox/--no-inbox",
+                               help="Also turn webhook inbox events into memories."),
+    once: bool = typer.Option(False, "--once",
+                              help="Drain the inbox, run the due jobs once, and exit."),
     now: str | None = NOW,
 ) -> None:
-    """Run the lifecycle jobs on their schedule (lifecycle.<job>_every_minutes) until stopped."""
+    """Run the lifecycle jobs on their schedule (lifecycle.<job>_every_minutes) and drain the
+    webhook inbox, until stopped. Several workers may share one store: each inbox event is
+    processed once. SIGTERM finishes the event in hand and gives the rest back."""
     mem = memory_of(ctx)
-    while True:
-        due = mem.due_jobs()
-        if due:
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    poll = mem.settings.webhooks.poll_seconds
+    jobs_at = 0.0
+    while not stop.is_set():
+        busy = False
+        if inbox:
             try:
-                report = mem.consolidate(due)
+                drained = mem.process_inbox(stop=stop)
             except MemstrataError as exc:
                 if once:
                     raise
-                # An unreachable archive must not stop the worker: the memories stayed where
-                # they were, and the job is due again at the next check.
-                err_console.print(f"error: {exc}; retrying in {interval:g} s")
+                err_console.print(f"error: inbox: {exc}; retrying in {poll:g} s")
             else:
-                changes = ", ".join(f"{j.name}: {sum(j.counts.values())}" for j in report.jobs)
-                err_console.print(f"{report.now:%Y-%m-%d %H:%M:%S} ran {changes}")
-        if once:
+                busy = drained.claimed > 0
+                if busy:
+                    err_console.print(f"inbox: {drained.done} done, {drained.failed} failed, "
+                                      f"{drained.retried} retried, {drained.lost} lost")
+        if time.monotonic() >= jobs_at:
+            jobs_at = time.monotonic() + interval
+            _run_due(mem, once)
+        if once and not busy:
             return
-        time.sleep(interval)
+        if not busy:
+            stop.wait(min(interval, poll) if inbox else interval)
+
+
+def _run_due(mem: Memory, once: bool) -> None:
+    due = mem.due_jobs()
+    if not due:
+        return
+    try:
+        report = mem.consolidate(due)
+    except MemstrataError as exc:
+        if once:
+            raise
+        # An unreachable archive must not stop the worker: the memories stayed where they
+        # were, and the job is due again at the next check.
+        err_console.print(f"error: {exc}; retrying at the next check")
+    else:
+        changes = ", ".join(f"{j.name}: {sum(j.counts.values())}" for j in report.jobs)
+        err_console.print(f"{report.now:%Y-%m-%d %H:%M:%S} ran {changes}")
 
 
 @app.command()

@@ -9,8 +9,9 @@ time changes nothing the second time.
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -27,6 +28,7 @@ from . import abstraction
 from .update import UpdateEngine, snapshot
 
 ACTOR = "lifecycle"
+log = logging.getLogger("memstrata.llm")  # the abstraction's LLM fallback
 JOBS = ("sessions", "rescore", "promote", "abstract", "forget")
 _LIVE_TIERS = [t for t in Tier if t is not Tier.ARCHIVE]
 # What abstraction learns from: the records of what happened, not documents or Q&A pairs.
@@ -41,6 +43,7 @@ class JobReport(BaseModel):
     counts: dict[str, int] = Field(default_factory=dict)
     paths: dict[str, int] = Field(default_factory=dict)  # abstraction: extractive / llm
     created: list[str] = Field(default_factory=list)  # abstraction: new experience ids
+    errors: list[str] = Field(default_factory=list)  # abstraction: why the LLM path failed
 
 
 class ConsolidationReport(BaseModel):
@@ -240,7 +243,7 @@ class LifecycleEngine:
         # Written in chunks: one batched embedding and one linking transaction per chunk.
         size = self.settings.embedder.batch_size
         for i in range(0, len(groups), size):
-            for exp_id, path, n in self._abstract(groups[i: i + size], now):
+            for exp_id, path, n in self._abstract(groups[i: i + size], now, job.errors):
                 job.created.append(exp_id)
                 job.paths[path] = job.paths.get(path, 0) + 1
                 job.counts["experiences"] = job.counts.get("experiences", 0) + 1
@@ -257,9 +260,10 @@ class LifecycleEngine:
                                            SearchFilter(tenant=tenant))
         return {i for i, cos in found if cos >= self.cfg.abstract_similarity}
 
-    def _abstract(self, groups: list[tuple[str, list[str]]], now: datetime
-                  ) -> list[tuple[str, str, int]]:
-        """One experience per group, linked both ways to its sources: ``(id, path, sources)``."""
+    def _abstract(self, groups: list[tuple[str, list[str]]], now: datetime,
+                  errors: list[str] | None = None) -> list[tuple[str, str, int]]:
+        """One experience per group, linked both ways to its sources: ``(id, path, sources)``.
+        Each distinct LLM failure (the group then abstracted extractively) goes to ``errors``."""
         drafts, sources, paths = [], [], []
         for tenant, ids in groups:
             found = self.stores.records.get_many(tenant, ids)
@@ -270,8 +274,11 @@ class LifecycleEngine:
                     text = abstraction.llm_abstract(self.llm, records,
                                                     self.cfg.abstract_max_chars)
                     path = "llm"
-                except LLMError:
+                except LLMError as exc:
                     path = "extractive (llm failed)"
+                    log.warning("abstraction falls back to extractive: %s", exc)
+                    if errors is not None and str(exc) not in errors:
+                        errors.append(str(exc))
             if not text:
                 text = abstraction.extractive(records, self.cfg.abstract_max_chars)
             users = {r.scope.user for r in records}
@@ -375,29 +382,39 @@ class LifecycleEngine:
         self._synced()
         return len(records)
 
-    def delete_archived(self, rec: MemoryRecord, now: datetime, reason: str) -> None:
-        """Delete an archived memory for good: its object is rewritten without it (objects are
-        immutable), the other records it held are pointed at the new object, the old one is
-        removed. A crash in between leaves an orphan object, never a lost record."""
-        tenant = rec.scope.tenant
-        refs = self.stores.records.archived(tenant, [rec.memory_id])
-        if not refs:
-            raise NotFoundError(f"no memory {rec.memory_id}")
-        old = refs[0].object
-        others = [r for r in self.stores.records.archived(tenant) if r.object == old
-                  and r.memory_id != rec.memory_id]
-        keep_ids = {r.memory_id for r in others}
-        keep = [r for r in self.stores.archive.read(old) if r.memory_id in keep_ids]
-        new = self.stores.archive.write(tenant, keep, now) if keep else None
-        from_tier = {r.memory_id: r.from_tier for r in others}
-        with self.stores.transaction() as tx:
-            tx.unarchive(tenant, rec.memory_id)
-            for r in keep:
-                assert new is not None
-                tx.archive(tenant, r.memory_id, new, from_tier[r.memory_id], now)
-            self._log(tx, rec, "delete", now, reason or "deleted from the archive",
-                      snapshot(rec), None, actor="api")
-        self.stores.archive.delete(old)
+    def delete_archived(self, records: Sequence[MemoryRecord], now: datetime,
+                        reason: str) -> int:
+        """Delete archived memories (of one tenant) for good: each object holding one is
+        rewritten without them (objects are immutable), the other records it held are pointed
+        at the new object, the old one is removed. A crash in between leaves an orphan object,
+        never a lost record. Returns how many were deleted."""
+        if not records:
+            return 0
+        tenant = records[0].scope.tenant
+        by_id = {r.memory_id: r for r in records}
+        refs = self.stores.records.archived(tenant, list(by_id))
+        if len(refs) < len(by_id):
+            missing = sorted(set(by_id) - {r.memory_id for r in refs})
+            raise NotFoundError(f"no memory {missing[0]}")
+        all_refs = self.stores.records.archived(tenant)
+        for old in sorted({r.object for r in refs}):
+            others = [r for r in all_refs if r.object == old and r.memory_id not in by_id]
+            gone = [r.memory_id for r in refs if r.object == old]
+            keep_ids = {r.memory_id for r in others}
+            keep = [r for r in self.stores.archive.read(old) if r.memory_id in keep_ids]
+            new = self.stores.archive.write(tenant, keep, now) if keep else None
+            from_tier = {r.memory_id: r.from_tier for r in others}
+            with self.stores.transaction() as tx:
+                for memory_id in gone:
+                    tx.unarchive(tenant, memory_id)
+                    self._log(tx, by_id[memory_id], "delete", now,
+                              reason or "deleted from the archive", snapshot(by_id[memory_id]),
+                              None, actor="api")
+                for r in keep:
+                    assert new is not None
+                    tx.archive(tenant, r.memory_id, new, from_tier[r.memory_id], now)
+            self.stores.archive.delete(old)
+        return len(refs)
 
     def restore(self, tenant: str, memory_id: str, now: datetime) -> MemoryRecord:
         """Bring an archived memory back to the tier it left (short-term for a session turn),

@@ -8,6 +8,7 @@ Steps that could use an LLM (classify, score, supersede) have a deterministic lo
 from __future__ import annotations
 
 import hashlib
+import logging
 import unicodedata
 import uuid
 from collections.abc import Callable, Sequence
@@ -42,6 +43,7 @@ from . import rules
 from .extract import from_document
 
 ACTOR = "update-engine"
+log = logging.getLogger("memstrata.llm")  # the LLM steps' fallbacks
 _VALIDITY = ("valid_to", "superseded_by", "updated_at")
 
 
@@ -141,13 +143,17 @@ class UpdateEngine:
 
     # -- public -----------------------------------------------------------------------------
     def add(self, drafts: Sequence[Draft], actor: str = ACTOR,
-            vectors: np.ndarray | None = None, merge: bool = True) -> list[AddResult]:
+            vectors: np.ndarray | None = None, merge: bool = True,
+            in_tx: Callable[[StoreTx, list[tuple[AddResult, MemoryRecord]]], None] | None = None
+            ) -> list[AddResult]:
         """Run the pipeline over ``drafts``; each embedder batch is committed as one transaction
         (every draft is validated before the first one is written).
 
         ``vectors`` (optional, one unit vector per draft) skips embedding. ``merge`` False
         never folds a draft into a near duplicate (an abstracted experience must exist on its
-        own, however close to its one source).
+        own, however close to its one source). ``in_tx`` runs inside the last batch's
+        transaction with each result and its record (as stored when ``created``), so more
+        writes commit with the memories or not at all.
         """
         for d in drafts:
             self.validate(d)
@@ -165,6 +171,7 @@ class UpdateEngine:
         # The drafts that a later draft of this call replies to, kept by index once stored.
         replied = {t.replies_to for t in turns if t is not None and isinstance(t.replies_to, int)}
         done: dict[int, _Prepared] = {}
+        written: list[tuple[AddResult, MemoryRecord]] = []
 
         def prepare(start: int) -> list[_Prepared]:
             batch = [self._prepare(d, start + i, turns[start + i])
@@ -193,8 +200,11 @@ class UpdateEngine:
                         self._link_reply(tx, p, done)
                         if p.index in replied:
                             done[p.index] = p
-                self.stores.sync()
+                    written.extend((p.result, p.record) for p in batch if p.result is not None)
+                    if in_tx is not None and n + 1 == len(starts):
+                        in_tx(tx, written)
                 results.extend(p.result for p in batch if p.result is not None)
+                self.stores.sync()
         return results
 
     def validate(self, d: Draft) -> None:
@@ -394,7 +404,7 @@ class UpdateEngine:
         superseded = {old_id: reason for old_id, reason in superseded.items()
                       if self._invalidate(tx, old_id, rec, reason, actor, now, batch)}
         for other in related:  # a batch item links back through its own record
-            self._link(tx, batch[other.memory_id].record if other.memory_id in batch else other,
+            self.link(tx, batch[other.memory_id].record if other.memory_id in batch else other,
                        rec.memory_id, actor, now)
         accepted.append(p)
         p.result = AddResult(memory_id=rec.memory_id, status="created",
@@ -448,6 +458,7 @@ class UpdateEngine:
                 p.llm_verdict = self._llm_supersede(p.record, candidates)
             except LLMError as exc:
                 p.llm_error = str(exc)
+                log.warning("supersede falls back to the rules: %s", exc)
 
     def _detect_supersede(self, p: _Prepared, similar: list[tuple[MemoryRecord, float]]
                           ) -> tuple[dict[str, str], str]:
@@ -488,8 +499,9 @@ class UpdateEngine:
                              "occurrences": near.metadata["occurrences"],
                              "merged_content": rec.content}), near.scope.tenant)
 
-    def _link(self, tx: StoreTx, other: MemoryRecord, new_id_: str, actor: str,
-              now: datetime) -> None:
+    def link(self, tx: StoreTx, other: MemoryRecord, new_id_: str, actor: str,
+             now: datetime, reason: str = "associated with a new similar memory") -> None:
+        """Add ``new_id_`` to ``other``'s related memories (the newest ``related_max`` kept)."""
         if new_id_ in other.related_memory_ids:
             return
         grown = [*other.related_memory_ids, new_id_]
@@ -499,7 +511,7 @@ class UpdateEngine:
         # Links are the most frequent change: history keeps the difference, not both lists
         # (either list follows from the other and the difference).
         tx.add_history(HistoryEntry(memory_id=other.memory_id, action="link", at=now, actor=actor,
-                                    reason="associated with a new similar memory",
+                                    reason=reason,
                                     old={"related_memory_ids_removed": dropped} if dropped
                                     else None,
                                     new={"related_memory_ids_added": [new_id_]}),
@@ -613,7 +625,8 @@ class UpdateEngine:
             llm_type = MemoryType(str(data["memory_type"]))
             llm_tags = [str(t) for t in data.get("tags", [])][:6]
             return llm_type, normalise_tags(list(d.tags) + llm_tags + tags)[:12], "llm"
-        except (LLMError, KeyError, ValueError) as exc:
+        except (LLMError, KeyError, ValueError, TypeError) as exc:
+            log.warning("classify falls back to the rules: %s", exc)
             return mtype, tags, f"rules (llm failed: {exc})"
 
     def _llm_score(self, content: str, fallback: float, rule_path: str) -> tuple[float, str]:
@@ -628,6 +641,7 @@ class UpdateEngine:
                 raise ValueError(f"importance {value} out of range")
             return value, "llm"
         except (LLMError, KeyError, ValueError, TypeError) as exc:
+            log.warning("score falls back to the rules: %s", exc)
             return fallback, f"{rule_path}; llm failed: {exc}"
 
     def _llm_supersede(self, rec: MemoryRecord,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -191,6 +191,10 @@ class _CacheTx(StoreTx):
 
     def unarchive(self, tenant: str, memory_id: str) -> None:
         self._tx.unarchive(tenant, memory_id)
+
+    def complete_event(self, event_id: int, worker: str, memory_ids: Sequence[str],
+                       at: datetime) -> bool:
+        return self._tx.complete_event(event_id, worker, memory_ids, at)
 
 
 class Stores:

@@ -80,6 +80,7 @@ class Selection:
     decay_due_before: datetime | None = None  # neither used nor decayed since this
     not_abstracted: bool = False  # no ``experience_id`` in its metadata yet
     session: tuple[str, str] | None = None  # (tenant, session id)
+    user: str | None = None  # the memories of one user (with ``tenant``)
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,45 @@ class ArchivedRef:
     object: str
     from_tier: str
     archived_at: datetime
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """An API key's stored form: only a hash of its secret is kept."""
+
+    key_id: str
+    tenant: str
+    role: str  # read, write or admin
+    name: str
+    secret_hash: str  # SHA-256 hex of the secret
+    created_at: datetime
+    expires_at: datetime | None = None
+    revoked_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class InboxEvent:
+    """A webhook delivery, committed before it is acknowledged and turned into memories later.
+
+    ``status``: ``pending`` (waiting), ``processing`` (claimed by ``worker`` until
+    ``lease_until``), ``done`` (its memories are ``memory_ids``) or ``failed`` (``error`` says
+    why; a malformed event, or one that failed ``attempts`` times)."""
+
+    event_id: int
+    tenant: str
+    source: str  # the configured webhook source's name
+    kind: str  # harness, github, alertmanager, generic
+    delivery: str  # the sender's delivery id, else a hash of the body
+    body: str
+    headers: dict[str, str]
+    received_at: datetime
+    status: str = "pending"
+    attempts: int = 0
+    worker: str | None = None
+    lease_until: datetime | None = None
+    processed_at: datetime | None = None
+    error: str | None = None
+    memory_ids: tuple[str, ...] = ()
 
 
 class StoreTx(ABC):
@@ -144,6 +184,12 @@ class StoreTx(ABC):
     @abstractmethod
     def unarchive(self, tenant: str, memory_id: str) -> None:
         """Forget the archive reference (after a restore has inserted the record again)."""
+
+    @abstractmethod
+    def complete_event(self, event_id: int, worker: str, memory_ids: Sequence[str],
+                       at: datetime) -> bool:
+        """Mark an inbox event done with its memories, in the same transaction as them.
+        False (and the caller rolls back) when ``worker`` no longer holds its lease."""
 
 
 class RecordStore(ABC):
@@ -239,6 +285,47 @@ class RecordStore(ABC):
 
     @abstractmethod
     def stats(self, tenant: str) -> dict[str, Any]: ...
+
+    # -- the service's tables: API keys and the webhook inbox --------------------------------
+    @abstractmethod
+    def put_key(self, key: ApiKey) -> None: ...
+
+    @abstractmethod
+    def get_key(self, key_id: str) -> ApiKey | None: ...
+
+    @abstractmethod
+    def keys(self, tenant: str | None = None) -> list[ApiKey]: ...
+
+    @abstractmethod
+    def revoke_key(self, key_id: str, at: datetime) -> bool:
+        """Revoke a key; False when there is no such key (or it was revoked already)."""
+
+    @abstractmethod
+    def enqueue_event(self, event: InboxEvent) -> tuple[int, bool]:
+        """Commit ``event`` (its ``event_id`` is ignored) durably; returns (its id, True), or the
+        id of the event already stored with the same (tenant, source, delivery) and False."""
+
+    @abstractmethod
+    def claim_events(self, worker: str, limit: int, now: datetime, lease_seconds: float,
+                     max_attempts: int) -> list[InboxEvent]:
+        """Lease up to ``limit`` pending events (or ones whose lease ran out: their worker
+        died), oldest first, so that no two workers hold the same event. An event leased
+        ``max_attempts`` times already is marked failed instead."""
+
+    @abstractmethod
+    def release_event(self, event_id: int, worker: str, now: datetime, error: str,
+                      final: bool) -> None:
+        """Give a leased event back after a failed attempt: ``pending`` again, or ``failed``
+        for good when ``final`` (a malformed event retries in vain)."""
+
+    @abstractmethod
+    def inbox(self, tenant: str | None = None, status: str | None = None, limit: int = 100,
+              after: int = 0) -> list[InboxEvent]:
+        """Inbox events by id, ``after`` the given id."""
+
+    @abstractmethod
+    def inbox_counts(self) -> dict[str, int]:
+        """How many events are in each status."""
 
     @abstractmethod
     def close(self) -> None: ...
@@ -352,6 +439,10 @@ class AnswerCache(ABC):
     @abstractmethod
     def drop(self, key: AnswerKey) -> None: ...
 
+    @abstractmethod
+    def drop_tenant(self, tenant: str) -> None:
+        """Forget every entry of the tenant (after deleting a user's memories)."""
+
 
 class LocalAnswerCache(AnswerCache):
     """The embedded default: a dict in this process, the oldest entry out past ``size``."""
@@ -372,6 +463,10 @@ class LocalAnswerCache(AnswerCache):
 
     def drop(self, key: AnswerKey) -> None:
         self._d.pop(key, None)
+
+    def drop_tenant(self, tenant: str) -> None:
+        for key in [k for k in self._d if k[0] == tenant]:
+            del self._d[key]
 
 
 class StoreActiveCache(ActiveCache):

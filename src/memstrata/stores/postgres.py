@@ -13,7 +13,7 @@ import math
 import threading
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from functools import partial
 from importlib import resources
 from typing import Any
@@ -27,8 +27,10 @@ from ..text import INDEX_VERSION, date_terms, index_terms
 from . import _columns
 from ._columns import COLUMNS, FTS_SOURCES, SELECT, VECTOR_ATTRS, columns_for
 from .base import (
+    ApiKey,
     ArchivedRef,
     Candidate,
+    InboxEvent,
     RecordStore,
     Selection,
     SessionInfo,
@@ -52,6 +54,9 @@ _MAX_LEXEME = 500  # bytes; PostgreSQL refuses lexemes over 2 KB
 _MAX_POSITION = 16_383  # tsvector positions stop here
 _EPOCH_MIN = datetime(1, 1, 2, tzinfo=timezone.utc)
 _ANALYZE_MIN = 1_000  # new rows before the first statistics refresh
+_KEY_COLUMNS = "key_id, tenant, role, name, secret_hash, created_at, expires_at, revoked_at"
+_INBOX_COLUMNS = ("event_id, tenant, source, kind, delivery, body, headers, received_at, status, "
+                  "attempts, worker, lease_until, processed_at, error, memory_ids")
 
 
 def describe(exc: Exception) -> str:
@@ -208,6 +213,15 @@ class _PgTx(StoreTx):
     def unarchive(self, tenant: str, memory_id: str) -> None:
         self._c.execute("DELETE FROM archived WHERE memory_id = %s AND tenant = %s",
                         (memory_id, tenant))
+
+    def complete_event(self, event_id: int, worker: str, memory_ids: Sequence[str],
+                       at: datetime) -> bool:
+        row = self._c.execute(
+            "UPDATE inbox SET status = 'done', processed_at = %s, memory_ids = %s, "
+            "lease_until = NULL, error = NULL WHERE event_id = %s AND worker = %s "
+            "AND status = 'processing' RETURNING event_id",
+            (at, Jsonb(list(memory_ids)), event_id, worker)).fetchone()
+        return row is not None
 
 
 class PostgresStore(RecordStore):
@@ -566,6 +580,8 @@ class PostgresStore(RecordStore):
             cond("metadata->'experience_id' IS NULL")
         if sel.session is not None:
             cond("tenant = %s AND session_id = %s", *sel.session)
+        if sel.user is not None:
+            cond("user_id = %s", sel.user)
         return [_record(r) for r in self._query(
             f"SELECT {SELECT} FROM memories WHERE {' AND '.join(where)} "
             "ORDER BY memory_id LIMIT %s", (*args, limit))]
@@ -641,6 +657,96 @@ class PostgresStore(RecordStore):
                                            (tenant,))[0][0],
             "schema_version": self.schema_version,
         }
+
+    # -- the service's tables -------------------------------------------------------------
+    def _write(self, query: str, args: Sequence[Any] = ()) -> list[Any]:
+        """One statement in its own transaction (the rows it returns)."""
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                cur = conn.execute(query, args)  # type: ignore[arg-type]
+                return cur.fetchall() if cur.description else []
+        except psycopg.Error as exc:
+            raise StorageError(f"write to {self._where} failed: {describe(exc)}") from None
+
+    def put_key(self, key: ApiKey) -> None:
+        self._write(f"INSERT INTO api_keys ({_KEY_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                    (key.key_id, key.tenant, key.role, key.name, key.secret_hash,
+                     key.created_at, key.expires_at, key.revoked_at))
+
+    def get_key(self, key_id: str) -> ApiKey | None:
+        rows = self._query(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE key_id = %s", (key_id,))
+        return ApiKey(*rows[0]) if rows else None
+
+    def keys(self, tenant: str | None = None) -> list[ApiKey]:
+        where, args = ("WHERE tenant = %s", (tenant,)) if tenant is not None else ("", ())
+        return [ApiKey(*r) for r in self._query(
+            f"SELECT {_KEY_COLUMNS} FROM api_keys {where} ORDER BY created_at, key_id", args)]
+
+    def revoke_key(self, key_id: str, at: datetime) -> bool:
+        return bool(self._write("UPDATE api_keys SET revoked_at = %s WHERE key_id = %s AND "
+                                "revoked_at IS NULL RETURNING key_id", (at, key_id)))
+
+    @staticmethod
+    def _event(row: Sequence[Any]) -> InboxEvent:
+        return InboxEvent(*row[:14], memory_ids=tuple(row[14]))
+
+    def enqueue_event(self, event: InboxEvent) -> tuple[int, bool]:
+        rows = self._write(
+            "INSERT INTO inbox (tenant, source, kind, delivery, body, headers, received_at) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (tenant, source, delivery) "
+            "DO NOTHING RETURNING event_id",
+            (event.tenant, event.source, event.kind, event.delivery, event.body,
+             Jsonb(event.headers, dumps=_dumps), event.received_at))
+        if rows:
+            return int(rows[0][0]), True
+        known = self._query("SELECT event_id FROM inbox WHERE tenant = %s AND source = %s AND "
+                            "delivery = %s", (event.tenant, event.source, event.delivery))
+        return int(known[0][0]), False
+
+    def claim_events(self, worker: str, limit: int, now: datetime, lease_seconds: float,
+                     max_attempts: int) -> list[InboxEvent]:
+        waiting = "(status = 'pending' OR (status = 'processing' AND lease_until < %s))"
+        until = now + timedelta(seconds=lease_seconds)
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                conn.execute(
+                    f"UPDATE inbox SET status = 'failed', worker = NULL, lease_until = NULL, "
+                    f"error = COALESCE(error, 'no result') || ' (gave up after ' || attempts "
+                    f"|| ' attempts)' WHERE event_id IN (SELECT event_id FROM inbox WHERE "
+                    f"{waiting} AND attempts >= %s FOR UPDATE SKIP LOCKED)", (now, max_attempts))
+                # SKIP LOCKED: concurrent workers each lease other rows, none waits on another.
+                rows = conn.execute(
+                    f"UPDATE inbox SET status = 'processing', worker = %s, lease_until = %s, "
+                    f"attempts = attempts + 1 WHERE event_id IN (SELECT event_id FROM inbox "
+                    f"WHERE {waiting} ORDER BY event_id LIMIT %s FOR UPDATE SKIP LOCKED) "
+                    f"RETURNING {_INBOX_COLUMNS}", (worker, until, now, limit)).fetchall()
+        except psycopg.Error as exc:
+            raise StorageError(f"write to {self._where} failed: {describe(exc)}") from None
+        return sorted((self._event(r) for r in rows), key=lambda e: e.event_id)
+
+    def release_event(self, event_id: int, worker: str, now: datetime, error: str,
+                      final: bool) -> None:
+        self._write("UPDATE inbox SET status = %s, worker = NULL, lease_until = NULL, "
+                    "error = %s, processed_at = %s WHERE event_id = %s AND worker = %s "
+                    "AND status = 'processing'",
+                    ("failed" if final else "pending", error, now if final else None,
+                     event_id, worker))
+
+    def inbox(self, tenant: str | None = None, status: str | None = None, limit: int = 100,
+              after: int = 0) -> list[InboxEvent]:
+        where, args = ["event_id > %s"], [after]
+        if tenant is not None:
+            where.append("tenant = %s")
+            args.append(tenant)
+        if status is not None:
+            where.append("status = %s")
+            args.append(status)
+        return [self._event(r) for r in self._query(
+            f"SELECT {_INBOX_COLUMNS} FROM inbox WHERE {' AND '.join(where)} ORDER BY event_id "
+            "LIMIT %s", (*args, limit))]
+
+    def inbox_counts(self) -> dict[str, int]:
+        return {s: n for s, n in self._query("SELECT status, count(*) FROM inbox GROUP BY status")}
 
     def close(self) -> None:
         try:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+from collections.abc import Iterable, Iterator
+from typing import Any
 from urllib.parse import quote
 
 from ..errors import StorageError
@@ -227,3 +229,22 @@ class RedisAnswerCache(AnswerCache):
             self._r.delete(self._key(key))
         except redis.RedisError as exc:
             log.warning("Redis answer cache unreachable (%s)", exc)
+
+    def drop_tenant(self, tenant: str) -> None:
+        pattern = f"{self.prefix}:{quote(tenant, safe='')}:answer:*"
+        try:
+            for chunk in _chunks(self._r.scan_iter(match=pattern, count=500), 500):
+                self._r.delete(*chunk)
+        except redis.RedisError as exc:
+            log.warning("Redis answer cache unreachable (%s)", exc)
+
+
+def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    batch: list[Any] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

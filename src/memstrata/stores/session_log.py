@@ -86,6 +86,16 @@ class SessionLog:
             raise StorageError(f"cannot write session file {path}: {exc.strerror}") from None
         return path
 
+    def delete(self, tenant: str, session: str) -> int:
+        path = self.path(tenant, session)
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return 0
+        except OSError as exc:
+            raise StorageError(f"cannot delete session file {path}: {exc.strerror}") from None
+        return 1
+
     def load(self, tenant: str, session: str) -> list[Turn]:
         path = self.path(tenant, session)
         try:

@@ -30,8 +30,10 @@ from ._columns import (
     columns_for,
 )
 from .base import (
+    ApiKey,
     ArchivedRef,
     Candidate,
+    InboxEvent,
     RecordStore,
     Selection,
     SessionInfo,
@@ -41,6 +43,9 @@ from .base import (
 )
 
 _COLUMNS = COLUMNS
+_KEY_COLUMNS = "key_id, tenant, role, name, secret_hash, created_at, expires_at, revoked_at"
+_INBOX_COLUMNS = ("event_id, tenant, source, kind, delivery, body, headers, received_at, status, "
+                  "attempts, worker, lease_until, processed_at, error, memory_ids")
 _SELECT = SELECT
 _TAG_SCAN_FACTOR = 20  # tag_search reads at most limit x this many memories per tag
 
@@ -204,6 +209,15 @@ class _SqliteTx(StoreTx):
     def unarchive(self, tenant: str, memory_id: str) -> None:
         self._c.execute("DELETE FROM archived WHERE memory_id = ? AND tenant = ?",
                         (memory_id, tenant))
+
+    def complete_event(self, event_id: int, worker: str, memory_ids: Sequence[str],
+                       at: datetime) -> bool:
+        row = self._c.execute(
+            "UPDATE inbox SET status = 'done', processed_at = ?, memory_ids = ?, "
+            "lease_until = NULL, error = NULL WHERE event_id = ? AND worker = ? "
+            "AND status = 'processing' RETURNING event_id",
+            (at.timestamp(), json.dumps(list(memory_ids)), event_id, worker)).fetchone()
+        return row is not None
 
 
 def _index_text(c: sqlite3.Connection, rowid: int, r: MemoryRecord) -> None:
@@ -566,6 +580,8 @@ class SqliteStore(RecordStore):
             cond("json_extract(metadata, '$.experience_id') IS NULL")
         if sel.session is not None:
             cond("tenant = ? AND session_id = ?", *sel.session)
+        if sel.user is not None:
+            cond("user_id = ?", sel.user)
         rows = self._query(f"SELECT {_SELECT} FROM memories WHERE {' AND '.join(where)} "
                            "ORDER BY memory_id LIMIT ?", (*args, limit))
         return [_record(r) for r in rows]
@@ -645,6 +661,118 @@ class SqliteStore(RecordStore):
                                            (tenant,))[0][0],
             "schema_version": self.schema_version,
         }
+
+    # -- the service's tables -------------------------------------------------------------
+    def _write(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        """One statement in its own immediate transaction (the rows it returns)."""
+        with self._lock:
+            try:
+                self._c.execute("BEGIN IMMEDIATE")
+                try:
+                    rows = self._c.execute(sql, args).fetchall()
+                    self._c.execute("COMMIT")
+                except BaseException:
+                    if self._c.in_transaction:
+                        self._c.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                raise StorageError(f"write to {self.path} failed: {exc}") from None
+        return rows
+
+    @staticmethod
+    def _key(row: Sequence[Any]) -> ApiKey:
+        return ApiKey(*row[:5], created_at=_dt(row[5]),  # type: ignore[arg-type]
+                      expires_at=_dt(row[6]), revoked_at=_dt(row[7]))
+
+    def put_key(self, key: ApiKey) -> None:
+        self._write(f"INSERT INTO api_keys ({_KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (key.key_id, key.tenant, key.role, key.name, key.secret_hash,
+                     _ts(key.created_at), _ts(key.expires_at), _ts(key.revoked_at)))
+
+    def get_key(self, key_id: str) -> ApiKey | None:
+        rows = self._query(f"SELECT {_KEY_COLUMNS} FROM api_keys WHERE key_id = ?", (key_id,))
+        return self._key(rows[0]) if rows else None
+
+    def keys(self, tenant: str | None = None) -> list[ApiKey]:
+        where, args = ("WHERE tenant = ?", (tenant,)) if tenant is not None else ("", ())
+        return [self._key(r) for r in self._query(
+            f"SELECT {_KEY_COLUMNS} FROM api_keys {where} ORDER BY created_at, key_id", args)]
+
+    def revoke_key(self, key_id: str, at: datetime) -> bool:
+        return bool(self._write("UPDATE api_keys SET revoked_at = ? WHERE key_id = ? AND "
+                                "revoked_at IS NULL RETURNING key_id", (at.timestamp(), key_id)))
+
+    @staticmethod
+    def _event(row: Sequence[Any]) -> InboxEvent:
+        return InboxEvent(
+            event_id=row[0], tenant=row[1], source=row[2], kind=row[3], delivery=row[4],
+            body=row[5], headers=json.loads(row[6]), received_at=_dt(row[7]),  # type: ignore[arg-type]
+            status=row[8], attempts=row[9], worker=row[10], lease_until=_dt(row[11]),
+            processed_at=_dt(row[12]), error=row[13], memory_ids=tuple(json.loads(row[14])))
+
+    def enqueue_event(self, event: InboxEvent) -> tuple[int, bool]:
+        rows = self._write(
+            "INSERT INTO inbox (tenant, source, kind, delivery, body, headers, received_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, source, delivery) DO NOTHING "
+            "RETURNING event_id",
+            (event.tenant, event.source, event.kind, event.delivery, event.body,
+             json.dumps(event.headers, ensure_ascii=False), event.received_at.timestamp()))
+        if rows:
+            return int(rows[0][0]), True
+        known = self._query("SELECT event_id FROM inbox WHERE tenant = ? AND source = ? AND "
+                            "delivery = ?", (event.tenant, event.source, event.delivery))
+        return int(known[0][0]), False
+
+    def claim_events(self, worker: str, limit: int, now: datetime, lease_seconds: float,
+                     max_attempts: int) -> list[InboxEvent]:
+        # BEGIN IMMEDIATE takes the database's write lock: one claim at a time, across
+        # processes, which is what SKIP LOCKED gives PostgreSQL.
+        t = now.timestamp()
+        waiting = "(status = 'pending' OR (status = 'processing' AND lease_until < ?))"
+        with self._lock:
+            try:
+                self._c.execute("BEGIN IMMEDIATE")
+                try:
+                    self._c.execute(
+                        f"UPDATE inbox SET status = 'failed', worker = NULL, lease_until = NULL, "
+                        f"error = COALESCE(error, 'no result') || ' (gave up after ' || attempts "
+                        f"|| ' attempts)' WHERE {waiting} AND attempts >= ?", (t, max_attempts))
+                    rows = self._c.execute(
+                        f"UPDATE inbox SET status = 'processing', worker = ?, lease_until = ?, "
+                        f"attempts = attempts + 1 WHERE event_id IN (SELECT event_id FROM inbox "
+                        f"WHERE {waiting} ORDER BY event_id LIMIT ?) RETURNING {_INBOX_COLUMNS}",
+                        (worker, t + lease_seconds, t, limit)).fetchall()
+                    self._c.execute("COMMIT")
+                except BaseException:
+                    if self._c.in_transaction:
+                        self._c.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                raise StorageError(f"write to {self.path} failed: {exc}") from None
+        return sorted((self._event(r) for r in rows), key=lambda e: e.event_id)
+
+    def release_event(self, event_id: int, worker: str, now: datetime, error: str,
+                      final: bool) -> None:
+        self._write("UPDATE inbox SET status = ?, worker = NULL, lease_until = NULL, error = ?, "
+                    "processed_at = ? WHERE event_id = ? AND worker = ? AND status = 'processing'",
+                    ("failed" if final else "pending", error, now.timestamp() if final else None,
+                     event_id, worker))
+
+    def inbox(self, tenant: str | None = None, status: str | None = None, limit: int = 100,
+              after: int = 0) -> list[InboxEvent]:
+        where, args = ["event_id > ?"], [after]
+        if tenant is not None:
+            where.append("tenant = ?")
+            args.append(tenant)
+        if status is not None:
+            where.append("status = ?")
+            args.append(status)
+        return [self._event(r) for r in self._query(
+            f"SELECT {_INBOX_COLUMNS} FROM inbox WHERE {' AND '.join(where)} ORDER BY event_id "
+            "LIMIT ?", (*args, limit))]
+
+    def inbox_counts(self) -> dict[str, int]:
+        return {s: n for s, n in self._query("SELECT status, COUNT(*) FROM inbox GROUP BY status")}
 
     def close(self) -> None:
         with self._lock:

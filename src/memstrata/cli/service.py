@@ -1,0 +1,104 @@
+"""Commands of the service: serve (REST API, webhooks, /metrics) and the API keys."""
+
+from __future__ import annotations
+
+import os
+
+import typer
+from rich.table import Table
+
+from ..errors import ConfigError
+from ._app import app, console, memory_of, print_json, settings_of
+
+keys_app = typer.Typer(no_args_is_help=True, help="API keys of the service (one tenant and role each).")
+app.add_typer(keys_app, name="keys")
+
+
+@app.command()
+def serve(
+    ctx: typer.Context,
+    host: str | None = typer.Option(None, "--host", help="Address (default server.host)."),
+    port: int | None = typer.Option(None, "--port", min=0, max=65535,
+                                    help="Port (default server.port)."),
+    workers: int | None = typer.Option(None, "--workers", min=1, max=64,
+                                       help="Server processes (default server.workers)."),
+    log_level: str = typer.Option("info", "--log-level"),
+) -> None:
+    """Serve the REST API (/v1, OpenAPI at /openapi.json), the webhooks and /metrics.
+
+    SIGTERM stops taking requests, finishes those in flight and the inbox event in hand.
+    """
+    try:
+        import uvicorn
+
+        from ..server.app import configure_logging, create_app
+    except ImportError as exc:
+        raise ConfigError(f"serve needs the server extra: pip install 'memstrata[server]' "
+                          f"({exc})") from None
+    settings = settings_of(ctx)
+    cfg = settings.server
+    host, port, workers = host or cfg.host, cfg.port if port is None else port, \
+        workers or cfg.workers
+    configure_logging(settings, log_level.upper())
+    options = {"host": host, "port": port, "log_config": None, "access_log": False,
+               "limit_concurrency": cfg.max_concurrency,
+               "timeout_graceful_shutdown": int(cfg.shutdown_seconds)}
+    if workers == 1:
+        uvicorn.run(create_app(settings), **options)  # type: ignore[arg-type]
+        return
+    # Each process opens the home itself: hand it the settings' sources.
+    root = ctx.find_root().obj or {}
+    os.environ["MEMSTRATA_HOME"] = str(settings.home)
+    if root.get("config"):
+        os.environ["MEMSTRATA_CONFIG"] = str(root["config"])
+    uvicorn.run("memstrata.server.app:app_from_environment", factory=True, workers=workers,
+                **options)  # type: ignore[arg-type]
+
+
+@keys_app.command("create")
+def keys_create(
+    ctx: typer.Context,
+    tenant: str = typer.Option(..., "--tenant", help="The tenant the key acts for."),
+    role: str = typer.Option("write", "--role", help="read, write or admin."),
+    name: str = typer.Option("", "--name", help="A label (who or what uses it)."),
+    expires_days: float | None = typer.Option(None, "--expires-days", min=0.001),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    """Create a key and print it once: only its hash is stored."""
+    key, secret = memory_of(ctx).keys.create(tenant, role, name, expires_days)
+    if json_out:
+        print_json({"key": secret, "key_id": key.key_id, "tenant": key.tenant, "role": key.role,
+                    "expires_at": key.expires_at})
+        return
+    console.print(f"key {key.key_id} for tenant {key.tenant!r} ({key.role}); "
+                  "shown this once, keep it safe:")
+    print(secret)
+
+
+@keys_app.command("list")
+def keys_list(
+    ctx: typer.Context,
+    tenant: str | None = typer.Option(None, "--tenant"),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    """The keys (never their secrets)."""
+    keys = memory_of(ctx).keys.list(tenant)
+    rows = [{"key_id": k.key_id, "tenant": k.tenant, "role": k.role, "name": k.name,
+             "created_at": k.created_at, "expires_at": k.expires_at, "revoked_at": k.revoked_at}
+            for k in keys]
+    if json_out:
+        print_json(rows)
+        return
+    table = Table("id", "tenant", "role", "name", "created", "state", box=None, pad_edge=False)
+    for k in keys:
+        state = "revoked" if k.revoked_at else (f"expires {k.expires_at:%Y-%m-%d}"
+                                                if k.expires_at else "active")
+        table.add_row(k.key_id, k.tenant, k.role, k.name, f"{k.created_at:%Y-%m-%d %H:%M}", state)
+    console.print(table)
+
+
+@keys_app.command("revoke")
+def keys_revoke(ctx: typer.Context, key_id: str = typer.Argument(..., help="The key's id.")) -> None:
+    """Revoke a key: it is refused from then on."""
+    key = memory_of(ctx).keys.revoke(key_id)
+    print(f"revoked {key.key_id} (tenant {key.tenant})")

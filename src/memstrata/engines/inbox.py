@@ -1,0 +1,238 @@
+"""Webhook ingestion (INT-1): a delivery is verified, checked and committed to the inbox before
+it is acknowledged; workers then lease events from the inbox and turn each into memories,
+exactly once (the memories and the event's ``done`` mark commit in one transaction).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import os
+import socket
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from .. import events
+from ..errors import AuthError, MemstrataError, NotFoundError, ValidationError
+from ..model import AddResult, Draft, MemoryRecord, MemoryType, Scope
+from ..settings import Settings, WebhookSource
+from ..stores import Stores, StoreTx
+from ..stores.base import InboxEvent
+from .update import UpdateEngine
+
+log = logging.getLogger("memstrata.inbox")
+
+# Headers kept with an event (the parsers read the event type from them).
+_KEPT_HEADERS = ("x-github-event", "x-github-delivery", "x-github-hook-id", "content-type",
+                 "user-agent", "x-delivery-id")
+_MAX_DELIVERY_ID = 200
+_COUNTERPART = {"firing": "resolved", "resolved": "firing"}
+
+
+class PayloadTooLargeError(ValidationError):
+    """A request body over ``server.max_body_bytes``."""
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """What became of a delivery: committed (``event_id``), a redelivery of a committed one
+    (``duplicate``), or nothing to remember (``ignored``, e.g. GitHub's ping)."""
+
+    event_id: int | None
+    duplicate: bool = False
+    ignored: bool = False
+    events: int = 0  # memories it will give
+
+
+@dataclass
+class DrainReport:
+    """One pass of a worker over the inbox."""
+
+    worker: str
+    claimed: int = 0
+    done: int = 0
+    failed: int = 0  # for good: malformed, or out of attempts
+    retried: int = 0  # given back after an error, to try again
+    lost: int = 0  # its lease ran out and another worker took it over
+    memories: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def default_worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def verify(source: WebhookSource, body: bytes, headers: Mapping[str, str]) -> None:
+    """Check a delivery's signature (HMAC-SHA256 of the raw body) or token; :class:`AuthError`."""
+    given = _header(headers, source.signature_header())
+    if not given:
+        raise AuthError(f"missing {source.signature_header()} header")
+    secret = source.secret_value()
+    if source.verify == "token":
+        token = given.strip()
+        if token.lower().startswith("bearer "):
+            token = token[7:].strip()
+        ok = hmac.compare_digest(token.encode(), secret.encode())
+    else:
+        sig = given.strip().removeprefix("sha256=").lower()
+        ok = hmac.compare_digest(sig.encode(),
+                                 hmac.new(secret.encode(), body, hashlib.sha256).hexdigest().encode())
+    if not ok:
+        raise AuthError("bad webhook signature")
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    wanted = name.lower()
+    return next((v for k, v in headers.items() if k.lower() == wanted), None)
+
+
+def parse_body(body: bytes) -> object:
+    try:
+        return json.loads(body.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ValidationError("the body is not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise ValidationError(f"malformed JSON: {exc.msg} (line {exc.lineno}, column "
+                              f"{exc.colno})") from None
+
+
+class InboxEngine:
+    """Receives deliveries into the inbox and drains it into memories."""
+
+    def __init__(self, settings: Settings, stores: Stores, update: UpdateEngine,
+                 clock: Callable[[], datetime]) -> None:
+        self.settings = settings
+        self.cfg = settings.webhooks
+        self.stores = stores
+        self.update = update
+        self.clock = clock
+
+    def source(self, name: str) -> WebhookSource:
+        try:
+            return self.cfg.sources[name]
+        except KeyError:
+            raise NotFoundError(f"no webhook source {name!r}") from None
+
+    def receive(self, name: str, body: bytes, headers: Mapping[str, str]) -> Receipt:
+        """Verify, check and commit one delivery. Raises :class:`NotFoundError` (unknown
+        source), :class:`AuthError`, :class:`PayloadTooLargeError` or :class:`ValidationError`
+        (malformed, or an event type memstrata does not handle): nothing is stored then."""
+        source = self.source(name)
+        if len(body) > self.settings.server.max_body_bytes:
+            raise PayloadTooLargeError(f"the body is over {self.settings.server.max_body_bytes} "
+                                       "bytes (server.max_body_bytes)")
+        verify(source, body, headers)
+        parsed = events.parse(source.kind, parse_body(body), headers)
+        if not parsed:
+            return Receipt(event_id=None, ignored=True)
+        delivery = (_header(headers, source.delivery_id_header()) or "").strip()
+        if len(delivery) > _MAX_DELIVERY_ID:
+            raise ValidationError(f"{source.delivery_id_header()} is over {_MAX_DELIVERY_ID} "
+                                  "characters")
+        delivery = delivery or "sha256:" + hashlib.sha256(body).hexdigest()
+        kept = {k.lower(): v[:500] for k, v in headers.items() if k.lower() in _KEPT_HEADERS}
+        event_id, created = self.stores.records.enqueue_event(InboxEvent(
+            event_id=0, tenant=source.tenant, source=name, kind=source.kind, delivery=delivery,
+            body=body.decode("utf-8"), headers=kept, received_at=self.clock()))
+        return Receipt(event_id=event_id, duplicate=not created, events=len(parsed))
+
+    def drain(self, worker: str | None = None, limit: int | None = None,
+              stop: threading.Event | None = None) -> DrainReport:
+        """Lease up to ``limit`` events (``webhooks.batch_size``) and turn each into memories.
+        Once ``stop`` is set, the events not started yet are given back at once (not after
+        their lease), for another worker or the next start."""
+        report = DrainReport(worker=worker or default_worker_name())
+        claimed = self.stores.records.claim_events(
+            report.worker, limit or self.cfg.batch_size, self.clock(), self.cfg.lease_seconds,
+            self.cfg.max_attempts)
+        report.claimed = len(claimed)
+        for event in claimed:
+            if stop is not None and stop.is_set():
+                self.stores.records.release_event(event.event_id, report.worker, self.clock(),
+                                                  "the worker stopped first", False)
+                report.retried += 1
+                continue
+            self._process(event, report)
+        return report
+
+    def _process(self, event: InboxEvent, report: DrainReport) -> None:
+        records = self.stores.records
+        try:
+            drafts = self._drafts(event)
+        except ValidationError as exc:  # retrying cannot help
+            records.release_event(event.event_id, report.worker, self.clock(), str(exc), True)
+            report.failed += 1
+            report.errors.append(f"event {event.event_id}: {exc}")
+            log.warning("inbox event %s failed: %s", event.event_id, exc)
+            return
+        lost = False
+
+        def finish(tx: StoreTx, written: list[tuple[AddResult, MemoryRecord]]) -> None:
+            nonlocal lost
+            self._link_alerts(tx, written, drafts)
+            ids = list(dict.fromkeys(r.memory_id for r, _ in written))
+            if not tx.complete_event(event.event_id, report.worker, ids, self.clock()):
+                lost = True
+                raise _LeaseLost
+
+        try:
+            results = self.update.add(drafts, actor=f"webhook:{event.source}", merge=False,
+                                      in_tx=finish)
+        except _LeaseLost:
+            report.lost += 1
+            log.warning("inbox event %s: lease lost to another worker", event.event_id)
+            return
+        except MemstrataError as exc:
+            final = event.attempts >= self.cfg.max_attempts
+            records.release_event(event.event_id, report.worker, self.clock(), str(exc), final)
+            report.failed += final
+            report.retried += not final
+            report.errors.append(f"event {event.event_id}: {exc}")
+            log.warning("inbox event %s attempt %s failed: %s", event.event_id, event.attempts, exc)
+            return
+        assert not lost
+        report.done += 1
+        report.memories.extend(r.memory_id for r in results)
+
+    def _drafts(self, event: InboxEvent) -> list[Draft]:
+        source = self.cfg.sources.get(event.source)
+        scope = Scope(tenant=event.tenant, user=source.user if source else None,
+                      agent=source.agent if source else None)
+        extra = source.tags if source else []
+        now = self.clock()
+        drafts = []
+        for pe in events.parse(event.kind, parse_body(event.body.encode("utf-8")), event.headers):
+            drafts.append(Draft(
+                content=pe.content, memory_type=MemoryType.EVENT, scope=scope, source=pe.source,
+                importance=self.cfg.importance[pe.outcome], tags=[*pe.tags, *extra],
+                created_at=min(pe.occurred_at, now) if pe.occurred_at else None,
+                metadata={"event": pe.fields, "outcome": pe.outcome,
+                          "link_key": pe.link_key,
+                          "webhook": {"source": event.source, "event_id": event.event_id,
+                                      "delivery": event.delivery}}))
+        return drafts
+
+    def _link_alerts(self, tx: StoreTx, written: list[tuple[AddResult, MemoryRecord]],
+                     drafts: list[Draft]) -> None:
+        """A resolved alert and its firing one (same fingerprint and start) link both ways,
+        whichever came first."""
+        now = self.clock()
+        for (result, rec), draft in zip(written, drafts):
+            outcome = draft.metadata.get("outcome")
+            if result.status != "created" or outcome not in _COUNTERPART:
+                continue
+            other_source = draft.source.replace(f":{outcome}:", f":{_COUNTERPART[outcome]}:", 1)
+            for other in self.stores.records.find_by_source(rec.scope.tenant, other_source):
+                if other.valid_to is not None or other.memory_id == rec.memory_id:
+                    continue
+                reason = f"the same alert, {outcome}"
+                self.update.link(tx, other, rec.memory_id, "webhook", now, reason)
+                self.update.link(tx, rec, other.memory_id, "webhook", now, reason)
+
+
+class _LeaseLost(Exception):
+    """Raised inside the write transaction to roll it back."""

@@ -1,0 +1,500 @@
+"""Webhook payloads to events: Harness, GitHub comments, Alertmanager, generic JSON."""
+
+from __future__ import annotations
+
+import copy
+import json
+from datetime import datetime, timezone
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memstrata.errors import UnsupportedEventError, ValidationError
+from memstrata.events import CONTENT_CAP, FIELD_CAP, KINDS, ParsedEvent, parse
+
+UTC = timezone.utc
+EXEC_URL = ("https://app.harness.io/ng/account/acct1/cd/orgs/default/projects/payments/pipelines/"
+            "deploy_prod/executions/Xy12AbCd/pipeline")
+
+
+def one(kind: str, payload: Any, headers: dict[str, str] | None = None) -> ParsedEvent:
+    events = parse(kind, payload, headers)
+    assert len(events) == 1
+    return events[0]
+
+
+# --- Harness ------------------------------------------------------------------------------------
+
+def harness_stage_failed() -> dict[str, Any]:
+    return {"eventData": {
+        "accountIdentifier": "acct1", "orgIdentifier": "default", "projectIdentifier": "payments",
+        "pipelineIdentifier": "deploy_prod", "pipelineName": "Deploy Prod", "planExecutionId": "Xy12AbCd",
+        "stageIdentifier": "deploy", "stageName": "Deploy", "eventType": "StageFailed",
+        "nodeStatus": "failed", "errorMessage": "Helm upgrade failed: timed out waiting for the condition",
+        "executionUrl": EXEC_URL, "pipelineUrl": "https://app.harness.io/pipelines/deploy_prod",
+        "triggeredBy": {"name": "alice", "email": "alice@example.com", "triggerType": "MANUAL"},
+        "startTs": 1709632800, "startTime": "Tue Mar 05 10:00:00 UTC 2024", "endTs": 1709633100,
+        "tag": [{"key": "team", "value": "payments"}],
+    }}
+
+
+def test_harness_stage_failure_from_event_data() -> None:
+    event = one("harness", harness_stage_failed())
+    assert event.outcome == "failure"
+    assert event.source == "harness:acct1/default/payments/deploy_prod/Xy12AbCd/deploy:stagefailed"
+    assert event.tags == ["harness", "pipeline", "stage", "failed", "deploy_prod", "stage:deploy"]
+    assert event.content.startswith(
+        'Harness stage "Deploy" (deploy) of pipeline "Deploy Prod" (deploy_prod) failed in default/payments.')
+    assert "Error: Helm upgrade failed: timed out waiting for the condition." in event.content
+    assert "Triggered by alice <alice@example.com> (MANUAL)." in event.content
+    assert event.content.endswith(EXEC_URL)  # no full stop glued to the link
+    assert event.occurred_at == datetime(2024, 3, 5, 10, 5, tzinfo=UTC)  # the end, for a failure
+    assert event.link_key is None
+    assert event.fields == {
+        "account": "acct1", "org": "default", "project": "payments", "pipeline": "deploy_prod",
+        "pipeline_name": "Deploy Prod", "stage": "deploy", "stage_name": "Deploy", "execution_id": "Xy12AbCd",
+        "event_type": "StageFailed", "status": "failed", "level": "stage",
+        "error": "Helm upgrade failed: timed out waiting for the condition", "url": EXEC_URL,
+        "pipeline_url": "https://app.harness.io/pipelines/deploy_prod",
+        "started_at": "2024-03-05T10:00:00Z", "ended_at": "2024-03-05T10:05:00Z",
+        "triggered_by": "alice", "triggered_by_email": "alice@example.com", "trigger_type": "MANUAL",
+        "pipeline_tags": ["team:payments"],
+    }
+    json.dumps(event.fields)
+
+
+def test_harness_top_level_aliases_and_millisecond_timestamps() -> None:
+    payload = {"accountId": "acct1", "orgIdentifier": "default", "projectIdentifier": "payments",
+               "pipelineIdentifier": "build", "executionId": "run42", "eventType": "PIPELINE_SUCCESS",
+               "status": "SUCCEEDED", "startTs": 1709632800000, "endTime": "2024-03-05T10:07:30.5+01:00",
+               "pipelineExecutionUrl": "https://harness.example/run42", "triggeredBy": "ci-bot"}
+    event = one("harness", payload)
+    assert event.outcome == "success"
+    assert event.source == "harness:acct1/default/payments/build/run42:pipelinesuccess"
+    assert event.tags == ["harness", "pipeline", "succeeded", "build"]
+    assert event.occurred_at == datetime(2024, 3, 5, 9, 7, 30, 500000, tzinfo=UTC)
+    assert event.fields["started_at"] == "2024-03-05T10:00:00Z"
+    assert event.fields["triggered_by"] == "ci-bot"
+    assert event.fields["url"] == "https://harness.example/run42"
+
+
+@pytest.mark.parametrize(("event_type", "status", "outcome", "state"), [
+    ("PipelineStart", "started", "started", "started"),
+    ("StageStart", None, "started", "started"),
+    ("PipelineSuccess", None, "success", "succeeded"),
+    ("PipelineFailed", "failed", "failure", "failed"),
+    ("StepFailed", "FAILED", "failure", "failed"),
+    ("PipelineEnd", "completed", "success", "succeeded"),
+    ("PipelineEnd", "aborted", "failure", "failed"),
+    ("PipelineEnd", "expired", "failure", "failed"),
+    ("PipelinePaused", "paused", "event", "paused"),
+    ("WaitingForUserAction", None, "event", "waitingforuseraction"),
+    (None, "running", "started", "started"),
+    (None, "error", "failure", "failed"),
+    (None, None, "event", "event"),
+])
+def test_harness_outcomes(event_type: str | None, status: str | None, outcome: str, state: str) -> None:
+    payload: dict[str, Any] = {"pipelineIdentifier": "p", "planExecutionId": "e1"}
+    if event_type:
+        payload["eventType"] = event_type
+    if status:
+        payload["nodeStatus"] = status
+    event = one("harness", payload)
+    assert event.outcome == outcome
+    assert state in event.tags
+
+
+def test_harness_start_and_end_of_one_execution_are_distinct_sources() -> None:
+    base = {"pipelineIdentifier": "p", "planExecutionId": "e1", "startTs": 1709632800}
+    start = one("harness", {**base, "eventType": "PipelineStart"})
+    failed = one("harness", {**base, "eventType": "PipelineFailed", "endTs": 1709632900})
+    assert start.source != failed.source
+    assert start.occurred_at == datetime(2024, 3, 5, 10, 0, tzinfo=UTC)
+    assert failed.occurred_at == datetime(2024, 3, 5, 10, 1, 40, tzinfo=UTC)
+
+
+def test_harness_without_execution_id_hashes_the_payload() -> None:
+    a = one("harness", {"pipelineName": "Nightly", "eventType": "PipelineFailed", "startTs": 1})
+    b = one("harness", {"pipelineName": "Nightly", "eventType": "PipelineFailed", "startTs": 2})
+    assert a.source.startswith("harness:-/-/-/Nightly/h")
+    assert a.source != b.source
+    assert a.occurred_at == datetime(1970, 1, 1, 0, 0, 1, tzinfo=UTC)
+
+
+def test_harness_event_data_as_json_string() -> None:
+    payload = {"eventData": json.dumps(harness_stage_failed()["eventData"])}
+    assert one("harness", payload).source == one("harness", harness_stage_failed()).source
+
+
+@pytest.mark.parametrize("payload", [None, [], "x", 3, {}, {"eventType": "PipelineStart"},
+                                     {"eventData": {"pipelineIdentifier": ["not", "a", "string"]}}])
+def test_harness_rejects_payloads_without_a_pipeline(payload: Any) -> None:
+    with pytest.raises(ValidationError):
+        parse("harness", payload)
+
+
+# --- GitHub -------------------------------------------------------------------------------------
+
+def issue_comment(action: str = "created", on_pr: bool = True) -> dict[str, Any]:
+    issue: dict[str, Any] = {"number": 12, "title": "Retry on 503", "html_url": "https://github.com/acme/api/pull/12"}
+    if on_pr:
+        issue["pull_request"] = {"url": "https://api.github.com/repos/acme/api/pulls/12"}
+    return {
+        "action": action, "issue": issue, "repository": {"full_name": "acme/api"},
+        "comment": {"id": 123, "body": "This breaks the\r\nretry loop\u0000 when the\tupstream 503s",
+                    "user": {"login": "bob", "type": "User"},
+                    "html_url": "https://github.com/acme/api/pull/12#issuecomment-123",
+                    "created_at": "2024-03-05T10:00:00Z", "updated_at": "2024-03-05T11:00:00Z"},
+    }
+
+
+def test_github_issue_comment_on_a_pull_request() -> None:
+    event = one("github", issue_comment(), {"X-GitHub-Event": "issue_comment"})
+    assert event.outcome == "comment"
+    assert event.source == "github:acme/api#12/comment/123"
+    assert event.tags == ["github", "comment", "pr", "acme/api"]
+    assert event.content == ('bob commented on PR acme/api#12 "Retry on 503": This breaks the retry loop '
+                             "when the upstream 503s (https://github.com/acme/api/pull/12#issuecomment-123)")
+    assert event.occurred_at == datetime(2024, 3, 5, 10, 0, tzinfo=UTC)
+    assert event.fields["body"] == "This breaks the\nretry loop  when the\tupstream 503s"
+    assert event.fields["number"] == "12"
+    assert event.fields["kind"] == "pull_request"
+    assert event.fields["author"] == "bob"
+    assert event.link_key is None
+
+
+def test_github_comment_on_an_issue_and_edits() -> None:
+    event = one("github", issue_comment(on_pr=False), {"X-GitHub-Event": "issue_comment"})
+    assert "issue" in event.tags and "pr" not in event.tags
+    assert event.content.startswith("bob commented on issue acme/api#12")
+    edited = one("github", issue_comment(action="edited"), {"X-GitHub-Event": "issue_comment"})
+    assert edited.source == "github:acme/api#12/comment/123"  # same comment, newer text
+    assert "edited" in edited.tags
+    assert edited.content.startswith("bob edited a comment on PR")
+    assert edited.occurred_at == datetime(2024, 3, 5, 11, 0, tzinfo=UTC)
+
+
+def review_comment() -> dict[str, Any]:
+    return {
+        "action": "created",
+        "pull_request": {"number": 7, "title": "Add cache", "html_url": "https://github.com/acme/api/pull/7"},
+        "repository": {"owner": {"login": "acme"}, "name": "api"},
+        "comment": {"id": 9001, "pull_request_review_id": 55, "body": "Off by one here?",
+                    "path": "src/cache.py", "line": None, "original_line": 42,
+                    "diff_hunk": "@@ -40,3 +40,4 @@\n     for i in range(n):\n",
+                    "commit_id": "abc123", "user": {"login": "dependabot[bot]", "type": "Bot"},
+                    "html_url": "https://github.com/acme/api/pull/7#discussion_r9001",
+                    "created_at": "2024-03-05T12:00:00+02:00"},
+    }
+
+
+def test_github_review_comment() -> None:
+    event = one("github", review_comment(), {"X-GitHub-Event": "pull_request_review_comment"})
+    assert event.source == "github:acme/api#7/review_comment/9001"
+    assert event.tags == ["github", "comment", "pr", "review", "acme/api", "bot"]
+    assert event.content == ('dependabot[bot] commented on PR acme/api#7 "Add cache" at src/cache.py '
+                             "line 42: Off by one here? (https://github.com/acme/api/pull/7#discussion_r9001)")
+    assert event.occurred_at == datetime(2024, 3, 5, 10, 0, tzinfo=UTC)
+    assert event.fields["diff_hunk"] == "@@ -40,3 +40,4 @@\n     for i in range(n):"
+    assert event.fields["path"] == "src/cache.py"
+    assert event.fields["line"] == "42"
+    assert event.fields["review_id"] == "55"
+
+
+@pytest.mark.parametrize("name", ["X-GitHub-Event", "x-github-event", "X-GITHUB-EVENT"])
+def test_github_header_lookup_ignores_case(name: str) -> None:
+    assert one("github", issue_comment(), {name: "issue_comment"}).source == "github:acme/api#12/comment/123"
+    assert parse("github", {"zen": "Keep it logically awesome.", "hook_id": 1}, {name: "ping"}) == []
+
+
+def test_github_event_inferred_without_the_header() -> None:
+    assert one("github", issue_comment()).fields["event"] == "issue_comment"
+    assert one("github", review_comment()).fields["event"] == "pull_request_review_comment"
+    assert parse("github", {"zen": "Design for failure.", "hook_id": 1}) == []
+    with pytest.raises(ValidationError, match="X-GitHub-Event"):
+        parse("github", {"ref": "refs/heads/main"})
+
+
+def test_github_deleted_comments_and_pings_are_ignored() -> None:
+    assert parse("github", issue_comment(action="deleted"), {"X-GitHub-Event": "issue_comment"}) == []
+    assert parse("github", None, {"X-GitHub-Event": "ping"}) == []
+
+
+@pytest.mark.parametrize("event", ["push", "pull_request", "issues", ""])
+def test_github_other_events_are_unsupported(event: str) -> None:
+    with pytest.raises(UnsupportedEventError, match="not handled"):
+        parse("github", {"ref": "refs/heads/main"}, {"X-GitHub-Event": event})
+
+
+@pytest.mark.parametrize("payload", [None, [1], {"action": "created"}, {"comment": "hi"}, {"comment": {}}])
+def test_github_rejects_deliveries_without_a_comment(payload: Any) -> None:
+    with pytest.raises(ValidationError) as caught:
+        parse("github", payload, {"X-GitHub-Event": "issue_comment"})
+    assert not isinstance(caught.value, UnsupportedEventError)
+
+
+def test_github_missing_repository_read_from_the_comment_url() -> None:
+    payload = issue_comment()
+    del payload["repository"]
+    del payload["issue"]["number"]
+    event = one("github", payload, {"X-GitHub-Event": "issue_comment"})
+    assert event.source == "github:acme/api#12/comment/123"
+
+
+# --- Alertmanager -------------------------------------------------------------------------------
+
+def alertmanager_payload(status: str = "firing") -> dict[str, Any]:
+    resolved = status == "resolved"
+    return {
+        "version": "4", "groupKey": '{}:{alertname="HighErrorRate"}', "status": status,
+        "receiver": "memstrata", "groupLabels": {"alertname": "HighErrorRate"},
+        "commonLabels": {"alertname": "HighErrorRate", "env": "prod"},
+        "commonAnnotations": {"runbook_url": "https://runbooks.example/high-error-rate"},
+        "externalURL": "http://alertmanager:9093", "truncatedAlerts": 0,
+        "alerts": [
+            {"status": status, "labels": {"alertname": "HighErrorRate", "severity": "critical",
+                                          "instance": "api-1:9090", "job": "api", "env": "prod"},
+             "annotations": {"summary": "5xx above 5%", "description": "Error rate is 7.2% for 10m"},
+             "startsAt": "2024-03-05T10:00:00.123456789Z",
+             "endsAt": "2024-03-05T10:30:00Z" if resolved else "0001-01-01T00:00:00Z",
+             "generatorURL": "http://prometheus:9090/graph?g0.expr=rate", "fingerprint": "a1b2c3d4e5f60718"},
+            {"status": status,
+             "labels": {"alertname": "HighErrorRate", "severity": "warning", "instance": "api-2:9090"},
+             "annotations": {}, "startsAt": "2024-03-05T10:01:00Z", "endsAt": "0001-01-01T00:00:00Z",
+             "fingerprint": "ffff000011112222"},
+        ],
+    }
+
+
+def test_alertmanager_one_event_per_alert() -> None:
+    first, second = parse("alertmanager", alertmanager_payload())
+    assert first.outcome == "firing"
+    assert first.link_key == "a1b2c3d4e5f60718"
+    assert first.source == "alertmanager:a1b2c3d4e5f60718:firing:2024-03-05T10:00:00.123456Z"
+    assert first.tags == ["alert", "firing", "higherrorrate", "severity:critical"]
+    assert first.occurred_at == datetime(2024, 3, 5, 10, 0, 0, 123456, tzinfo=UTC)
+    assert first.content == (
+        "[FIRING] Alert HighErrorRate (critical) on instance api-1:9090, job api. Summary: 5xx above 5%. "
+        "Description: Error rate is 7.2% for 10m. Labels: env=prod. Started 2024-03-05T10:00:00.123456Z. "
+        "Runbook: https://runbooks.example/high-error-rate Source: http://prometheus:9090/graph?g0.expr=rate")
+    assert first.fields["receiver"] == "memstrata"
+    assert first.fields["labels"]["env"] == "prod"
+    assert "ends_at" not in first.fields  # Go's zero time means unset
+    json.dumps(first.fields)
+    # the group's labels and annotations fill what the second alert lacks
+    assert second.fields["labels"]["env"] == "prod"
+    assert second.fields["runbook_url"] == "https://runbooks.example/high-error-rate"
+    assert second.tags == ["alert", "firing", "higherrorrate", "severity:warning"]
+
+
+def test_alertmanager_resolved_links_to_firing() -> None:
+    firing = parse("alertmanager", alertmanager_payload("firing"))[0]
+    resolved = parse("alertmanager", alertmanager_payload("resolved"))[0]
+    assert resolved.outcome == "resolved"
+    assert resolved.link_key == firing.link_key
+    assert resolved.source != firing.source
+    assert resolved.occurred_at == datetime(2024, 3, 5, 10, 30, tzinfo=UTC)
+    assert resolved.content.startswith("[RESOLVED] Alert HighErrorRate")
+
+
+def test_alertmanager_refire_is_a_new_event_redelivery_is_not() -> None:
+    payload = alertmanager_payload()
+    again = copy.deepcopy(payload)
+    later = copy.deepcopy(payload)
+    later["alerts"][0]["startsAt"] = "2024-03-06T08:00:00Z"
+    first = parse("alertmanager", payload)[0]
+    assert parse("alertmanager", again)[0].source == first.source
+    refire = parse("alertmanager", later)[0]
+    assert refire.source != first.source
+    assert refire.link_key == first.link_key
+
+
+def test_alertmanager_fingerprint_fallback_hashes_sorted_labels() -> None:
+    a = {"alerts": [{"labels": {"alertname": "Disk", "instance": "db-1"},
+                     "startsAt": "2024-03-05T10:00:00Z"}]}
+    b = {"alerts": [{"status": "resolved", "labels": {"instance": "db-1", "alertname": "Disk"}}]}
+    firing, resolved = one("alertmanager", a), one("alertmanager", b)
+    assert firing.link_key is not None and firing.link_key == resolved.link_key
+    assert firing.outcome == "firing" and resolved.outcome == "resolved"
+    assert resolved.occurred_at is None
+    assert resolved.source.endswith(":resolved:-")
+
+
+def test_alertmanager_empty_alerts_and_bad_payloads() -> None:
+    assert parse("alertmanager", {"version": "4", "alerts": []}) == []
+    with pytest.raises(ValidationError, match="version '3'"):
+        parse("alertmanager", {"version": "3", "alerts": []})
+    assert parse("alertmanager", {"version": 4, "alerts": []}) == []
+    for bad in (None, [], "alerts", {"version": "4"}, {"alerts": {"0": {}}}, {"alerts": [1, "x"]}):
+        with pytest.raises(ValidationError):
+            parse("alertmanager", bad)
+
+
+# --- generic ------------------------------------------------------------------------------------
+
+def test_generic_readable_fields() -> None:
+    payload = {"type": "deploy", "title": "v1.2 rolled out", "message": "Canary passed; 100% traffic.",
+               "status": "succeeded", "severity": "info", "id": "d-1", "url": "https://deploys.example/d-1",
+               "tags": ["Prod", "API", 3], "timestamp": 1709632800000}
+    event = one("generic", payload)
+    assert event.outcome == "success"
+    assert event.source == "generic:d-1"
+    assert event.tags == ["generic", "deploy", "succeeded", "severity:info", "prod", "api"]
+    assert event.content == ("[deploy] v1.2 rolled out. Canary passed; 100% traffic. "
+                             "(status succeeded, severity info). https://deploys.example/d-1")
+    assert event.occurred_at == datetime(2024, 3, 5, 10, 0, tzinfo=UTC)
+    assert event.fields["tags"] == ["Prod", "API"]
+    assert event.fields["occurred_at"] == "2024-03-05T10:00:00Z"
+
+
+@pytest.mark.parametrize(("status", "outcome"), [
+    ("FAILED", "failure"), ("error", "failure"), ("running", "started"), ("firing", "firing"),
+    ("resolved", "resolved"), ("weird", "event"), (None, "event"),
+])
+def test_generic_outcome_from_status(status: str | None, outcome: str) -> None:
+    payload = {"event": "job", "text": "nightly backup", "status": status,
+               "occurred_at": "2024-03-05T10:00:00"}
+    event = one("generic", payload)
+    assert event.outcome == outcome
+    assert event.occurred_at == datetime(2024, 3, 5, 10, 0, tzinfo=UTC)  # naive read as UTC
+
+
+def test_generic_without_readable_fields_keeps_compact_json() -> None:
+    payload = {"zeta": [1, 2], "alpha": {"b": None, "a": "ü"}}
+    event = one("generic", payload)
+    assert event.content == '{"alpha":{"a":"ü","b":null},"zeta":[1,2]}'
+    assert event.outcome == "event"
+    assert event.fields == {}
+    assert event.source.startswith("generic:h")
+    assert one("generic", {"alpha": {"a": "ü", "b": None}, "zeta": [1, 2]}).source == event.source
+    assert one("generic", {"zeta": [1, 3]}).source != event.source
+
+
+@pytest.mark.parametrize("payload", [None, {}, [], [{"title": "x"}], "text", 1.5])
+def test_generic_requires_a_non_empty_object(payload: Any) -> None:
+    with pytest.raises(ValidationError):
+        parse("generic", payload)
+
+
+# --- dispatch, caps ------------------------------------------------------------------------------
+
+def test_unknown_kind_is_unsupported_and_kind_ignores_case() -> None:
+    with pytest.raises(UnsupportedEventError, match="unknown event kind 'gitlab'"):
+        parse("gitlab", {"a": 1})
+    with pytest.raises(UnsupportedEventError):
+        parse(None, {"a": 1})  # type: ignore[arg-type]
+    assert one(" Generic ", {"title": "x"}).source.startswith("generic:")
+
+
+def test_content_and_fields_are_capped() -> None:
+    payload = issue_comment()
+    payload["comment"]["body"] = "word " * 5000
+    event = one("github", payload, {"X-GitHub-Event": "issue_comment"})
+    assert len(event.content) <= CONTENT_CAP
+    assert "…" in event.content
+    huge = one("generic", {"title": "t" * 10_000, "status": "s" * 10_000, "blob": "b" * 10_000})
+    assert len(huge.content) <= CONTENT_CAP
+    assert all(len(v) <= FIELD_CAP for v in huge.fields.values() if isinstance(v, str))
+    blob = one("generic", {"blob": "b" * 10_000})
+    assert len(blob.content) == CONTENT_CAP and blob.content.endswith("…")
+
+
+# --- properties ------------------------------------------------------------------------------------
+
+json_scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+times = (st.integers(min_value=-(10**15), max_value=10**15) | st.floats()
+         | st.datetimes(timezones=st.none() | st.just(UTC)).map(datetime.isoformat)
+         | st.sampled_from(["0001-01-01T00:00:00Z", "2024-03-05T10:00:00.123456789Z", "2024-13-45T99:99:99Z",
+                            "Tue Mar 05 10:00:00 UTC 2024", "Tue Foo 35 10:00:00 GMT 2024", "1709632800"])
+         | json_values)
+words = st.sampled_from(["failed", "FAILED", "success", "completed", "running", "paused", "firing",
+                         "resolved", "PipelineStart", "StageFailed", "PIPELINE_END", "created", "edited",
+                         "deleted"])
+values = words | json_values
+
+
+def shaped(keys: list[str], time_keys: tuple[str, ...] = (), **nested: st.SearchStrategy[Any]
+           ) -> st.SearchStrategy[dict[str, Any]]:
+    optional: dict[str, st.SearchStrategy[Any]] = dict.fromkeys(keys, values)
+    optional.update(dict.fromkeys(time_keys, times))
+    optional.update(nested)
+    return st.fixed_dictionaries({}, optional=optional)
+
+
+HARNESS_KEYS = ["accountIdentifier", "accountId", "orgIdentifier", "projectIdentifier",
+                "pipelineIdentifier", "pipelineName", "stageIdentifier", "stageName", "nodeName",
+                "stepIdentifier", "planExecutionId", "executionId", "eventType", "nodeStatus", "status",
+                "errorMessage", "message", "executionUrl", "triggeredBy", "tag", "failureInfo"]
+HARNESS_TIMES = ("startTs", "startTime", "endTs", "endTime")
+harness_like = shaped(HARNESS_KEYS, HARNESS_TIMES,
+                      eventData=shaped(HARNESS_KEYS, HARNESS_TIMES) | json_values)
+user = shaped(["login", "type"])
+github_like = shaped(
+    ["action", "zen", "hook_id"],
+    comment=shaped(["id", "body", "path", "line", "original_line", "diff_hunk", "html_url"],
+                   ("created_at", "updated_at"), user=user | json_values) | json_values,
+    issue=shaped(["number", "title", "html_url", "pull_request"]) | json_values,
+    pull_request=shaped(["number", "title", "html_url"]) | json_values,
+    repository=shaped(["full_name", "name"], owner=user) | json_values,
+)
+labels = st.dictionaries(st.sampled_from(["alertname", "severity", "instance", "job"]) | st.text(max_size=8),
+                         values, max_size=5)
+alert = shaped(["status", "generatorURL", "fingerprint"], ("startsAt", "endsAt"),
+               labels=labels | json_values, annotations=labels | json_values)
+alertmanager_like = shaped(
+    ["status", "receiver", "groupKey", "externalURL"],
+    version=st.sampled_from(["4", 4, "3"]) | json_values,
+    alerts=st.lists(alert | json_values, max_size=3) | json_values,
+    commonLabels=labels | json_values, commonAnnotations=labels | json_values,
+)
+generic_like = shaped(["type", "event", "title", "summary", "message", "text", "description", "status",
+                       "severity", "id", "url", "tags"], ("occurred_at", "timestamp"))
+SHAPED = {"harness": harness_like, "github": github_like, "alertmanager": alertmanager_like,
+          "generic": generic_like}
+headers = st.dictionaries(
+    st.sampled_from(["X-GitHub-Event", "x-github-event", "X-GITHUB-EVENT", "Content-Type"])
+    | st.text(max_size=8),
+    st.sampled_from(["issue_comment", "pull_request_review_comment", "ping", "push", " Issue_Comment "])
+    | st.text(max_size=8),
+    max_size=3,
+) | st.none()
+
+
+def check(kind: str, payload: Any, hdrs: dict[str, str] | None) -> None:
+    try:
+        events = parse(kind, payload, hdrs)
+    except ValidationError:
+        return
+    assert isinstance(events, list)
+    for event in events:
+        assert isinstance(event, ParsedEvent)
+        assert event.content and len(event.content) <= CONTENT_CAP
+        assert event.source.startswith(f"{kind}:")
+        assert event.outcome in ("failure", "success", "started", "firing", "resolved", "comment", "event")
+        assert all(tag and tag == tag.lower() for tag in event.tags)
+        json.dumps(event.fields, allow_nan=False)
+        assert event.occurred_at is None or event.occurred_at.utcoffset() is not None
+        assert event.occurred_at is None or event.occurred_at.utcoffset().total_seconds() == 0  # type: ignore[union-attr]
+    # a redelivery of the same payload has the same identity
+    assert [e.source for e in parse(kind, copy.deepcopy(payload), hdrs)] == [e.source for e in events]
+
+
+@settings(max_examples=200, deadline=None)
+@given(kind=st.sampled_from(KINDS), payload=json_values, hdrs=headers)
+def test_arbitrary_json_gives_events_or_validation_error(kind: str, payload: Any,
+                                                         hdrs: dict[str, str] | None) -> None:
+    check(kind, payload, hdrs)
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), kind=st.sampled_from(KINDS), hdrs=headers)
+def test_near_valid_payloads_give_events_or_validation_error(data: st.DataObject, kind: str,
+                                                             hdrs: dict[str, str] | None) -> None:
+    check(kind, data.draw(SHAPED[kind]), hdrs)
