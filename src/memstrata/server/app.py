@@ -81,6 +81,7 @@ class Service:
             self._drainer.join(self.settings.server.shutdown_seconds + 30)
         with self.lock:
             self.memory.close()
+        log.info("memstrata stopped: requests and the inbox event in hand finished")
 
 
 def _error(status: int, kind: str, message: str, **extra: Any) -> JSONResponse:

@@ -1,0 +1,122 @@
+"""The service's tables on every store of record: API keys and the webhook inbox (leases that
+no two workers share, lease expiry after a crash, attempts, completion in the write's
+transaction)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+
+from memstrata.stores.base import ApiKey, InboxEvent, RecordStore
+
+T0 = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def _event(delivery: str, tenant: str = "acme", body: str = '{"a": 1}') -> InboxEvent:
+    return InboxEvent(event_id=0, tenant=tenant, source="gh", kind="github", delivery=delivery,
+                      body=body, headers={"x-github-event": "issue_comment"}, received_at=T0)
+
+
+def test_keys_round_trip_and_revoke(store: RecordStore) -> None:
+    key = ApiKey(key_id="0123456789abcdef", tenant="acme", role="write", name="ci",
+                 secret_hash="ab" * 32, created_at=T0, expires_at=T0 + timedelta(days=1))
+    store.put_key(key)
+    assert store.get_key(key.key_id) == key
+    assert store.get_key("ffffffffffffffff") is None
+    assert [k.key_id for k in store.keys("acme")] == [key.key_id]
+    assert store.keys("other") == []
+    assert store.revoke_key(key.key_id, T0 + timedelta(hours=1))
+    assert not store.revoke_key(key.key_id, T0 + timedelta(hours=2))  # once
+    assert store.get_key(key.key_id).revoked_at == T0 + timedelta(hours=1)
+
+
+def test_enqueue_is_idempotent_per_tenant_source_and_delivery(store: RecordStore) -> None:
+    first, created = store.enqueue_event(_event("d1"))
+    assert created
+    again, created_again = store.enqueue_event(_event("d1", body='{"changed": true}'))
+    assert (again, created_again) == (first, False)
+    other_tenant, created_other = store.enqueue_event(_event("d1", tenant="other"))
+    assert created_other and other_tenant != first
+    [stored] = store.inbox("acme")
+    assert stored.body == '{"a": 1}' and stored.status == "pending"
+    assert stored.headers == {"x-github-event": "issue_comment"}
+    assert store.inbox_counts() == {"pending": 2}
+
+
+def test_a_lease_is_held_by_one_worker_until_it_runs_out(store: RecordStore) -> None:
+    ids = [store.enqueue_event(_event(f"d{i}"))[0] for i in range(5)]
+    a = store.claim_events("a", 3, T0, 60, 5)
+    assert [e.event_id for e in a] == ids[:3]
+    assert all(e.status == "processing" and e.worker == "a" and e.attempts == 1 for e in a)
+    b = store.claim_events("b", 10, T0 + timedelta(seconds=1), 60, 5)
+    assert [e.event_id for e in b] == ids[3:]
+    assert store.claim_events("c", 10, T0 + timedelta(seconds=59), 60, 5) == []
+    # Worker a died: after its lease its events go to the next claimer, one attempt more.
+    c = store.claim_events("c", 10, T0 + timedelta(seconds=61), 60, 5)
+    assert [e.event_id for e in c] == ids[:3]
+    assert all(e.attempts == 2 for e in c)
+
+
+def test_completion_needs_the_lease(store: RecordStore) -> None:
+    eid = store.enqueue_event(_event("d1"))[0]
+    store.claim_events("a", 1, T0, 60, 5)
+    store.claim_events("b", 1, T0 + timedelta(seconds=120), 60, 5)  # a's lease ran out
+    with store.transaction() as tx:
+        assert not tx.complete_event(eid, "a", ["m1"], T0)
+    with store.transaction() as tx:
+        assert tx.complete_event(eid, "b", ["m1", "m2"], T0 + timedelta(seconds=121))
+    [done] = store.inbox()
+    assert done.status == "done" and done.memory_ids == ("m1", "m2") and done.worker == "b"
+    assert store.claim_events("c", 10, T0 + timedelta(days=1), 60, 5) == []
+
+
+def test_a_rolled_back_write_leaves_the_event_leased(store: RecordStore) -> None:
+    eid = store.enqueue_event(_event("d1"))[0]
+    store.claim_events("a", 1, T0, 60, 5)
+    try:
+        with store.transaction() as tx:
+            assert tx.complete_event(eid, "a", ["m1"], T0)
+            raise RuntimeError("crash before commit")
+    except RuntimeError:
+        pass
+    [event] = store.inbox()
+    assert event.status == "processing" and event.memory_ids == ()
+
+
+def test_release_retries_then_gives_up(store: RecordStore) -> None:
+    eid = store.enqueue_event(_event("d1"))[0]
+    now = T0
+    for attempt in range(1, 3):
+        [e] = store.claim_events("a", 1, now, 60, 2)
+        assert e.attempts == attempt
+        store.release_event(eid, "a", now, f"boom {attempt}", False)
+        now += timedelta(seconds=1)
+    assert store.claim_events("a", 1, now, 60, 2) == []  # out of attempts
+    [failed] = store.inbox(status="failed")
+    assert failed.event_id == eid and "boom 2" in failed.error and "gave up" in failed.error
+    other = store.enqueue_event(_event("d2"))[0]
+    store.claim_events("a", 1, now, 60, 5)
+    store.release_event(other, "a", now, "malformed", True)
+    assert store.inbox_counts() == {"failed": 2}
+
+
+def test_concurrent_claimers_never_share_an_event(open_store: Callable[[], RecordStore]) -> None:
+    """Two connections (two processes' worth) claiming at once: each event goes to one."""
+    first = open_store()
+    for i in range(60):
+        first.enqueue_event(_event(f"d{i}"))
+    stores = [first, open_store()]
+    got: dict[str, list[int]] = {"w0": [], "w1": []}
+
+    def work(name: str, s: RecordStore) -> None:
+        while batch := s.claim_events(name, 4, T0, 60, 5):
+            got[name].extend(e.event_id for e in batch)
+
+    threads = [threading.Thread(target=work, args=(f"w{i}", s)) for i, s in enumerate(stores)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    claimed = got["w0"] + got["w1"]
+    assert len(claimed) == 60 and len(set(claimed)) == 60

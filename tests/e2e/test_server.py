@@ -1,0 +1,332 @@
+"""The REST API end to end: a real uvicorn server on loopback, real HTTP (httpx), every
+endpoint, tenancy, and each kind of bad input answered with the right 4xx and a JSON body."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+
+from memstrata import Memory, Settings
+from memstrata.server import create_app
+
+GH_SECRET = "gh-secret-123"
+AM_TOKEN = "am-token-456"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class Server:
+    url: str
+    memory: Memory
+    admin: str  # tenant acme
+    writer: str  # tenant acme
+    reader: str  # tenant acme
+    other: str  # tenant globex, admin
+
+    def client(self, key: str | None) -> httpx.Client:
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        return httpx.Client(base_url=self.url, headers=headers, timeout=30)
+
+
+def start_server(home: Path, embedder: Any, clock: Any = None, **overrides: Any
+                 ) -> tuple[uvicorn.Server, threading.Thread, str, Memory]:
+    settings = Settings.load(home=home, **{
+        "webhooks": {"sources": {
+            "gh": {"kind": "github", "tenant": "acme", "secret": GH_SECRET},
+            "am": {"kind": "alertmanager", "tenant": "acme", "verify": "token",
+                   "secret": AM_TOKEN}},
+            "poll_seconds": 0.05},
+        "server": {"max_body_bytes": 64 * 1024}, **overrides})
+    mem = Memory(settings=settings, embedder=embedder, clock=clock)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(memory=mem), host="127.0.0.1", port=port,
+                                           log_config=None, access_log=False))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "the server did not start"
+        time.sleep(0.02)
+    return server, thread, f"http://127.0.0.1:{port}", mem
+
+
+@pytest.fixture
+def srv(tmp_path: Path, embedder: Any) -> Iterator[Server]:
+    server, thread, url, mem = start_server(tmp_path / "home", embedder)
+    keys = [mem.keys.create(t, r)[1] for t, r in
+            (("acme", "admin"), ("acme", "write"), ("acme", "read"), ("globex", "admin"))]
+    yield Server(url, mem, *keys)
+    server.should_exit = True
+    thread.join(30)
+
+
+def ok(resp: httpx.Response, status: int = 200) -> Any:
+    assert resp.status_code == status, resp.text
+    return resp.json() if resp.content else None
+
+
+def refused(resp: httpx.Response, status: int, kind: str | None = None) -> dict[str, Any]:
+    assert resp.status_code == status, resp.text
+    body = resp.json()["error"]
+    assert body["message"]
+    if kind:
+        assert body["type"] == kind, body
+    return body
+
+
+def wait_for(predicate: Any, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_the_api_documents_itself_and_reports_health(srv: Server) -> None:
+    with srv.client(None) as c:
+        schema = ok(c.get("/openapi.json"))
+        assert {"/v1/memories", "/v1/search", "/v1/context", "/v1/ask", "/v1/webhooks/{source}",
+                "/v1/sessions/{session}/turns", "/v1/documents", "/v1/users/{user}"} <= set(
+            schema["paths"])
+        assert "HTTPBearer" in schema["components"]["securitySchemes"]
+        assert ok(c.get("/healthz")) == {"status": "ok"}
+        assert ok(c.get("/readyz"))["status"] == "ready"
+
+
+def test_memories_search_context_and_history(srv: Server) -> None:
+    with srv.client(srv.writer) as c:
+        first = ok(c.post("/v1/memories", json={"content": "The staging cluster is eks-stg-2",
+                                                "tags": ["infra"], "user": "ann"}), 201)
+        assert first["status"] == "created" and first["steps"]["classify"] == "rules"
+        mid = first["memory_id"]
+        batch = ok(c.post("/v1/memories/batch", json={"items": [
+            {"content": f"Deploy note {i}: the canary runs for {i * 5} minutes"}
+            for i in range(1, 6)]}), 201)
+        assert len(batch["results"]) == 5
+        rec = ok(c.get(f"/v1/memories/{mid}"))
+        assert rec["content"] == "The staging cluster is eks-stg-2" and "embedding" not in rec
+        changed = ok(c.patch(f"/v1/memories/{mid}", json={"content": "The staging cluster is "
+                                                          "eks-stg-3", "reason": "migrated"}))
+        assert changed["content"].endswith("eks-stg-3")
+        history = ok(c.get(f"/v1/memories/{mid}/history"))["items"]
+        assert [e["action"] for e in history][:2] == ["create", "update"]
+        assert history[1]["reason"] == "migrated"
+        assert ok(c.post(f"/v1/memories/{mid}/feedback", json={"helpful": True}))["importance"] \
+            > rec["importance"]
+        hits = ok(c.post("/v1/search", json={"query": "which cluster is staging?", "top_k": 3}))
+        top = hits["hits"][0]
+        assert top["memory_id"] == mid and set(top["scores"]) >= {"semantic", "keyword"}
+        assert ok(c.post("/v1/search", json={"query": "staging", "tags": ["nope"]}))["hits"] == []
+        ctx = ok(c.post("/v1/context", json={"query": "staging cluster", "max_tokens": 200}))
+        assert "eks-stg-3" in ctx["context"]
+        # Pages: by id, the last id as `after`, no `next` on the last page.
+        seen, after = [], ""
+        while True:
+            page = ok(c.get("/v1/memories", params={"limit": 2, "after": after}))
+            seen += [m["memory_id"] for m in page["items"]]
+            if not page["next"]:
+                break
+            after = page["next"]
+        assert len(seen) == 6 == len(set(seen)) and seen == sorted(seen)
+        assert [m["content"] for m in ok(c.get("/v1/memories", params={"user": "ann"}))["items"]] \
+            == ["The staging cluster is eks-stg-3"]
+        assert c.delete(f"/v1/memories/{mid}").status_code == 204
+        refused(c.get(f"/v1/memories/{mid}"), 404, "not_found")
+        stats = ok(c.get("/v1/stats"))
+        assert stats["current"] == 5 and "home" not in stats
+
+
+def test_sessions_documents_ask_and_consolidate(srv: Server) -> None:
+    with srv.client(srv.admin) as c:
+        turns = ok(c.post("/v1/sessions/s-1/turns", json={"messages": [
+            {"role": "user", "content": "Our registry is registry.acme.io", "user": "ann"},
+            {"role": "assistant", "content": "Noted: registry.acme.io", "user": "ann"}]}), 201)
+        assert len(turns["results"]) == 2
+        window = ok(c.get("/v1/sessions/s-1"))["items"]
+        assert [m["content"] for m in window] == ["Our registry is registry.acme.io",
+                                                 "Noted: registry.acme.io"]
+        assert ok(c.post("/v1/sessions/s-1/close"))["moved"] == 2
+        doc = "# Runbook\n\n## Rollback\n\nRun `helm rollback checkout 0` then check the canary.\n"
+        first = ok(c.post("/v1/documents", json={"source": "runbook.md", "text": doc}))
+        assert len(first["added"]) == 1
+        again = ok(c.post("/v1/documents", json={"source": "runbook.md",
+                                                 "text": doc + "\n## Scale\n\nUse HPA.\n"}))
+        assert again["kept"] == 1 and len(again["added"]) == 1
+        assert ok(c.post("/v1/ask", json={"question": "hi"}))["route"] == "skip"
+        srv.memory.save_qa("How do I roll back checkout?", "helm rollback checkout 0",
+                           score=0.9, tenant="acme")
+        asked = ok(c.post("/v1/ask", json={"question": "How do I roll back checkout?"}))
+        assert asked["route"] == "reuse" and asked["answer"] == "helm rollback checkout 0"
+        report = ok(c.post("/v1/consolidate", json={"jobs": ["sessions", "rescore"]}))
+        assert [j["name"] for j in report["jobs"]] == ["sessions", "rescore"]
+
+
+def test_keys_roles_and_tenants(srv: Server) -> None:
+    with srv.client(srv.writer) as c:
+        mid = ok(c.post("/v1/memories", json={"content": "acme's secret plan"}), 201)["memory_id"]
+    with srv.client(None) as c:
+        refused(c.get("/v1/stats"), 401, "unauthorized")
+        assert c.get("/v1/stats").headers["www-authenticate"] == "Bearer"
+    for bad in ("nope", "msk_0123456789abcdef_" + "x" * 43, srv.writer[:-2] + "zz"):
+        with srv.client(bad) as c:
+            refused(c.get("/v1/stats"), 401, "unauthorized")
+    with srv.client(srv.reader) as c:
+        assert ok(c.get(f"/v1/memories/{mid}"))["content"] == "acme's secret plan"
+        refused(c.post("/v1/memories", json={"content": "x"}), 403, "forbidden")
+        refused(c.delete(f"/v1/memories/{mid}"), 403, "forbidden")
+    with srv.client(srv.writer) as c:
+        refused(c.post("/v1/consolidate", json={}), 403, "forbidden")
+        refused(c.delete("/v1/users/ann"), 403, "forbidden")
+    # Another tenant cannot read, change, delete or learn of it: 404, as for no memory at all.
+    with srv.client(srv.other) as c:
+        unknown = refused(c.get("/v1/memories/mem_doesnotexist"), 404)
+        for resp in (c.get(f"/v1/memories/{mid}"), c.get(f"/v1/memories/{mid}/history"),
+                     c.patch(f"/v1/memories/{mid}", json={"content": "pwned"}),
+                     c.post(f"/v1/memories/{mid}/feedback", json={"helpful": False}),
+                     c.delete(f"/v1/memories/{mid}")):
+            assert refused(resp, 404)["message"] == unknown["message"].replace(
+                "mem_doesnotexist", mid)
+        assert ok(c.post("/v1/search", json={"query": "secret plan"}))["hits"] == []
+        assert ok(c.get("/v1/memories"))["items"] == []
+    with srv.client(srv.reader) as c:
+        assert ok(c.get(f"/v1/memories/{mid}"))["content"] == "acme's secret plan"
+    srv.memory.keys.revoke(srv.reader.split("_")[1])
+    with srv.client(srv.reader) as c:
+        assert "revoked" in refused(c.get("/v1/stats"), 401)["message"]
+
+
+def test_an_expired_key_is_refused(tmp_path: Path, embedder: Any, clock_factory: Any) -> None:
+    clock = clock_factory()
+    server, thread, url, mem = start_server(tmp_path / "home", embedder, clock)
+    try:
+        key = mem.keys.create("acme", "read", expires_days=1)[1]
+        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}) as c:
+            ok(c.get("/v1/stats"))
+            clock.advance(days=2)
+            assert "expired" in refused(c.get("/v1/stats"), 401)["message"]
+    finally:
+        server.should_exit = True
+        thread.join(30)
+
+
+def test_bad_requests_get_a_4xx_and_a_json_error(srv: Server) -> None:
+    with srv.client(srv.writer) as c:
+        refused(c.post("/v1/memories", content=b'{"content": "x"', headers={
+            "Content-Type": "application/json"}), 400, "malformed_json")
+        refused(c.post("/v1/memories", content=b"content=x", headers={
+            "Content-Type": "application/x-www-form-urlencoded"}), 415, "unsupported_media_type")
+        refused(c.post("/v1/memories", json={"content": "x" * 70_000}), 413, "payload_too_large")
+
+        def chunks() -> Iterator[bytes]:
+            yield b'{"content": "'
+            for _ in range(100):
+                yield b"y" * 1000
+            yield b'"}'
+
+        refused(c.post("/v1/memories", content=chunks(), headers={
+            "Content-Type": "application/json"}), 413, "payload_too_large")
+        refused(c.post("/v1/memories", json={"content": "ok", "colour": "red"}), 422, "invalid")
+        refused(c.post("/v1/memories", json={"content": "   "}), 422, "invalid")
+        refused(c.post("/v1/memories", json={"content": "x", "type": "poem"}), 422, "invalid")
+        refused(c.post("/v1/memories", json=["not", "an", "object"]), 422, "invalid")
+        refused(c.post("/v1/search", json={"query": "x", "top_k": 0}), 422, "invalid")
+        refused(c.post("/v1/search", json={"query": "x", "profile": "nope"}), 503)
+        refused(c.get("/v1/memories", params={"limit": 0}), 422)
+        refused(c.get("/v1/nowhere"), 404)
+        refused(c.put("/v1/stats", json={}), 405)
+        assert ok(c.get("/v1/stats"))["memories"] == 0  # nothing was stored
+
+
+def gh(body: dict[str, Any], delivery: str, event: str = "issue_comment",
+       secret: str = GH_SECRET) -> tuple[bytes, dict[str, str]]:
+    raw = json.dumps(body).encode()
+    sig = hmac.new(secret.encode(), raw, hashlib.sha256).hexdigest()
+    return raw, {"X-Hub-Signature-256": f"sha256={sig}", "X-GitHub-Event": event,
+                 "X-GitHub-Delivery": delivery, "Content-Type": "application/json"}
+
+
+COMMENT = {"action": "created", "repository": {"full_name": "o/r"},
+           "issue": {"number": 7, "title": "Cache", "pull_request": {}},
+           "comment": {"id": 1, "body": "The Redis cache must not be shared across tenants",
+                       "user": {"login": "bob"}, "created_at": "2026-01-01T09:00:00Z"}}
+
+
+def test_webhooks_are_accepted_once_and_become_memories(srv: Server) -> None:
+    with srv.client(None) as c:
+        raw, headers = gh(COMMENT, "del-1")
+        accepted = ok(c.post("/v1/webhooks/gh", content=raw, headers=headers), 202)
+        assert accepted["status"] == "accepted" and accepted["events"] == 1
+        dup = refused(c.post("/v1/webhooks/gh", content=raw, headers=headers), 409,
+                      "duplicate_delivery")
+        assert dup["event_id"] == accepted["event_id"]
+        ping, ping_headers = gh({"zen": "hi", "hook_id": 3}, "del-2", event="ping")
+        assert ok(c.post("/v1/webhooks/gh", content=ping, headers=ping_headers))["status"] == \
+            "ignored"
+        alert = {"version": "4", "status": "firing", "alerts": [{
+            "status": "firing", "labels": {"alertname": "DiskFull", "severity": "critical"},
+            "annotations": {"summary": "disk 95% on db-1"}, "startsAt": "2026-01-01T08:00:00Z",
+            "fingerprint": "0011223344556677"}]}
+        ok(c.post("/v1/webhooks/am", json=alert, headers={"Authorization": f"Bearer {AM_TOKEN}"}),
+           202)
+    with srv.client(srv.admin) as c:
+        wait_for(lambda: ok(c.get("/readyz"))["inbox"].get("done") == 2)
+        inbox = ok(c.get("/v1/inbox"))["items"]
+        assert [e["status"] for e in inbox] == ["done", "done"]
+        hits = ok(c.post("/v1/search", json={"query": "is the redis cache shared?",
+                                             "types": ["event"]}))["hits"]
+        assert "must not be shared" in hits[0]["content"]
+        metrics = c.get("/metrics").text
+        assert 'memstrata_webhook_deliveries_total{outcome="accepted",source="gh"} 1.0' in metrics
+        assert 'memstrata_webhook_deliveries_total{outcome="duplicate",source="gh"} 1.0' in metrics
+        assert 'memstrata_inbox_events{status="done"} 2.0' in metrics
+        assert 'memstrata_memories{tier="mid_term"}' in metrics
+        assert "memstrata_http_request_duration_seconds_bucket" in metrics
+        assert 'memstrata_inbox_processed_events_total{outcome="done"}' in metrics
+
+
+def test_bad_webhooks_get_a_4xx_and_store_nothing(srv: Server) -> None:
+    raw, headers = gh(COMMENT, "bad-1")
+    cases = [
+        ("/v1/webhooks/nope", raw, headers, 404, "not_found"),
+        ("/v1/webhooks/gh", raw, {**headers, "X-Hub-Signature-256": "sha256=00"}, 401,
+         "unauthorized"),
+        ("/v1/webhooks/gh", raw, {k: v for k, v in headers.items()
+                                  if k != "X-Hub-Signature-256"}, 401, "unauthorized"),
+        ("/v1/webhooks/gh", *gh(COMMENT, "bad-2", event="deployment"), 422, "unsupported_event"),
+        ("/v1/webhooks/gh", *gh({"action": "created"}, "bad-3"), 422, "invalid"),
+        ("/v1/webhooks/gh", b"{oops", gh(COMMENT, "bad-4")[1], 401, "unauthorized"),
+        ("/v1/webhooks/gh", raw, {**headers, "Content-Type": "text/plain"}, 415,
+         "unsupported_media_type"),
+        ("/v1/webhooks/gh", *gh({**COMMENT, "pad": "x" * 70_000}, "bad-5"), 413,
+         "payload_too_large"),
+        ("/v1/webhooks/am", json.dumps({"alerts": []}).encode(),
+         {"Content-Type": "application/json", "Authorization": "Bearer wrong"}, 401,
+         "unauthorized"),
+    ]
+    with srv.client(None) as c:
+        for path, body, hdrs, status, kind in cases:
+            refused(c.post(path, content=body, headers=hdrs), status, kind)
+        # Malformed JSON with a valid signature: 422, named.
+        bad = b'{"action": "created",'
+        sig = hmac.new(GH_SECRET.encode(), bad, hashlib.sha256).hexdigest()
+        msg = refused(c.post("/v1/webhooks/gh", content=bad, headers={
+            **headers, "X-Hub-Signature-256": f"sha256={sig}", "X-GitHub-Delivery": "bad-6"}),
+            422)["message"]
+        assert "malformed JSON" in msg
+    assert srv.memory.inbox_counts() == {}

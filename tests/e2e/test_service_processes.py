@@ -1,0 +1,149 @@
+"""The service as processes: `memstrata keys`, `memstrata serve` (webhooks acknowledged once
+committed, SIGTERM finishing gracefully), and `memstrata worker`s draining one inbox, killed
+with -9 mid-batch and restarted: every event still makes exactly one memory."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import httpx
+import pytest
+
+from memstrata import Memory, Settings
+
+from .test_cli import run
+from .test_server import free_port
+
+SECRET = "generic-secret-1"
+CONFIG = f"""
+[webhooks]
+lease_seconds = 2
+poll_seconds = 0.05
+batch_size = 4
+
+[webhooks.sources.events]
+kind = "generic"
+tenant = "acme"
+secret = "{SECRET}"
+"""
+
+
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.startswith("MEMSTRATA_")}
+
+
+def _home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "memstrata.toml").write_text(CONFIG)
+    return home
+
+
+def _signed(body: dict[str, object]) -> tuple[bytes, dict[str, str]]:
+    raw = json.dumps(body).encode()
+    sig = hmac.new(SECRET.encode(), raw, hashlib.sha256).hexdigest()
+    return raw, {"X-Memstrata-Signature": f"sha256={sig}", "Content-Type": "application/json"}
+
+
+def test_keys_commands(tmp_path: Path) -> None:
+    home = _home(tmp_path)
+    created = json.loads(run(home, "keys", "create", "--tenant", "acme", "--role", "read",
+                             "--name", "grafana", "--json").stdout)
+    assert created["key"].startswith(f"msk_{created['key_id']}_")
+    listed = json.loads(run(home, "keys", "list", "--json").stdout)
+    assert [(k["key_id"], k["tenant"], k["role"], k["name"]) for k in listed] == [
+        (created["key_id"], "acme", "read", "grafana")]
+    assert created["key"] not in run(home, "keys", "list").stdout  # never shown again
+    assert "revoked" in run(home, "keys", "revoke", created["key_id"]).stdout
+    assert json.loads(run(home, "keys", "list", "--json").stdout)[0]["revoked_at"]
+    bad = run(home, "keys", "create", "--tenant", "acme", "--role", "root", ok=False)
+    assert bad.returncode == 1 and "role must be one of" in bad.stderr
+    assert "no API key" in run(home, "keys", "revoke", "0" * 16, ok=False).stderr
+
+
+@pytest.mark.slow
+def test_serve_accepts_webhooks_and_stops_gracefully(tmp_path: Path) -> None:
+    home = _home(tmp_path)
+    key = json.loads(run(home, "keys", "create", "--tenant", "acme", "--json").stdout)["key"]
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memstrata", "--home", str(home), "serve", "--port", str(port)],
+        env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            try:
+                if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "serve did not come up"
+            time.sleep(0.1)
+        raw, headers = _signed({"type": "deploy", "status": "failed", "id": "ev-1",
+                                "message": "checkout deploy failed: quota exceeded"})
+        resp = httpx.post(f"{url}/v1/webhooks/events", content=raw, headers=headers)
+        assert resp.status_code == 202, resp.text
+        auth = {"Authorization": f"Bearer {key}"}
+        deadline = time.monotonic() + 30
+        while not httpx.post(f"{url}/v1/search", json={"query": "quota exceeded"},
+                             headers=auth).json()["hits"]:
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGTERM)
+        # uvicorn shuts down gracefully, then re-raises the signal it caught (so -SIGTERM).
+        assert proc.wait(timeout=60) in (0, -signal.SIGTERM)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    logs = proc.stderr.read() if proc.stderr else ""
+    lines = [json.loads(line) for line in logs.splitlines() if line.startswith("{")]
+    assert any(entry.get("route") == "/v1/webhooks/{source}" and entry.get("status") == 202
+               for entry in lines), logs[-2000:]
+    assert lines[-1]["message"].startswith("memstrata stopped"), logs[-2000:]
+
+
+@pytest.mark.slow
+def test_workers_killed_mid_batch_still_make_each_memory_once(tmp_path: Path) -> None:
+    home = _home(tmp_path)
+    settings = Settings.load(home=home, server={"process_inbox": False})
+    n = 40
+    with Memory(settings=settings) as mem:
+        for i in range(n):
+            raw, headers = _signed({"type": "build", "status": "failed", "id": f"build-{i}",
+                                    "message": f"build {i} failed in module m{i}"})
+            assert mem.receive_webhook("events", raw, headers).event_id
+    cmd = [sys.executable, "-m", "memstrata", "--home", str(home), "worker", "--interval", "3600"]
+    # Two workers share the inbox; each is killed with -9 while it works, twice over.
+    for _ in range(2):
+        workers = [subprocess.Popen(cmd, env=_env(), stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, text=True) for _ in range(2)]
+        time.sleep(4)
+        for w in workers:
+            os.kill(w.pid, signal.SIGKILL)
+            w.wait()
+        with Memory(settings=settings) as mem:
+            counts = mem.inbox_counts()
+        if counts.get("done", 0) == n:
+            break
+    # A last worker (after the dead ones' leases ran out) drains the rest.
+    time.sleep(2.5)
+    run(home, "worker", "--once")
+    with Memory(settings=settings) as mem:
+        events = mem.inbox_events(tenant="acme", limit=1000)
+        assert [e.status for e in events] == ["done"] * n
+        memories = mem.get_all(tenant="acme", types=["event"], limit=1000)
+    per_event = Counter(m.metadata["webhook"]["event_id"] for m in memories)
+    assert len(per_event) == n and set(per_event.values()) == {1}
+    assert {e.memory_ids[0] for e in events} == {m.memory_id for m in memories}

@@ -1,0 +1,278 @@
+"""Webhook ingestion through the library: verification, the inbox, workers making memories
+exactly once, importance by outcome, resolved alerts linked to firing ones; API keys;
+deleting a user."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import threading
+from typing import Any
+
+import pytest
+
+from memstrata import Memory
+from memstrata.errors import (
+    AuthError,
+    NotFoundError,
+    UnsupportedEventError,
+    ValidationError,
+)
+from memstrata.model import MemoryType
+
+GH_SECRET = "gh-secret-123"
+AM_TOKEN = "am-token-456"
+SOURCES = {"webhooks": {"sources": {
+    "gh": {"kind": "github", "tenant": "acme", "secret": GH_SECRET, "tags": ["repo-x"]},
+    "am": {"kind": "alertmanager", "tenant": "acme", "verify": "token", "secret": AM_TOKEN},
+    "ci": {"kind": "harness", "tenant": "acme", "verify": "token", "secret": "ci-token-789",
+           "header": "X-Harness-Token"},
+    "other": {"kind": "generic", "tenant": "globex", "secret": "generic-secret"},
+}}, "server": {"max_body_bytes": 4096}}
+
+
+def comment(body: str = "Please pin the base image by digest", cid: int = 9) -> bytes:
+    return json.dumps({
+        "action": "created",
+        "issue": {"number": 12, "title": "Bump base image", "pull_request": {},
+                  "html_url": "https://github.com/o/r/pull/12"},
+        "comment": {"id": cid, "body": body, "user": {"login": "ann"},
+                    "html_url": f"https://github.com/o/r/pull/12#c{cid}",
+                    "created_at": "2025-12-31T10:00:00Z"},
+        "repository": {"full_name": "o/r"}}).encode()
+
+
+def gh_headers(body: bytes, delivery: str = "d-1", secret: str = GH_SECRET,
+               event: str = "issue_comment") -> dict[str, str]:
+    sig = hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    return {"X-Hub-Signature-256": f"sha256={sig}", "X-GitHub-Event": event,
+            "X-GitHub-Delivery": delivery, "Content-Type": "application/json"}
+
+
+def alerts(status: str) -> bytes:
+    alert = {"status": status, "labels": {"alertname": "HighErrorRate", "severity": "critical",
+                                          "service": "checkout"},
+             "annotations": {"summary": "5xx above 5% on checkout"},
+             "startsAt": "2025-12-31T08:00:00Z",
+             "endsAt": "2025-12-31T08:30:00Z" if status == "resolved" else "0001-01-01T00:00:00Z",
+             "fingerprint": "a1b2c3d4e5f60718"}
+    return json.dumps({"version": "4", "status": status, "receiver": "memstrata",
+                       "groupKey": "{}:{alertname=\"HighErrorRate\"}", "alerts": [alert]}).encode()
+
+
+def harness(status: str, execution: str) -> bytes:
+    return json.dumps({"eventData": {
+        "accountIdentifier": "acct", "orgIdentifier": "default", "projectIdentifier": "shop",
+        "pipelineIdentifier": "deploy", "pipelineName": "Deploy", "planExecutionId": execution,
+        "eventType": "PipelineFailed" if status == "failed" else "PipelineSuccess",
+        "nodeStatus": status, "errorMessage": "ImagePullBackOff on checkout-7f9" if
+        status == "failed" else "", "executionUrl": f"https://harness.example/{execution}"}}).encode()
+
+
+@pytest.fixture
+def wmem(make_memory) -> Memory:
+    return make_memory(**SOURCES)
+
+
+def memories_of(mem: Memory, tenant: str = "acme") -> list[Any]:
+    return mem.get_all(tenant=tenant, types=["event"], limit=1000)
+
+
+def test_a_delivery_is_committed_then_one_memory_is_made(wmem: Memory) -> None:
+    body = comment()
+    receipt = wmem.receive_webhook("gh", body, gh_headers(body))
+    assert receipt.event_id is not None and not receipt.duplicate and receipt.events == 1
+    assert memories_of(wmem) == []  # nothing before a worker runs
+    assert wmem.inbox_counts() == {"pending": 1}
+    report = wmem.process_inbox(worker="w1")
+    assert (report.claimed, report.done, report.failed) == (1, 1, 0)
+    [rec] = memories_of(wmem)
+    assert rec.memory_type is MemoryType.EVENT and "pin the base image" in rec.content
+    assert rec.scope.tenant == "acme" and "repo-x" in rec.tags
+    assert rec.metadata["webhook"] == {"source": "gh", "event_id": receipt.event_id,
+                                       "delivery": "d-1"}
+    assert rec.metadata["outcome"] == "comment"
+    assert rec.importance == wmem.settings.webhooks.importance["comment"]
+    [event] = wmem.inbox_events(tenant="acme")
+    assert event.status == "done" and event.memory_ids == (rec.memory_id,)
+    # The same delivery again: acknowledged as a duplicate, no second memory.
+    again = wmem.receive_webhook("gh", body, gh_headers(body))
+    assert again.duplicate and again.event_id == receipt.event_id
+    assert wmem.process_inbox().claimed == 0
+    assert len(memories_of(wmem)) == 1
+    # Without a delivery id, the body's hash identifies a redelivery.
+    headers = gh_headers(body)
+    del headers["X-GitHub-Delivery"]
+    first = wmem.receive_webhook("gh", body, headers)
+    assert wmem.receive_webhook("gh", body, headers) == type(first)(
+        event_id=first.event_id, duplicate=True, events=1)
+
+
+@pytest.mark.parametrize(("source", "body", "headers", "error", "message"), [
+    ("nope", b"{}", {}, NotFoundError, "no webhook source"),
+    ("gh", comment(), {"X-GitHub-Event": "issue_comment"}, AuthError, "missing"),
+    ("gh", comment(), gh_headers(comment(), secret="wrong-secret"), AuthError, "bad webhook"),
+    ("gh", comment() + b" ", gh_headers(comment()), AuthError, "bad webhook"),  # body changed
+    ("am", alerts("firing"), {"Authorization": "Bearer wrong"}, AuthError, "bad webhook"),
+    ("gh", b"{not json", gh_headers(b"{not json"), ValidationError, "malformed JSON"),
+    ("gh", b"\xff\xfe", gh_headers(b"\xff\xfe"), ValidationError, "not UTF-8"),
+    ("gh", comment(), gh_headers(comment(), event="push"), UnsupportedEventError, "push"),
+    ("gh", b"x" * 5000, gh_headers(b"x" * 5000), ValidationError, "max_body_bytes"),
+    ("am", json.dumps({"version": "4", "alerts": "x"}).encode(),
+     {"Authorization": f"Bearer {AM_TOKEN}"}, ValidationError, "alerts"),
+])
+def test_bad_deliveries_are_refused_and_store_nothing(wmem: Memory, source: str, body: bytes,
+                                                      headers: dict[str, str], error: type,
+                                                      message: str) -> None:
+    with pytest.raises(error, match=message):
+        wmem.receive_webhook(source, body, headers)
+    assert wmem.inbox_counts() == {}
+
+
+def test_ping_is_acknowledged_and_ignored(wmem: Memory) -> None:
+    body = json.dumps({"zen": "Keep it logically awesome.", "hook_id": 1}).encode()
+    receipt = wmem.receive_webhook("gh", body, gh_headers(body, event="ping"))
+    assert receipt.ignored and receipt.event_id is None
+    assert wmem.inbox_counts() == {}
+
+
+def test_failures_and_firing_alerts_matter_more_and_resolved_links_to_firing(make_memory) -> None:
+    # No association by similarity: the link below comes from the alert's fingerprint alone.
+    wmem = make_memory(**SOURCES, update={"associate_threshold": 1.0})
+    token = {"Authorization": f"Bearer {AM_TOKEN}"}
+    wmem.receive_webhook("am", alerts("firing"), token)
+    wmem.receive_webhook("ci", harness("failed", "run-1"), {"X-Harness-Token": "ci-token-789"})
+    wmem.receive_webhook("ci", harness("success", "run-2"), {"X-Harness-Token": "ci-token-789"})
+    wmem.process_inbox()
+    wmem.receive_webhook("am", alerts("resolved"), token)
+    assert wmem.process_inbox().done == 1
+    by_outcome = {r.metadata["outcome"]: r for r in memories_of(wmem)}
+    assert set(by_outcome) == {"firing", "resolved", "failure", "success"}
+    imp = {k: r.importance for k, r in by_outcome.items()}
+    assert imp["failure"] > imp["success"] and imp["firing"] > imp["resolved"]
+    firing, resolved = by_outcome["firing"], by_outcome["resolved"]
+    assert resolved.memory_id in firing.related_memory_ids
+    assert firing.memory_id in resolved.related_memory_ids
+    assert any(e.action == "link" and "the same alert" in e.reason
+               for e in wmem.history(firing.memory_id, tenant="acme"))
+    assert "ImagePullBackOff" in by_outcome["failure"].content
+    hits = wmem.search("why did the deploy pipeline fail?", tenant="acme", top_k=3)
+    assert hits[0].memory.memory_id == by_outcome["failure"].memory_id
+
+
+def test_a_malformed_event_in_the_inbox_fails_once_and_for_all(wmem: Memory) -> None:
+    from memstrata.stores.base import InboxEvent
+
+    wmem.stores.records.enqueue_event(InboxEvent(
+        event_id=0, tenant="acme", source="gh", kind="github", delivery="bad", body="[1, 2]",
+        headers={"x-github-event": "issue_comment"}, received_at=wmem.clock()))
+    report = wmem.process_inbox()
+    assert (report.failed, report.done) == (1, 0) and "event" in report.errors[0]
+    [event] = wmem.inbox_events(tenant="acme", status="failed")
+    assert event.error
+    assert wmem.process_inbox().claimed == 0
+
+
+def test_a_crashed_worker_s_events_are_made_once_after_the_lease(wmem: Memory, clock) -> None:
+    for i in range(4):
+        body = comment(f"comment number {i} about the cache layer", cid=100 + i)
+        wmem.receive_webhook("gh", body, gh_headers(body, delivery=f"d{i}"))
+    # Worker "dead" leased everything, then died before making anything.
+    wmem.stores.records.claim_events("dead", 10, clock(), 60, 5)
+    assert wmem.process_inbox(worker="w2").claimed == 0  # still leased
+    clock.advance(seconds=61)
+    report = wmem.process_inbox(worker="w2")
+    assert report.done == 4
+    assert len(memories_of(wmem)) == 4
+    # The dead worker wakes up and tries to finish one: its lease is gone, nothing is written.
+    with wmem.stores.transaction() as tx:
+        assert not tx.complete_event(report.claimed, "dead", ["x"], clock())
+    assert len(memories_of(wmem)) == 4
+
+
+def test_a_lost_lease_rolls_back_the_memories(wmem: Memory, clock, monkeypatch) -> None:
+    body = comment()
+    wmem.receive_webhook("gh", body, gh_headers(body))
+    real_add = wmem._update.add
+
+    def slow_add(*args: Any, **kw: Any) -> Any:
+        # Another worker takes the event over while this one is still working on it.
+        clock.advance(seconds=120)
+        wmem.stores.records.claim_events("thief", 10, clock(), 60, 5)
+        return real_add(*args, **kw)
+
+    monkeypatch.setattr(wmem._update, "add", slow_add)
+    report = wmem.process_inbox(worker="slow")
+    assert (report.lost, report.done) == (1, 0)
+    assert memories_of(wmem) == []
+    monkeypatch.undo()
+    clock.advance(seconds=120)
+    assert wmem.process_inbox(worker="next").done == 1
+    assert len(memories_of(wmem)) == 1
+
+
+def test_stop_gives_the_rest_of_the_batch_back(wmem: Memory) -> None:
+    for i in range(3):
+        body = comment(f"note {i}", cid=i)
+        wmem.receive_webhook("gh", body, gh_headers(body, delivery=f"s{i}"))
+    stop = threading.Event()
+    stop.set()
+    report = wmem.process_inbox(stop=stop)
+    assert (report.claimed, report.done, report.retried) == (3, 0, 3)
+    assert wmem.inbox_counts() == {"pending": 3}
+
+
+def test_api_keys(wmem: Memory, clock) -> None:
+    key, secret = wmem.keys.create("acme", "write", "ci", expires_days=1)
+    assert secret.startswith(f"msk_{key.key_id}_") and secret not in repr(key)
+    assert key.secret_hash != secret and len(key.secret_hash) == 64
+    assert wmem.keys.authenticate(secret, "write").tenant == "acme"
+    with pytest.raises(AuthError) as denied:
+        wmem.keys.authenticate(secret, "admin")
+    assert denied.value.forbidden
+    for bad in (None, "", "Bearer x", secret[:-1] + ("A" if secret[-1] != "A" else "B"),
+                f"msk_{'0' * 16}_{'x' * 43}"):
+        with pytest.raises(AuthError) as refused:
+            wmem.keys.authenticate(bad)
+        assert not refused.value.forbidden
+    clock.advance(days=2)
+    with pytest.raises(AuthError, match="expired"):
+        wmem.keys.authenticate(secret)
+    _, other = wmem.keys.create("acme", "read")
+    wmem.keys.revoke(other.split("_")[1])
+    with pytest.raises(AuthError, match="revoked"):
+        wmem.keys.authenticate(other)
+    with pytest.raises(NotFoundError):
+        wmem.keys.revoke("ffffffffffffffff")
+    with pytest.raises(ValidationError, match="role"):
+        wmem.keys.create("acme", "root")
+    assert {k.role for k in wmem.keys.list("acme")} == {"write", "read"}
+
+
+def test_delete_user_removes_every_trace(make_memory, clock) -> None:
+    mem = make_memory(lifecycle={"tiers": {"long_term": {"forget": "archive", "max_age_days": 1,
+                                                          "min_importance": 0.0}}})
+    mem.add("Ann prefers dark mode in every editor", user="ann", type="knowledge")
+    mem.add_messages([{"role": "user", "content": "my laptop is a ThinkPad"}], user="ann",
+                     session="ann-1")
+    mem.sessions.save("ann-1", [{"role": "user", "content": "my laptop is a ThinkPad"}])
+    mem.add("Bob prefers light mode", user="bob", type="knowledge")
+    mem.add("Ann in another tenant", user="ann", tenant="globex")
+    for _ in range(2):  # the session ends, then its turns age out of short-term
+        clock.advance(days=30)
+        mem.consolidate()
+    assert mem.stats()["archived"] >= 2
+    mem.add("Ann's current project is Atlas", user="ann")
+    counts = mem.delete_user("ann")
+    assert counts["live"] >= 1 and counts["archived"] >= 2 and counts["sessions"] == 1
+    assert mem.search("Ann dark mode ThinkPad Atlas", include_archive=True, user="ann") == []
+    assert mem.session_window("ann-1") == []
+    assert mem.sessions.load_session("ann-1") == []
+    assert [h.memory.content for h in mem.search("prefers mode", include_archive=True)] == [
+        "Bob prefers light mode"]
+    # Another tenant's Ann is not this one.
+    assert mem.search("Ann in another tenant", tenant="globex", include_archive=True)
+    with pytest.raises(ValidationError):
+        mem.delete_user("")
+

@@ -1,0 +1,255 @@
+"""LangChain adapters: a chat message history on a memstrata session, and a retriever."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import sys
+from collections.abc import Callable
+
+import pytest
+from langchain_core.documents import Document
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    ChatMessage,
+    HumanMessage,
+    SystemMessage,
+    ToolMessage,
+)
+from langchain_core.runnables import RunnableLambda
+from tests.conftest import Clock
+
+from memstrata import ConfigError, Memory, ValidationError
+from memstrata.integrations.langchain import MemstrataChatMessageHistory, MemstrataRetriever
+
+QUESTION = "How do I deploy the billing service?\n\n## Context\n- region: eu-west-1\n- `v2.3`"
+ANSWER = ("Run the pipeline:\n\n```bash\nmake deploy SERVICE=billing\n```\n\n"
+          "# Notes\n1. Wait for the canary.\n2. Check the dashboard.")
+
+
+def conversation() -> list[BaseMessage]:
+    return [SystemMessage(content="You are the release assistant."),
+            HumanMessage(content=QUESTION),
+            AIMessage(content=ANSWER),
+            ToolMessage(content="deploy #42 finished: green", tool_call_id="call-1")]
+
+
+def shape(messages: list[BaseMessage]) -> list[tuple[type, str]]:
+    return [(type(m), m.content) for m in messages]  # type: ignore[misc]
+
+
+# --- chat message history -------------------------------------------------------------------------
+
+def test_history_round_trip_keeps_order_types_and_markdown(
+        make_memory: Callable[..., Memory]) -> None:
+    mem = make_memory()
+    history = MemstrataChatMessageHistory(mem, "chat-1", user="alice", agent="release-bot")
+    assert history.messages == []
+    history.add_messages(conversation())
+    expected = [(SystemMessage, "You are the release assistant."), (HumanMessage, QUESTION),
+                (AIMessage, ANSWER), (ToolMessage, "deploy #42 finished: green")]
+    assert shape(history.messages) == expected
+    turns = mem.sessions.load_session("chat-1")
+    assert [t["role"] for t in turns] == ["system", "user", "assistant", "tool"]
+    assert mem.sessions.path("chat-1").read_text("utf-8").count("## Context") == 1
+    mem.close()  # the Markdown history outlives the process
+    again = MemstrataChatMessageHistory(make_memory(), "chat-1")
+    assert shape(again.messages) == expected
+
+
+def test_messages_are_dialogue_memories_of_the_session(mem: Memory) -> None:
+    history = MemstrataChatMessageHistory(mem, "chat-1", user="alice", agent="release-bot")
+    history.add_messages(conversation())
+    MemstrataChatMessageHistory(mem, "chat-2", user="alice").add_user_message(
+        "How do I deploy the search service?")
+    hits = mem.search("deploy the billing service", session="chat-1", top_k=10)
+    assert {h.memory.content for h in hits} == {
+        "You are the release assistant.", QUESTION, ANSWER, "deploy #42 finished: green"}
+    for h in hits:
+        assert h.memory.memory_type.value == "dialogue" and h.memory.tier.value == "active"
+        assert (h.memory.scope.session, h.memory.scope.user, h.memory.scope.agent) == (
+            "chat-1", "alice", "release-bot")
+    roles = {h.memory.content: h.memory.metadata.get("role") for h in hits}
+    assert roles[QUESTION] == "user" and roles[ANSWER] == "assistant"
+    tool = next(h.memory for h in hits if h.memory.content.startswith("deploy #42"))
+    assert tool.metadata.get("role") == "tool" and tool.metadata.get("tool_call_id") == "call-1"
+    window = mem.session_window("chat-1", user="alice", agent="release-bot")
+    assert [r.content for r in window] == [
+        "You are the release assistant.", QUESTION, ANSWER, "deploy #42 finished: green"]
+    other = mem.search("deploy", session="chat-2", top_k=10)
+    assert [h.memory.content for h in other] == ["How do I deploy the search service?"]
+
+
+def test_add_message_one_at_a_time_and_convenience_methods(mem: Memory, clock: Clock) -> None:
+    history = MemstrataChatMessageHistory(mem, "chat-1")
+    history.add_message(HumanMessage(content="first"))
+    clock.advance(seconds=5)
+    history.add_ai_message("second")
+    clock.advance(seconds=5)
+    history.add_user_message("third")
+    history.add_message(ChatMessage(role="critic", content="fourth"))
+    got = history.messages
+    assert shape(got) == [(HumanMessage, "first"), (AIMessage, "second"),
+                          (HumanMessage, "third"), (ChatMessage, "fourth")]
+    assert isinstance(got[3], ChatMessage) and got[3].role == "critic"
+    assert len(mem.search("first second third", session="chat-1", top_k=10)) == 4
+
+
+def test_text_parts_are_joined_and_messages_without_text_skipped(mem: Memory) -> None:
+    history = MemstrataChatMessageHistory(mem, "chat-1")
+    history.add_messages([
+        HumanMessage(content=[{"type": "text", "text": "What is in this picture?"},
+                              {"type": "image_url", "image_url": {"url": "https://x.test/a.png"}},
+                              "Be brief."]),
+        AIMessage(content="", tool_calls=[{"name": "look", "args": {}, "id": "c1"}]),
+        AIMessage(content="A cat."),
+    ])
+    assert shape(history.messages) == [(HumanMessage, "What is in this picture?\nBe brief."),
+                                       (AIMessage, "A cat.")]
+    hits = mem.search("picture", session="chat-1", top_k=10)
+    assert sorted(h.memory.content for h in hits) == [
+        "A cat.", "What is in this picture?\nBe brief."]
+    history.add_messages([AIMessage(content="", tool_calls=[{"name": "x", "args": {}, "id": "c2"}])])
+    assert len(history.messages) == 2  # nothing with text: nothing written, no error
+
+
+def test_clear_empties_messages_but_keeps_made_memories(mem: Memory) -> None:
+    history = MemstrataChatMessageHistory(mem, "chat-1")
+    history.add_messages(conversation())
+    path = mem.sessions.path("chat-1")
+    assert path.exists()
+    history.clear()
+    assert history.messages == [] and not path.exists()
+    # the session ended: nothing of it is left in TIER-1
+    assert mem.search("deploy the billing service", session="chat-1", tier="active") == []
+    kept = mem.search("deploy the billing service", session="chat-1", top_k=10)
+    assert QUESTION in {h.memory.content for h in kept}
+    assert {h.memory.tier.value for h in kept} == {"short_term"}
+    history.add_user_message("a new start")
+    assert shape(history.messages) == [(HumanMessage, "a new start")]
+
+
+def test_tenants_are_isolated(mem: Memory) -> None:
+    a = MemstrataChatMessageHistory(mem, "chat-1", tenant="a")
+    b = MemstrataChatMessageHistory(mem, "chat-1", tenant="b")
+    plain = MemstrataChatMessageHistory(mem, "chat-1")
+    a.add_user_message("tenant a speaking")
+    b.add_user_message("tenant b speaking")
+    assert shape(a.messages) == [(HumanMessage, "tenant a speaking")]
+    assert shape(b.messages) == [(HumanMessage, "tenant b speaking")]
+    assert plain.messages == []
+    assert [h.memory.content for h in mem.search("speaking", session="chat-1", tenant="a")] == [
+        "tenant a speaking"]
+    b.clear()
+    assert b.messages == [] and shape(a.messages) == [(HumanMessage, "tenant a speaking")]
+
+
+def test_async_history_methods(mem: Memory) -> None:
+    history = MemstrataChatMessageHistory(mem, "chat-1")
+
+    async def run() -> list[BaseMessage]:
+        await history.aadd_messages([HumanMessage(content="hi"), AIMessage(content="hello")])
+        return await history.aget_messages()
+
+    assert shape(asyncio.run(run())) == [(HumanMessage, "hi"), (AIMessage, "hello")]
+    asyncio.run(history.aclear())
+    assert history.messages == []
+
+
+def test_bad_session_id_is_refused_up_front(mem: Memory) -> None:
+    with pytest.raises(ValidationError, match="session id"):
+        MemstrataChatMessageHistory(mem, "../etc/passwd")
+
+
+# --- retriever ------------------------------------------------------------------------------------
+
+@pytest.fixture
+def stocked(mem: Memory) -> dict[str, str]:
+    ids = {
+        "staging": mem.add("The staging cluster is eks-stg-2 in eu-west-1.", type="knowledge",
+                           tags=["infra"]).memory_id,
+        "prod": mem.add("The production cluster is eks-prd-1 in eu-central-1.", type="knowledge",
+                        tags=["infra"]).memory_id,
+        "lunch": mem.add("The team lunch is on Friday at the Italian place.", type="knowledge",
+                         tags=["social"]).memory_id,
+        "chat": mem.add_messages([{"role": "user", "content": "Can we pause the staging deploys today?"}],
+                                 session="chat-9")[0].memory_id,
+    }
+    return ids
+
+
+def test_retriever_returns_documents_best_first_with_scores(
+        mem: Memory, stocked: dict[str, str], clock: Clock) -> None:
+    docs = MemstrataRetriever(memory=mem).invoke("which cluster is staging?")
+    assert all(isinstance(d, Document) for d in docs)
+    assert docs[0].page_content == "The staging cluster is eks-stg-2 in eu-west-1."
+    assert docs[0].id == docs[0].metadata["memory_id"] == stocked["staging"]
+    scores = [d.metadata["score"] for d in docs]
+    assert scores == sorted(scores, reverse=True) and scores[0] > scores[-1]
+    meta = docs[0].metadata
+    assert set(meta) == {"memory_id", "score", "scores", "channels", "type", "tier", "tags",
+                         "created_at", "source"}
+    assert meta["type"] == "knowledge" and "infra" in meta["tags"] and meta["source"] == "user"
+    assert meta["created_at"] == clock.now.isoformat() and meta["tier"] in {
+        "active", "short_term", "mid_term", "long_term"}
+    assert meta["scores"]["semantic"] > 0 and meta["channels"]
+    hits = mem.search("which cluster is staging?", top_k=5)
+    assert [d.id for d in docs] == [h.memory.memory_id for h in hits]
+    assert scores == pytest.approx([h.score for h in hits])
+    assert meta["scores"] == hits[0].scores.model_dump() and meta["channels"] == hits[0].channels
+    assert meta["tags"] == hits[0].memory.tags
+
+
+def test_retriever_respects_top_k_and_filters(mem: Memory, stocked: dict[str, str]) -> None:
+    query = "staging cluster"
+    assert len(MemstrataRetriever(memory=mem, top_k=2).invoke(query)) == 2
+    assert len(MemstrataRetriever(memory=mem, top_k=1).invoke(query)) == 1
+    everything = {d.id for d in MemstrataRetriever(memory=mem, top_k=10).invoke(query)}
+    assert stocked["chat"] in everything
+    knowledge = MemstrataRetriever(memory=mem, top_k=10, types=["knowledge"]).invoke(query)
+    assert knowledge and {d.metadata["type"] for d in knowledge} == {"knowledge"}
+    dialogue = MemstrataRetriever(memory=mem, top_k=10, types=["dialogue"]).invoke(query)
+    assert [d.id for d in dialogue] == [stocked["chat"]]
+    infra = MemstrataRetriever(memory=mem, top_k=10, memory_tags=["infra"]).invoke(query)
+    assert {d.id for d in infra} == {stocked["staging"], stocked["prod"]}
+    social = MemstrataRetriever(memory=mem, top_k=10, memory_tags=["social"]).invoke("cluster lunch")
+    assert [d.id for d in social] == [stocked["lunch"]]
+    session = MemstrataRetriever(memory=mem, top_k=10, session="chat-9").invoke(query)
+    assert [d.id for d in session] == [stocked["chat"]]
+    assert MemstrataRetriever(memory=mem, tenant="other").invoke(query) == []
+
+
+def test_retriever_user_scope(mem: Memory) -> None:
+    mine = mem.add("Alice prefers dark mode.", user="alice").memory_id
+    mem.add("Bob prefers light mode.", user="bob")
+    docs = MemstrataRetriever(memory=mem, user="alice", top_k=10).invoke("which mode is preferred?")
+    assert [d.id for d in docs] == [mine]
+
+
+def test_retriever_sync_async_and_in_a_chain(mem: Memory, stocked: dict[str, str]) -> None:
+    retriever = MemstrataRetriever(memory=mem, top_k=3)
+    sync = retriever.invoke("which cluster is staging?")
+    async_docs = asyncio.run(retriever.ainvoke("which cluster is staging?"))
+    assert [d.id for d in async_docs] == [d.id for d in sync] and len(sync) == 3
+    chain = retriever | RunnableLambda(lambda docs: "\n".join(d.page_content for d in docs))
+    text = chain.invoke("which cluster is staging?")
+    assert text.splitlines() == [d.page_content for d in sync]
+    assert text.splitlines()[0] == "The staging cluster is eks-stg-2 in eu-west-1."
+    assert asyncio.run(chain.ainvoke("which cluster is staging?")) == text
+
+
+def test_retriever_validates_top_k(mem: Memory) -> None:
+    with pytest.raises(ValueError):
+        MemstrataRetriever(memory=mem, top_k=0)
+
+
+# --- the optional dependency ----------------------------------------------------------------------
+
+def test_missing_langchain_core_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [n for n in sys.modules if n == "langchain_core" or n.startswith("langchain_core.")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.setitem(sys.modules, "langchain_core", None)
+    monkeypatch.delitem(sys.modules, "memstrata.integrations.langchain")
+    with pytest.raises(ConfigError, match=r"pip install 'memstrata\[langchain\]'"):
+        importlib.import_module("memstrata.integrations.langchain")
