@@ -49,8 +49,8 @@ SearchTagsArg = Annotated[list[str] | None, Field(
 UserArg = Annotated[str | None, Field(description="The end user the memory is about or for.")]
 AgentArg = Annotated[str | None, Field(description="The agent that owns the memory.")]
 SessionArg = Annotated[str | None, Field(description="The conversation or task session id.")]
-ImportanceArg = Annotated[float | None, Field(description="0..1, how much it matters (default "
-                                                          "from the type).")]
+ImportanceArg = Annotated[float | None, Field(description="0..1, how much it matters (scored "
+                                                          "automatically when omitted).")]
 Query = Annotated[str, Field(description="What to look for, in natural language.")]
 TopK = Annotated[int | None, Field(description="How many hits at most (default from settings).")]
 MaxTokens = Annotated[int | None, Field(description="Token budget of the block (at least 16; "

@@ -454,6 +454,7 @@ class ArchiveSettings(_Section):
 
 
 _SIGNATURE_HEADERS = {"github": "X-Hub-Signature-256"}
+URL_TOKEN_HEADER = "X-Memstrata-Url-Token"  # where the REST surface puts a URL's ?token=
 _DELIVERY_HEADERS = {"github": "X-GitHub-Delivery"}
 
 
@@ -463,14 +464,16 @@ class WebhookSource(_Section):
     ``verify``: ``hmac`` checks an HMAC-SHA256 of the raw body (hex, ``sha256=`` prefix
     optional) in ``header`` (GitHub's ``X-Hub-Signature-256`` for ``github``, else
     ``X-Memstrata-Signature``); ``token`` compares ``header`` (default ``Authorization``, as
-    ``Bearer <secret>``, which Alertmanager's ``http_config`` sends) with the secret. The
+    ``Bearer <secret>``, which Alertmanager's ``http_config`` sends) with the secret;
+    ``url_token`` compares the URL's ``?token=`` (for senders that can set neither, such as
+    Harness notification rules: weaker, as URLs end up in logs). The
     secret is ``secret``, or the variable named by ``secret_env``. A redelivery carries the same
     id in ``delivery_header`` (GitHub's ``X-GitHub-Delivery``, else ``X-Delivery-Id``); without
     one, the body's hash identifies the event."""
 
     kind: Literal["harness", "github", "alertmanager", "generic"]
     tenant: str = Field(min_length=1, max_length=200)
-    verify: Literal["hmac", "token"] = "hmac"
+    verify: Literal["hmac", "token", "url_token"] = "hmac"
     secret: str | None = Field(None, repr=False, min_length=8)
     secret_env: str | None = None
     header: str | None = None
@@ -486,6 +489,8 @@ class WebhookSource(_Section):
         return self
 
     def signature_header(self) -> str:
+        if self.verify == "url_token":
+            return URL_TOKEN_HEADER
         if self.header:
             return self.header
         if self.verify == "token":
@@ -549,9 +554,11 @@ class ServerSettings(_Section):
     port: int = Field(8765, ge=0, le=65535)
     workers: int = Field(1, ge=1, le=64)  # server processes
     max_body_bytes: int = Field(1_048_576, ge=1024)  # larger requests get 413
-    # Requests served at once by a process; more get 503 at once (uvicorn's limit), so a burst
-    # cannot exhaust memory. Webhooks only commit to the inbox, so they rarely wait.
-    max_concurrency: int = Field(256, ge=1)
+    # Requests worked on at once by a process (its thread pool); more wait their turn, so a
+    # burst is queued, not dropped. Webhooks only commit to the inbox, so they rarely wait.
+    threads: int = Field(32, ge=1, le=1024)
+    # Connections beyond this get 503 at once (uvicorn's limit); unset: none refused.
+    max_concurrency: int | None = Field(None, ge=1)
     # Each server process also drains the inbox (a background thread); off when separate
     # ``memstrata worker`` processes do it.
     process_inbox: bool = True

@@ -51,7 +51,9 @@ def start_server(home: Path, embedder: Any, clock: Any = None, **overrides: Any
         "webhooks": {"sources": {
             "gh": {"kind": "github", "tenant": "acme", "secret": GH_SECRET},
             "am": {"kind": "alertmanager", "tenant": "acme", "verify": "token",
-                   "secret": AM_TOKEN}},
+                   "secret": AM_TOKEN},
+            "ci": {"kind": "harness", "tenant": "acme", "verify": "url_token",
+                   "secret": "harness-token-1"}},
             "poll_seconds": 0.05},
         "server": {"max_body_bytes": 64 * 1024}, **overrides})
     mem = Memory(settings=settings, embedder=embedder, clock=clock)
@@ -284,17 +286,26 @@ def test_webhooks_are_accepted_once_and_become_memories(srv: Server) -> None:
             "fingerprint": "0011223344556677"}]}
         ok(c.post("/v1/webhooks/am", json=alert, headers={"Authorization": f"Bearer {AM_TOKEN}"}),
            202)
+        # Harness can set no header: the token rides in the URL.
+        run = {"eventData": {"pipelineIdentifier": "deploy", "planExecutionId": "r1",
+                             "eventType": "PipelineFailed", "nodeStatus": "failed",
+                             "errorMessage": "quota exceeded in eu-west-1"}}
+        refused(c.post("/v1/webhooks/ci", json=run), 401)
+        refused(c.post("/v1/webhooks/ci", json=run,
+                       headers={"X-Memstrata-Url-Token": "harness-token-1"}), 401)
+        refused(c.post("/v1/webhooks/ci?token=wrong", json=run), 401)
+        ok(c.post("/v1/webhooks/ci?token=harness-token-1", json=run), 202)
     with srv.client(srv.admin) as c:
-        wait_for(lambda: ok(c.get("/readyz"))["inbox"].get("done") == 2)
+        wait_for(lambda: ok(c.get("/readyz"))["inbox"].get("done") == 3)
         inbox = ok(c.get("/v1/inbox"))["items"]
-        assert [e["status"] for e in inbox] == ["done", "done"]
+        assert [e["status"] for e in inbox] == ["done", "done", "done"]
         hits = ok(c.post("/v1/search", json={"query": "is the redis cache shared?",
                                              "types": ["event"]}))["hits"]
         assert "must not be shared" in hits[0]["content"]
         metrics = c.get("/metrics").text
         assert 'memstrata_webhook_deliveries_total{outcome="accepted",source="gh"} 1.0' in metrics
         assert 'memstrata_webhook_deliveries_total{outcome="duplicate",source="gh"} 1.0' in metrics
-        assert 'memstrata_inbox_events{status="done"} 2.0' in metrics
+        assert 'memstrata_inbox_events{status="done"} 3.0' in metrics
         assert 'memstrata_memories{tier="mid_term"}' in metrics
         assert "memstrata_http_request_duration_seconds_bucket" in metrics
         assert 'memstrata_inbox_processed_events_total{outcome="done"}' in metrics

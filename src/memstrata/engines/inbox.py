@@ -72,7 +72,7 @@ def verify(source: WebhookSource, body: bytes, headers: Mapping[str, str]) -> No
     if not given:
         raise AuthError(f"missing {source.signature_header()} header")
     secret = source.secret_value()
-    if source.verify == "token":
+    if source.verify in ("token", "url_token"):
         token = given.strip()
         if token.lower().startswith("bearer "):
             token = token[7:].strip()

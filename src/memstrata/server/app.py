@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
 
+import anyio.to_thread
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -173,6 +174,8 @@ def create_app(settings: Settings | None = None, *, memory: Memory | None = None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # Sync routes run on this pool: a burst waits for a thread, it is not refused.
+        anyio.to_thread.current_default_thread_limiter().total_tokens = settings.server.threads
         service = Service(memory or Memory(settings=settings, clock=clock))
         app.state.service = service
         holder["service"] = service

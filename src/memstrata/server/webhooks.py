@@ -17,6 +17,7 @@ from ..errors import (
     UnsupportedEventError,
     ValidationError,
 )
+from ..settings import URL_TOKEN_HEADER
 from .app import Service
 
 router = APIRouter(tags=["webhooks"])
@@ -51,10 +52,13 @@ async def receive(source: str, request: Request) -> JSONResponse:
     service: Service = request.app.state.service
     body = await request.body()
     known = source if source in service.settings.webhooks.sources else "unknown"
+    headers = {k: v for k, v in request.headers.items() if k.lower() != URL_TOKEN_HEADER.lower()}
+    if "token" in request.query_params:
+        headers[URL_TOKEN_HEADER] = request.query_params["token"]
     try:
         # The store write blocks: off the event loop, but not behind the memory's lock.
         receipt: Receipt = await run_in_threadpool(
-            service.memory.receive_webhook, source, body, dict(request.headers))
+            service.memory.receive_webhook, source, body, headers)
     except MemstrataError as exc:
         service.metrics.delivery(known, _outcome(exc))
         raise
