@@ -41,10 +41,10 @@ def _env() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.startswith("MEMSTRATA_")}
 
 
-def _home(tmp_path: Path) -> Path:
+def _home(tmp_path: Path, store: str = "") -> Path:
     home = tmp_path / "home"
     home.mkdir()
-    (home / "memstrata.toml").write_text(CONFIG)
+    (home / "memstrata.toml").write_text(store + CONFIG)
     return home
 
 
@@ -68,6 +68,42 @@ def test_keys_commands(tmp_path: Path) -> None:
     bad = run(home, "keys", "create", "--tenant", "acme", "--role", "root", ok=False)
     assert bad.returncode == 1 and "role must be one of" in bad.stderr
     assert "no API key" in run(home, "keys", "revoke", "0" * 16, ok=False).stderr
+
+
+@pytest.mark.slow
+def test_serve_with_two_worker_processes(tmp_path: Path) -> None:
+    home = _home(tmp_path)
+    key = json.loads(run(home, "keys", "create", "--tenant", "acme", "--json").stdout)["key"]
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memstrata", "--home", str(home), "serve", "--port", str(port),
+         "--workers", "2"], env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        text=True)
+    url = f"http://127.0.0.1:{port}"
+    auth = {"Authorization": f"Bearer {key}"}
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            try:
+                if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert time.monotonic() < deadline, "serve did not come up"
+            time.sleep(0.2)
+        ids = [httpx.post(f"{url}/v1/memories", json={"content": f"fact number {i} of ten"},
+                          headers=auth, timeout=60).json()["memory_id"] for i in range(10)]
+        # Whichever process answers, it sees what the other wrote (one store).
+        for mid in ids:
+            assert httpx.get(f"{url}/v1/memories/{mid}", headers=auth).status_code == 200
+        assert httpx.get(f"{url}/v1/stats", headers=auth).json()["current"] == 10
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) in (0, -signal.SIGTERM)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 @pytest.mark.slow
@@ -115,8 +151,14 @@ def test_serve_accepts_webhooks_and_stops_gracefully(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_workers_killed_mid_batch_still_make_each_memory_once(tmp_path: Path) -> None:
-    home = _home(tmp_path)
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_workers_killed_mid_batch_still_make_each_memory_once(
+        tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> None:
+    store = ""
+    if backend == "postgres":  # workers that could be on several machines, sharing one store
+        url, schema = request.getfixturevalue("pg_url"), request.getfixturevalue("pg_schema")
+        store = f'[store]\nurl = "{url}"\npg_schema = "{schema}"\n'
+    home = _home(tmp_path, store)
     settings = Settings.load(home=home, server={"process_inbox": False})
     n = 40
     with Memory(settings=settings) as mem:

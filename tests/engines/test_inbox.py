@@ -276,3 +276,43 @@ def test_delete_user_removes_every_trace(make_memory, clock) -> None:
     with pytest.raises(ValidationError):
         mem.delete_user("")
 
+
+
+def test_a_batch_is_written_together_and_one_bad_event_holds_up_no_other(make_memory) -> None:
+    wmem = make_memory(**SOURCES, update={"max_content_bytes": 400})
+    for i, text in enumerate(["short note one", "x" * 1000, "short note two"]):
+        body = comment(text, cid=i)
+        wmem.receive_webhook("gh", body, gh_headers(body, delivery=f"g{i}"))
+    transactions = []
+    real = wmem.stores.transaction
+
+    def counting() -> Any:
+        transactions.append(1)
+        return real()
+
+    wmem.stores.transaction = counting  # type: ignore[method-assign]
+    report = wmem.process_inbox()
+    assert (report.claimed, report.done, report.failed) == (3, 2, 1)
+    assert "max_content_bytes" in report.errors[0]
+    assert sorted(r.content.split(": ", 1)[-1][:14] for r in memories_of(wmem)) == [
+        "short note one", "short note two"]
+    # The group was refused as a whole before any write, then each event went alone.
+    assert len(transactions) == 2
+    [failed] = wmem.inbox_events(tenant="acme", status="failed")
+    assert "max_content_bytes" in (failed.error or "")
+
+
+def test_good_events_share_one_transaction(wmem: Memory) -> None:
+    for i in range(5):
+        body = comment(f"remark {i} on the retry policy", cid=i)
+        wmem.receive_webhook("gh", body, gh_headers(body, delivery=f"t{i}"))
+    calls = []
+    real = wmem.stores.transaction
+
+    def counting() -> Any:
+        calls.append(1)
+        return real()
+
+    wmem.stores.transaction = counting  # type: ignore[method-assign]
+    assert wmem.process_inbox().done == 5
+    assert len(calls) == 1 and len(memories_of(wmem)) == 5

@@ -143,60 +143,95 @@ class InboxEngine:
     def drain(self, worker: str | None = None, limit: int | None = None,
               stop: threading.Event | None = None) -> DrainReport:
         """Lease up to ``limit`` events (``webhooks.batch_size``) and turn each into memories.
-        Once ``stop`` is set, the events not started yet are given back at once (not after
-        their lease), for another worker or the next start."""
+
+        Events whose memories fit one embedder batch are embedded and written together, in
+        one transaction with their ``done`` marks; a group that fails is retried event by
+        event, so one bad event holds up no other. Once ``stop`` is set, the events not
+        started yet are given back at once (not after their lease)."""
         report = DrainReport(worker=worker or default_worker_name())
-        claimed = self.stores.records.claim_events(
+        records = self.stores.records
+        claimed = records.claim_events(
             report.worker, limit or self.cfg.batch_size, self.clock(), self.cfg.lease_seconds,
             self.cfg.max_attempts)
         report.claimed = len(claimed)
+        ready: list[tuple[InboxEvent, list[Draft]]] = []
         for event in claimed:
+            try:
+                ready.append((event, self._drafts(event)))
+            except ValidationError as exc:  # retrying cannot help
+                records.release_event(event.event_id, report.worker, self.clock(), str(exc), True)
+                report.failed += 1
+                report.errors.append(f"event {event.event_id}: {exc}")
+                log.warning("inbox event %s failed: %s", event.event_id, exc)
+        for group in self._groups(ready):
             if stop is not None and stop.is_set():
-                self.stores.records.release_event(event.event_id, report.worker, self.clock(),
-                                                  "the worker stopped first", False)
-                report.retried += 1
+                for event, _ in group:
+                    records.release_event(event.event_id, report.worker, self.clock(),
+                                          "the worker stopped first", False)
+                    report.retried += 1
                 continue
-            self._process(event, report)
+            if not self._store(group, report, alone=len(group) == 1):
+                for one in group:
+                    self._store([one], report, alone=True)
         return report
 
-    def _process(self, event: InboxEvent, report: DrainReport) -> None:
-        records = self.stores.records
-        try:
-            drafts = self._drafts(event)
-        except ValidationError as exc:  # retrying cannot help
-            records.release_event(event.event_id, report.worker, self.clock(), str(exc), True)
-            report.failed += 1
-            report.errors.append(f"event {event.event_id}: {exc}")
-            log.warning("inbox event %s failed: %s", event.event_id, exc)
-            return
-        lost = False
+    def _groups(self, ready: list[tuple[InboxEvent, list[Draft]]]
+                ) -> list[list[tuple[InboxEvent, list[Draft]]]]:
+        """Consecutive events whose drafts fit one embedder batch (one transaction). An event
+        with more (an Alertmanager group of many alerts) is a group alone, written in several
+        transactions, its done mark in the last: a crash in between leaves memories that the
+        retry finds as exact duplicates, so it still makes each memory once."""
+        size = self.settings.embedder.batch_size
+        groups: list[list[tuple[InboxEvent, list[Draft]]]] = []
+        count = size
+        for item in ready:
+            if count + len(item[1]) > size:
+                groups.append([])
+                count = 0
+            groups[-1].append(item)
+            count += len(item[1])
+        return groups
+
+    def _store(self, group: list[tuple[InboxEvent, list[Draft]]], report: DrainReport,
+               alone: bool) -> bool:
+        """Write the group's memories and mark its events done, in one transaction. False
+        (nothing written) when it failed and ``alone`` is False: the caller retries each."""
+        drafts = [d for _, ds in group for d in ds]
 
         def finish(tx: StoreTx, written: list[tuple[AddResult, MemoryRecord]]) -> None:
-            nonlocal lost
             self._link_alerts(tx, written, drafts)
-            ids = list(dict.fromkeys(r.memory_id for r, _ in written))
-            if not tx.complete_event(event.event_id, report.worker, ids, self.clock()):
-                lost = True
-                raise _LeaseLost
+            at = 0
+            for event, ds in group:
+                ids = list(dict.fromkeys(r.memory_id for r, _ in written[at : at + len(ds)]))
+                at += len(ds)
+                if not tx.complete_event(event.event_id, report.worker, ids, self.clock()):
+                    raise _LeaseLost(event.event_id)
 
         try:
-            results = self.update.add(drafts, actor=f"webhook:{event.source}", merge=False,
-                                      in_tx=finish)
-        except _LeaseLost:
+            results = self.update.add(drafts, actor="webhook", merge=False, in_tx=finish)
+        except _LeaseLost as exc:
+            if not alone:
+                return False
             report.lost += 1
-            log.warning("inbox event %s: lease lost to another worker", event.event_id)
-            return
+            log.warning("inbox event %s: lease lost to another worker", exc.args[0])
+            return True
         except MemstrataError as exc:
-            final = event.attempts >= self.cfg.max_attempts
-            records.release_event(event.event_id, report.worker, self.clock(), str(exc), final)
+            if not alone:
+                return False
+            event = group[0][0]
+            # A rejected draft fails the same way again; a store or LLM outage may not.
+            final = isinstance(exc, ValidationError) or event.attempts >= self.cfg.max_attempts
+            self.stores.records.release_event(event.event_id, report.worker, self.clock(),
+                                              str(exc), final)
             report.failed += final
             report.retried += not final
             report.errors.append(f"event {event.event_id}: {exc}")
-            log.warning("inbox event %s attempt %s failed: %s", event.event_id, event.attempts, exc)
-            return
-        assert not lost
-        report.done += 1
+            log.warning("inbox event %s attempt %s failed: %s", event.event_id, event.attempts,
+                        exc)
+            return True
+        report.done += len(group)
         report.memories.extend(r.memory_id for r in results)
+        return True
 
     def _drafts(self, event: InboxEvent) -> list[Draft]:
         source = self.cfg.sources.get(event.source)
