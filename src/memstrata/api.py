@@ -401,6 +401,9 @@ class Memory:
             raise ValidationError("query is over update.max_content_bytes")
         if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
             raise ValidationError(f"top_k {top_k!r} must be a whole number of at least 1")
+        if profile is not None and profile not in self.settings.retrieval.profiles:
+            known = ", ".join(sorted(self.settings.retrieval.profiles))
+            raise ValidationError(f"unknown retrieval profile {profile!r} (known: {known})")
         if query_vector is not None:
             query_vector = np.asarray(query_vector, np.float32)
             dim = self.stores.check_model()[1]
@@ -809,6 +812,10 @@ class Memory:
             self._after_write()
         return report
 
+    def tier_counts(self, *, tenant: str | None = None) -> dict[str, int]:
+        """Memories by tier, of one tenant or (``None``) of all."""
+        return self._lifecycle.tier_counts(None if tenant is None else self._tenant(tenant))
+
     def inbox_counts(self) -> dict[str, int]:
         """Inbox events by status (``pending``, ``processing``, ``done``, ``failed``)."""
         return self.stores.records.inbox_counts()
@@ -833,32 +840,23 @@ class Memory:
 
     def delete_user(self, user: str, *, tenant: str | None = None,
                     reason: str = "user deleted") -> dict[str, int]:
-        """Delete every memory of ``user`` in the tenant: live ones in every tier (superseded
-        ones too), archived ones (their objects are rewritten), their entries in the caches and
-        the L1 histories of their sessions. Returns the counts."""
+        """Erase ``user`` from the tenant: their memories in every tier (superseded ones too)
+        and in the archive (its objects are rewritten), the old contents in their history (a
+        bare ``delete`` entry stays), the tenant's cached answers, and the short-term cache and
+        L1 file of each of their sessions that holds nobody else's memories. Returns counts."""
         if not isinstance(user, str) or not user.strip():
             raise ValidationError("user must be non-empty text")
-        ten, now = self._tenant(tenant), self._now()
-        counts = {"live": 0, "archived": 0, "sessions": 0}
-        sessions: set[str] = set()
-        sel = Selection(tenant=ten, user=user, current_only=False)
-        while batch := self.stores.records.select(sel, 500):
-            with self.stores.transaction() as tx:
-                for rec in batch:
-                    tx.delete(ten, rec.memory_id)
-                    tx.add_history(HistoryEntry(memory_id=rec.memory_id, action="delete", at=now,
-                                                actor="api", reason=reason, old=snapshot(rec)),
-                                   ten)
-                    if rec.scope.session:
-                        sessions.add(rec.scope.session)
-            counts["live"] += len(batch)
-        archived = [r for r in self.stores.archived_records(ten) if r.scope.user == user]
-        sessions.update(r.scope.session for r in archived if r.scope.session)
-        counts["archived"] = self._lifecycle.delete_archived(archived, now, reason)
+        ten = self._tenant(tenant)
+        self.stores.answers.drop_tenant(ten)
+        counts, sessions = self._lifecycle.erase_user(ten, user, self._now(), reason)
+        counts["sessions"] = 0
         for session in sorted(sessions):
             self.stores.active.drop(ten, session)
-            counts["sessions"] += self.sessions.delete_session(session, tenant=ten)
-        self.stores.answers.drop_tenant(ten)
+            if self.stores.records.select(Selection(session=(ten, session), current_only=False),
+                                          1):
+                continue  # someone else's turns are in it too
+            with contextlib.suppress(ValidationError):  # an id no session file can have
+                counts["sessions"] += self.sessions.delete_session(session, tenant=ten)
         self._after_write()
         return counts
 

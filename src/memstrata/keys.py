@@ -16,6 +16,8 @@ from datetime import datetime, timedelta
 from .errors import AuthError, NotFoundError, ValidationError
 from .stores.base import ApiKey, RecordStore
 
+__all__ = ["ROLES", "ApiKey", "KeyRing", "allows"]
+
 ROLES = ("read", "write", "admin")
 _RANK = {r: i for i, r in enumerate(ROLES)}
 _KEY = re.compile(r"^msk_([0-9a-f]{16})_([A-Za-z0-9_-]{20,100})$")

@@ -9,6 +9,7 @@ errors become tool errors (or resource errors) carrying their one-line message.
 from __future__ import annotations
 
 import inspect
+import ipaddress
 import json
 import signal
 import sys
@@ -219,12 +220,19 @@ def build_server(memory: Memory, tenant: str | None = None) -> MCPServer:
 
 
 def run(settings: Settings, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8766,
-        tenant: str | None = None) -> None:
+        tenant: str | None = None, allow_remote: bool = False) -> None:
     """Open the :class:`Memory` of ``settings`` and serve it over ``transport`` until stopped:
     ``stdio`` until the client closes stdin, ``http`` (streamable HTTP at
-    ``http://host:port/mcp``) until SIGINT/SIGTERM. The memory is closed at the end."""
+    ``http://host:port/mcp``) until SIGINT/SIGTERM. The memory is closed at the end.
+
+    MCP over HTTP checks no API key: it binds to loopback only, unless ``allow_remote`` (for
+    a host behind an authenticating proxy)."""
     if transport not in TRANSPORTS:
         raise ValidationError(f"unknown transport {transport!r} (known: {', '.join(TRANSPORTS)})")
+    if transport == "http" and not allow_remote and not _loopback(host):
+        raise ConfigError(f"MCP over HTTP has no authentication: bind it to 127.0.0.1 (not "
+                          f"{host}), or put it behind an authenticating proxy and pass "
+                          "--allow-remote")
     memory = Memory(settings=settings)
     # SIGTERM stops like SIGINT, through the finally below. (uvicorn shuts down gracefully, then
     # raises the signal again with the handler it found: this one, not the default that kills.)
@@ -244,6 +252,13 @@ def run(settings: Settings, transport: str = "stdio", host: str = "127.0.0.1", p
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
         for notice in memory.notices:
             print(f"note: {notice}", file=sys.stderr)
+
+
+def _loopback(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
 
 
 class _Stopped(SystemExit):

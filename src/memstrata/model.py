@@ -196,7 +196,7 @@ class Draft(BaseModel):
     source_reliability: float | None = Field(None, ge=0.0, le=1.0)
     tags: list[str] = Field(default_factory=list, max_length=100)
     ttl_mode: TTLMode | None = None
-    ttl_days: float | None = Field(None, gt=0)
+    ttl_days: float | None = Field(None, gt=0, le=36_500)  # a century: dates stay in range
     question: str | None = None
     answer: str | None = None
     score: float | None = Field(None, ge=0.0, le=1.0)
@@ -209,6 +209,14 @@ class Draft(BaseModel):
     @classmethod
     def _clean_tags(cls, v: Any) -> list[str]:
         return normalise_tags(v)
+
+    @field_validator("created_at")
+    @classmethod
+    def _plausible_time(cls, v: datetime | None) -> datetime | None:
+        # Retention and expiry add up to a century to it: keep the sums inside datetime's range.
+        if v is not None and not 1900 <= v.year <= 2800:
+            raise ValueError("created_at must be between the years 1900 and 2800")
+        return v
 
     @field_validator("metadata")
     @classmethod

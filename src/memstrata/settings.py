@@ -524,7 +524,12 @@ class WebhookSettings(_Section):
     importance: dict[str, float] = Field(default_factory=_default_importance)
     batch_size: int = Field(16, ge=1, le=1000)  # events a worker leases at once
     lease_seconds: float = Field(60.0, gt=0)  # a crashed worker's events return after this
-    max_attempts: int = Field(5, ge=1, le=100)  # then an event is marked failed
+    max_attempts: int = Field(8, ge=1, le=100)  # then an event is marked failed
+    # After a failed attempt (the store, the embedder or the LLM away) an event waits
+    # retry_seconds x 2^(attempts - 1), at most retry_max_seconds: with the defaults an outage
+    # of about ten minutes loses no acknowledged event. A redelivery re-arms a failed one.
+    retry_seconds: float = Field(5.0, ge=0)
+    retry_max_seconds: float = Field(600.0, ge=0)
     poll_seconds: float = Field(1.0, gt=0)  # an idle worker looks again after this
 
     @field_validator("sources")

@@ -120,3 +120,38 @@ def test_concurrent_claimers_never_share_an_event(open_store: Callable[[], Recor
         t.join(60)
     claimed = got["w0"] + got["w1"]
     assert len(claimed) == 60 and len(set(claimed)) == 60
+
+
+def test_a_released_event_waits_for_its_retry_time(store: RecordStore) -> None:
+    eid = store.enqueue_event(_event("d1"))[0]
+    store.claim_events("a", 1, T0, 60, 5)
+    store.release_event(eid, "a", T0, "store away", False, T0 + timedelta(seconds=30))
+    assert store.claim_events("b", 1, T0 + timedelta(seconds=29), 60, 5) == []
+    [again] = store.claim_events("b", 1, T0 + timedelta(seconds=31), 60, 5)
+    assert again.event_id == eid and again.attempts == 2 and again.error == "store away"
+
+
+def test_a_redelivery_re_arms_a_failed_event(store: RecordStore) -> None:
+    eid = store.enqueue_event(_event("d1"))[0]
+    store.claim_events("a", 1, T0, 60, 5)
+    store.release_event(eid, "a", T0, "embedder away too long", True)
+    assert store.enqueue_event(_event("d1")) == (eid, True)
+    [event] = store.inbox()
+    assert (event.status, event.attempts, event.error) == ("pending", 0, None)
+    store.claim_events("a", 1, T0, 60, 5)
+    with store.transaction() as tx:
+        assert tx.complete_event(eid, "a", ["m1"], T0)
+    assert store.enqueue_event(_event("d1")) == (eid, False)  # done: a plain duplicate
+
+
+def test_purge_history(store: RecordStore) -> None:
+    from memstrata.model import HistoryEntry
+
+    with store.transaction() as tx:
+        for mid in ("m1", "m2"):
+            tx.add_history(HistoryEntry(memory_id=mid, action="create", at=T0, actor="t",
+                                        new={"content": "secret"}), "acme")
+    with store.transaction() as tx:
+        tx.purge_history("acme", "m1")
+    assert store.history("acme", "m1") == []
+    assert len(store.history("acme", "m2")) == 1

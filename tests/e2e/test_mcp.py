@@ -267,3 +267,12 @@ def test_tenant_isolation(tmp_path: Path) -> None:
         assert mem.get(ids[0], tenant="b").content == content
         with pytest.raises(NotFoundError):
             mem.get(ids[0])
+
+
+def test_http_refuses_to_bind_beyond_loopback_without_being_told(tmp_path) -> None:
+    from memstrata import Settings
+    from memstrata.errors import ConfigError
+    from memstrata.mcp_server import run
+
+    with pytest.raises(ConfigError, match="no authentication"):
+        run(Settings.load(home=tmp_path / "home"), "http", "0.0.0.0", 0)

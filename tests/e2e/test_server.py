@@ -248,7 +248,12 @@ def test_bad_requests_get_a_4xx_and_a_json_error(srv: Server) -> None:
         refused(c.post("/v1/memories", json={"content": "x", "type": "poem"}), 422, "invalid")
         refused(c.post("/v1/memories", json=["not", "an", "object"]), 422, "invalid")
         refused(c.post("/v1/search", json={"query": "x", "top_k": 0}), 422, "invalid")
-        refused(c.post("/v1/search", json={"query": "x", "profile": "nope"}), 503)
+        assert "unknown retrieval profile" in refused(
+            c.post("/v1/search", json={"query": "x", "profile": "nope"}), 422, "invalid")["message"]
+        refused(c.post("/v1/memories", json={"content": "x", "ttl_days": 1e9}), 422, "invalid")
+        refused(c.post("/v1/memories", json={"content": "x", "created_at": "9999-12-31T00:00:00Z"}),
+                422, "invalid")
+        refused(c.post("/v1/consolidate", json={"jobs": []}), 403)
         refused(c.get("/v1/memories", params={"limit": 0}), 422)
         refused(c.get("/v1/nowhere"), 404)
         refused(c.put("/v1/stats", json={}), 405)

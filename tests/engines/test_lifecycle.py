@@ -402,3 +402,12 @@ def test_abstraction_through_the_llm_and_its_fallback(home, embedder, clock: Clo
         job = next(j for j in mem.consolidate().jobs if j.name == "abstract")
         assert job.paths == {"extractive (llm failed)": 1}
         assert mem.get(job.created[0]).content.startswith("Experience from 1 memory")
+
+
+def test_one_tenant_s_consolidation_leaves_the_schedule_alone(mem, clock) -> None:
+    mem.add("a fact of tenant a", tenant="a")
+    assert "forget" in mem.due_jobs()
+    mem.consolidate(["forget"], tenant="a")
+    assert "forget" in mem.due_jobs()  # still due for everyone else
+    mem.consolidate(["forget"])
+    assert "forget" not in mem.due_jobs()

@@ -28,10 +28,13 @@ def mcp_command(
     tenant: str | None = typer.Option(None, "--tenant",
                                       help="The tenant every call acts for (default "
                                            "default_tenant)."),
+    allow_remote: bool = typer.Option(False, "--allow-remote",
+                                      help="Bind --transport http beyond loopback (it checks no "
+                                           "key: only behind an authenticating proxy)."),
 ) -> None:
     """Serve memories to agents over MCP: tools add_memory, search_memories, get_context, ask,
     feedback, delete_memory; resources memstrata://memories/{id} and memstrata://sessions/{id}.
 
     Needs the MCP SDK: the mcp extra of memstrata.
     """
-    run(settings_of(ctx), transport.value, host, port, tenant)
+    run(settings_of(ctx), transport.value, host, port, tenant, allow_remote)

@@ -5,6 +5,7 @@ exactly once (the memories and the event's ``done`` mark commit in one transacti
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -14,7 +15,7 @@ import socket
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from .. import events
 from ..errors import AuthError, MemstrataError, NotFoundError, ValidationError
@@ -45,7 +46,7 @@ class Receipt:
     event_id: int | None
     duplicate: bool = False
     ignored: bool = False
-    events: int = 0  # memories it will give
+    events: int = 0  # events in it (an Alertmanager delivery may hold several alerts)
 
 
 @dataclass
@@ -98,6 +99,8 @@ def parse_body(body: bytes) -> object:
     except json.JSONDecodeError as exc:
         raise ValidationError(f"malformed JSON: {exc.msg} (line {exc.lineno}, column "
                               f"{exc.colno})") from None
+    except (ValueError, RecursionError) as exc:  # an over-long integer, too deep a nesting
+        raise ValidationError(f"unreadable JSON: {str(exc)[:200]}") from None
 
 
 class InboxEngine:
@@ -157,22 +160,35 @@ class InboxEngine:
         ready: list[tuple[InboxEvent, list[Draft]]] = []
         for event in claimed:
             try:
-                ready.append((event, self._drafts(event)))
+                drafts = self._drafts(event)
+                if drafts:
+                    ready.append((event, drafts))
+                else:  # nothing to remember in it (any more: parsers change)
+                    with self.stores.transaction() as tx:
+                        report.done += tx.complete_event(event.event_id, report.worker, [],
+                                                         self.clock())
             except ValidationError as exc:  # retrying cannot help
                 records.release_event(event.event_id, report.worker, self.clock(), str(exc), True)
                 report.failed += 1
                 report.errors.append(f"event {event.event_id}: {exc}")
                 log.warning("inbox event %s failed: %s", event.event_id, exc)
-        for group in self._groups(ready):
-            if stop is not None and stop.is_set():
+        left = {event.event_id: event for event, _ in ready}
+        try:
+            for group in self._groups(ready):
+                if stop is not None and stop.is_set():
+                    break
+                if not self._store(group, report, alone=len(group) == 1):
+                    for one in group:
+                        self._store([one], report, alone=True)
                 for event, _ in group:
+                    left.pop(event.event_id, None)
+        finally:
+            # Stopped, or an unexpected error: what was not started goes back at once.
+            for event in left.values():
+                with contextlib.suppress(MemstrataError):
                     records.release_event(event.event_id, report.worker, self.clock(),
                                           "the worker stopped first", False)
                     report.retried += 1
-                continue
-            if not self._store(group, report, alone=len(group) == 1):
-                for one in group:
-                    self._store([one], report, alone=True)
         return report
 
     def _groups(self, ready: list[tuple[InboxEvent, list[Draft]]]
@@ -221,8 +237,11 @@ class InboxEngine:
             event = group[0][0]
             # A rejected draft fails the same way again; a store or LLM outage may not.
             final = isinstance(exc, ValidationError) or event.attempts >= self.cfg.max_attempts
-            self.stores.records.release_event(event.event_id, report.worker, self.clock(),
-                                              str(exc), final)
+            now = self.clock()
+            wait = min(self.cfg.retry_max_seconds,
+                       self.cfg.retry_seconds * 2 ** max(0, event.attempts - 1))
+            self.stores.records.release_event(event.event_id, report.worker, now, str(exc),
+                                              final, now + timedelta(seconds=wait))
             report.failed += final
             report.retried += not final
             report.errors.append(f"event {event.event_id}: {exc}")
@@ -254,16 +273,24 @@ class InboxEngine:
     def _link_alerts(self, tx: StoreTx, written: list[tuple[AddResult, MemoryRecord]],
                      drafts: list[Draft]) -> None:
         """A resolved alert and its firing one (same fingerprint and start) link both ways,
-        whichever came first."""
+        whichever came first: the counterpart is looked for in this write first (on
+        PostgreSQL the store's other connections cannot see it yet), then in the store."""
         now = self.clock()
+        created = {d.source: rec for (res, rec), d in zip(written, drafts)
+                   if res.status == "created"}
+        linked: set[frozenset[str]] = set()
         for (result, rec), draft in zip(written, drafts):
             outcome = draft.metadata.get("outcome")
             if result.status != "created" or outcome not in _COUNTERPART:
                 continue
             other_source = draft.source.replace(f":{outcome}:", f":{_COUNTERPART[outcome]}:", 1)
-            for other in self.stores.records.find_by_source(rec.scope.tenant, other_source):
-                if other.valid_to is not None or other.memory_id == rec.memory_id:
+            others = [created[other_source]] if other_source in created else \
+                self.stores.records.find_by_source(rec.scope.tenant, other_source)
+            for other in others:
+                pair = frozenset((rec.memory_id, other.memory_id))
+                if other.valid_to is not None or len(pair) < 2 or pair in linked:
                     continue
+                linked.add(pair)
                 reason = f"the same alert, {outcome}"
                 self.update.link(tx, other, rec.memory_id, "webhook", now, reason)
                 self.update.link(tx, rec, other.memory_id, "webhook", now, reason)

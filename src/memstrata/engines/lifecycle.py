@@ -88,8 +88,9 @@ class LifecycleEngine:
             job = getattr(self, f"_job_{name}")(now, tenant)
             job.seconds = round(time.perf_counter() - t0, 4)
             report.jobs.append(job)
-            with self.stores.transaction() as tx:
-                tx.set_meta(f"lifecycle.{name}.last_run", now.isoformat())
+            if tenant is None:  # one tenant's run leaves the schedule of the others as it was
+                with self.stores.transaction() as tx:
+                    tx.set_meta(f"lifecycle.{name}.last_run", now.isoformat())
         report.tiers_after = self.tier_counts(tenant)
         report.seconds = round(time.perf_counter() - started, 4)
         return report
@@ -382,12 +383,34 @@ class LifecycleEngine:
         self._synced()
         return len(records)
 
+    def erase_user(self, tenant: str, user: str, now: datetime,
+                   reason: str) -> tuple[dict[str, int], set[str]]:
+        """Delete every memory of ``user`` (live, superseded, archived) with its history's old
+        contents; returns the counts and the sessions they were in."""
+        counts = {"live": 0, "archived": 0}
+        sessions: set[str] = set()
+        sel = Selection(tenant=tenant, user=user, current_only=False)
+        while batch := self.stores.records.select(sel, 500):
+            with self.stores.transaction() as tx:
+                for rec in batch:
+                    tx.delete(tenant, rec.memory_id)
+                    tx.purge_history(tenant, rec.memory_id)
+                    self._log(tx, rec, "delete", now, reason, None, None, actor="api")
+                    if rec.scope.session:
+                        sessions.add(rec.scope.session)
+            counts["live"] += len(batch)
+        archived = [r for r in self.stores.archived_records(tenant) if r.scope.user == user]
+        sessions.update(r.scope.session for r in archived if r.scope.session)
+        counts["archived"] = self.delete_archived(archived, now, reason, erase=True)
+        return counts, sessions
+
     def delete_archived(self, records: Sequence[MemoryRecord], now: datetime,
-                        reason: str) -> int:
+                        reason: str, erase: bool = False) -> int:
         """Delete archived memories (of one tenant) for good: each object holding one is
         rewritten without them (objects are immutable), the other records it held are pointed
         at the new object, the old one is removed. A crash in between leaves an orphan object,
-        never a lost record. Returns how many were deleted."""
+        never a lost record. ``erase`` also drops their history's old contents. Returns how
+        many were deleted."""
         if not records:
             return 0
         tenant = records[0].scope.tenant
@@ -407,9 +430,11 @@ class LifecycleEngine:
             with self.stores.transaction() as tx:
                 for memory_id in gone:
                     tx.unarchive(tenant, memory_id)
+                    if erase:
+                        tx.purge_history(tenant, memory_id)
                     self._log(tx, by_id[memory_id], "delete", now,
-                              reason or "deleted from the archive", snapshot(by_id[memory_id]),
-                              None, actor="api")
+                              reason or "deleted from the archive",
+                              None if erase else snapshot(by_id[memory_id]), None, actor="api")
                 for r in keep:
                     assert new is not None
                     tx.archive(tenant, r.memory_id, new, from_tier[r.memory_id], now)

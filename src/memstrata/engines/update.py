@@ -524,7 +524,10 @@ class UpdateEngine:
         invalidate the rest (kept in history, no longer served)."""
         now = self.clock()
         doc_hash = content_hash(text)
-        every = self.stores.records.find_by_source(scope.tenant, source, include_superseded=True)
+        # Only the document's own chunks: other memories may carry the same source string.
+        every = [r for r in self.stores.records.find_by_source(scope.tenant, source,
+                                                                include_superseded=True)
+                 if "doc_hash" in r.metadata]
         current = [r for r in every if r.valid_to is None]
         if current and all(r.metadata.get("doc_hash") == doc_hash for r in current):
             report.unchanged_files += 1

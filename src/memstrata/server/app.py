@@ -17,6 +17,7 @@ from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
 
+import anyio
 import anyio.to_thread
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -28,6 +29,7 @@ from .. import __version__
 from ..api import Memory
 from ..engines.inbox import PayloadTooLargeError, default_worker_name
 from ..errors import (
+    ArchiveError,
     AuthError,
     ConfigError,
     EmbedderMismatchError,
@@ -52,6 +54,9 @@ class Service:
         self.lock = threading.Lock()
         self.metrics = Metrics(self)
         self.stopping = threading.Event()
+        # Webhook receipts and readiness checks get threads of their own: requests queued
+        # behind the memory's lock must not keep a delivery from being committed.
+        self.receiving = anyio.CapacityLimiter(max(4, self.settings.server.threads // 4))
         self._drainer: threading.Thread | None = None
         self.worker = default_worker_name()
 
@@ -74,6 +79,9 @@ class Service:
             except MemstrataError as exc:  # the store is away: try again later
                 log.warning("inbox drain failed: %s", exc)
                 self.stopping.wait(poll)
+            except Exception:  # a bug must not end the thread: the inbox would stall unseen
+                log.exception("inbox drain failed")
+                self.stopping.wait(max(poll, 5.0))
 
     def stop(self) -> None:
         """Finish the event in hand, give the rest of the batch back, close the memory."""
@@ -104,7 +112,7 @@ def _status(exc: MemstrataError) -> tuple[int, str]:
         return 422, "invalid"
     if isinstance(exc, EmbedderMismatchError):
         return 409, "embedder_mismatch"
-    if isinstance(exc, (StorageError, ConfigError)):
+    if isinstance(exc, (StorageError, ConfigError, ArchiveError)):
         return 503, "unavailable"
     return 400, "error"
 
@@ -220,6 +228,9 @@ def create_app(settings: Settings | None = None, *, memory: Memory | None = None
         log.exception("%s %s failed", request.method, request.url.path)
         return _error(500, "internal", "internal error (logged on the server)")
 
+    # Added before _observe, so _observe is the outer one: refused bodies are logged too.
+    app.add_middleware(BodyLimit, limit=settings.server.max_body_bytes)
+
     @app.middleware("http")
     async def _observe(request: Request, call_next: Callable[..., Any]) -> Any:
         start = time.perf_counter()
@@ -240,7 +251,6 @@ def create_app(settings: Settings | None = None, *, memory: Memory | None = None
                 "status": status, "ms": round(elapsed * 1000, 2),
                 "tenant": getattr(request.state, "tenant", None)}})
 
-    app.add_middleware(BodyLimit, limit=settings.server.max_body_bytes)
     return app
 
 

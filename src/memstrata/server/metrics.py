@@ -30,12 +30,8 @@ class _StoreGauges(Collector):
         now = time.monotonic()
         if self._cached is not None and now - self._cached[0] < _GAUGE_SECONDS:
             return self._cached[1], self._cached[2]
-        records = self.service.memory.stores.records
-        tiers: dict[str, int] = {}
-        for tenant in records.tenants():
-            for tier, n in records.stats(tenant)["by_tier"].items():
-                tiers[tier] = tiers.get(tier, 0) + n
-        inbox = records.inbox_counts()
+        tiers = self.service.memory.tier_counts()
+        inbox = self.service.memory.inbox_counts()
         self._cached = (now, tiers, inbox)
         return tiers, inbox
 

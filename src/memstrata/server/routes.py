@@ -8,12 +8,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import anyio.to_thread
 from fastapi import APIRouter, Depends, Query, Request, Response, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from ..api import Memory
 from ..errors import StorageError
-from ..stores.base import ApiKey
+from ..keys import ApiKey
 from .app import Service
 from .schemas import (
     AskIn,
@@ -76,16 +77,17 @@ def _record(rec: Any) -> dict[str, Any]:
 
 # -- health ------------------------------------------------------------------------------------
 @router.get("/healthz", tags=["operations"], summary="The process is up")
-def health() -> dict[str, str]:
-    return {"status": "ok"}
+async def health() -> dict[str, str]:
+    return {"status": "ok"}  # async: answered on the event loop, even with every thread busy
 
 
 @router.get("/readyz", tags=["operations"], summary="The store of record answers",
             responses={503: {"description": "The store is unreachable"}})
-def ready(request: Request) -> dict[str, Any]:
+async def ready(request: Request) -> dict[str, Any]:
     service: Service = request.app.state.service
     try:
-        inbox = service.memory.inbox_counts()
+        inbox = await anyio.to_thread.run_sync(service.memory.inbox_counts,
+                                               limiter=service.receiving)
     except StorageError as exc:
         raise StorageError(f"not ready: {exc}") from None
     return {"status": "ready", "inbox": inbox}
@@ -201,7 +203,7 @@ def append_turns(session: str, body: TurnsIn, caller: Caller = need("write")) ->
     by_who: dict[tuple[str | None, str | None], list[dict[str, Any]]] = {}
     for msg in body.messages:
         by_who.setdefault((msg.user, msg.agent), []).append(
-            msg.model_dump(include={"role", "content", "created_at"}, exclude_none=True))
+            msg.model_dump(include={"role", "content"}))
 
     def run(m: Memory) -> list[Any]:
         out = []
@@ -249,7 +251,8 @@ def consolidate(body: ConsolidateIn, caller: Caller = need("admin")) -> dict[str
 @router.get("/v1/stats", tags=["operations"], summary="Counts by type and tier")
 def stats(caller: Caller = need("read")) -> dict[str, Any]:
     out = caller.call(lambda m: m.stats(tenant=caller.tenant))
-    out.pop("home", None)  # the server's paths are not the tenant's business
+    for key in ("home", "disk_bytes"):  # the server's, shared by every tenant
+        out.pop(key, None)
     return out
 
 
@@ -262,7 +265,8 @@ def delete_user(user: str, caller: Caller = need("admin")) -> dict[str, Any]:
 
 @router.get("/v1/inbox", tags=["webhooks"], summary="The tenant's webhook inbox, a page at a time")
 def inbox(caller: Caller = need("admin"), status: str | None = None,
-          limit: int | None = Query(None, ge=1), after: int = Query(0, ge=0)) -> Page:
+          limit: int | None = Query(None, ge=1),
+          after: int = Query(0, ge=0, le=2**63 - 1)) -> Page:
     size = min(limit or caller.service.settings.server.page_size,
                caller.service.settings.server.max_page_size)
     events = caller.service.memory.inbox_events(tenant=caller.tenant, status=status,

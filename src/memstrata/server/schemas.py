@@ -27,7 +27,7 @@ class MemoryIn(_Body):
     session: Name | None = None
     tier: str | None = None
     ttl_mode: str | None = None
-    ttl_days: float | None = Field(None, gt=0)
+    ttl_days: float | None = Field(None, gt=0, le=36_500)
     metadata: dict[str, Any] | None = None
     supersedes: list[str] | None = Field(None, max_length=100)
     created_at: datetime | None = None
@@ -104,7 +104,6 @@ class TurnIn(_Body):
     content: str = Field(min_length=1)
     user: Name | None = None
     agent: Name | None = None
-    created_at: datetime | None = None
 
 
 class TurnsIn(_Body):
@@ -121,7 +120,8 @@ class DocumentIn(_Body):
 
 
 class ConsolidateIn(_Body):
-    jobs: list[Literal["sessions", "rescore", "promote", "abstract", "forget"]] | None = None
+    jobs: list[Literal["sessions", "rescore", "promote", "abstract", "forget"]] | None = Field(
+        None, min_length=1)
 
 
 class Page(BaseModel):

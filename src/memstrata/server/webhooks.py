@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio.to_thread
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from starlette.concurrency import run_in_threadpool
 
 from ..engines.inbox import Receipt
 from ..errors import (
@@ -57,8 +57,8 @@ async def receive(source: str, request: Request) -> JSONResponse:
         headers[URL_TOKEN_HEADER] = request.query_params["token"]
     try:
         # The store write blocks: off the event loop, but not behind the memory's lock.
-        receipt: Receipt = await run_in_threadpool(
-            service.memory.receive_webhook, source, body, headers)
+        receipt: Receipt = await anyio.to_thread.run_sync(
+            service.memory.receive_webhook, source, body, headers, limiter=service.receiving)
     except MemstrataError as exc:
         service.metrics.delivery(known, _outcome(exc))
         raise

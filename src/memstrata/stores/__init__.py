@@ -192,6 +192,9 @@ class _CacheTx(StoreTx):
     def unarchive(self, tenant: str, memory_id: str) -> None:
         self._tx.unarchive(tenant, memory_id)
 
+    def purge_history(self, tenant: str, memory_id: str) -> None:
+        self._tx.purge_history(tenant, memory_id)
+
     def complete_event(self, event_id: int, worker: str, memory_ids: Sequence[str],
                        at: datetime) -> bool:
         return self._tx.complete_event(event_id, worker, memory_ids, at)

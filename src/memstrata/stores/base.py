@@ -186,6 +186,10 @@ class StoreTx(ABC):
         """Forget the archive reference (after a restore has inserted the record again)."""
 
     @abstractmethod
+    def purge_history(self, tenant: str, memory_id: str) -> None:
+        """Delete the memory's history (its old contents), for erasing a user."""
+
+    @abstractmethod
     def complete_event(self, event_id: int, worker: str, memory_ids: Sequence[str],
                        at: datetime) -> bool:
         """Mark an inbox event done with its memories, in the same transaction as them.
@@ -303,7 +307,8 @@ class RecordStore(ABC):
     @abstractmethod
     def enqueue_event(self, event: InboxEvent) -> tuple[int, bool]:
         """Commit ``event`` (its ``event_id`` is ignored) durably; returns (its id, True), or the
-        id of the event already stored with the same (tenant, source, delivery) and False."""
+        id of the event already stored with the same (tenant, source, delivery) and False. A
+        redelivery of an event that ``failed`` re-arms it (pending, no attempts): True."""
 
     @abstractmethod
     def claim_events(self, worker: str, limit: int, now: datetime, lease_seconds: float,
@@ -314,9 +319,10 @@ class RecordStore(ABC):
 
     @abstractmethod
     def release_event(self, event_id: int, worker: str, now: datetime, error: str,
-                      final: bool) -> None:
-        """Give a leased event back after a failed attempt: ``pending`` again, or ``failed``
-        for good when ``final`` (a malformed event retries in vain)."""
+                      final: bool, retry_at: datetime | None = None) -> None:
+        """Give a leased event back after a failed attempt: ``pending`` again (claimed no
+        sooner than ``retry_at``), or ``failed`` for good when ``final`` (a malformed event
+        retries in vain)."""
 
     @abstractmethod
     def inbox(self, tenant: str | None = None, status: str | None = None, limit: int = 100,

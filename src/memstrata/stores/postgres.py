@@ -214,6 +214,10 @@ class _PgTx(StoreTx):
         self._c.execute("DELETE FROM archived WHERE memory_id = %s AND tenant = %s",
                         (memory_id, tenant))
 
+    def purge_history(self, tenant: str, memory_id: str) -> None:
+        self._c.execute("DELETE FROM history WHERE tenant = %s AND memory_id = %s",
+                        (tenant, memory_id))
+
     def complete_event(self, event_id: int, worker: str, memory_ids: Sequence[str],
                        at: datetime) -> bool:
         row = self._c.execute(
@@ -699,13 +703,22 @@ class PostgresStore(RecordStore):
              Jsonb(event.headers, dumps=_dumps), event.received_at))
         if rows:
             return int(rows[0][0]), True
+        rearmed = self._write(
+            "UPDATE inbox SET status = 'pending', attempts = 0, error = NULL, worker = NULL, "
+            "lease_until = NULL, processed_at = NULL WHERE tenant = %s AND source = %s AND "
+            "delivery = %s AND status = 'failed' RETURNING event_id",
+            (event.tenant, event.source, event.delivery))
+        if rearmed:
+            return int(rearmed[0][0]), True
         known = self._query("SELECT event_id FROM inbox WHERE tenant = %s AND source = %s AND "
                             "delivery = %s", (event.tenant, event.source, event.delivery))
         return int(known[0][0]), False
 
     def claim_events(self, worker: str, limit: int, now: datetime, lease_seconds: float,
                      max_attempts: int) -> list[InboxEvent]:
-        waiting = "(status = 'pending' OR (status = 'processing' AND lease_until < %s))"
+        # A pending event's lease_until is its retry time (after a failed attempt).
+        waiting = ("(status IN ('pending', 'processing') AND "
+                   "COALESCE(lease_until, '-infinity') < %s)")
         until = now + timedelta(seconds=lease_seconds)
         try:
             with self._pool.connection() as conn, conn.transaction():
@@ -725,12 +738,12 @@ class PostgresStore(RecordStore):
         return sorted((self._event(r) for r in rows), key=lambda e: e.event_id)
 
     def release_event(self, event_id: int, worker: str, now: datetime, error: str,
-                      final: bool) -> None:
-        self._write("UPDATE inbox SET status = %s, worker = NULL, lease_until = NULL, "
+                      final: bool, retry_at: datetime | None = None) -> None:
+        self._write("UPDATE inbox SET status = %s, worker = NULL, lease_until = %s, "
                     "error = %s, processed_at = %s WHERE event_id = %s AND worker = %s "
                     "AND status = 'processing'",
-                    ("failed" if final else "pending", error, now if final else None,
-                     event_id, worker))
+                    ("failed" if final else "pending", None if final else retry_at, error,
+                     now if final else None, event_id, worker))
 
     def inbox(self, tenant: str | None = None, status: str | None = None, limit: int = 100,
               after: int = 0) -> list[InboxEvent]:

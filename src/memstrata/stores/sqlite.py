@@ -210,6 +210,10 @@ class _SqliteTx(StoreTx):
         self._c.execute("DELETE FROM archived WHERE memory_id = ? AND tenant = ?",
                         (memory_id, tenant))
 
+    def purge_history(self, tenant: str, memory_id: str) -> None:
+        self._c.execute("DELETE FROM history WHERE tenant = ? AND memory_id = ?",
+                        (tenant, memory_id))
+
     def complete_event(self, event_id: int, worker: str, memory_ids: Sequence[str],
                        at: datetime) -> bool:
         row = self._c.execute(
@@ -719,6 +723,13 @@ class SqliteStore(RecordStore):
              json.dumps(event.headers, ensure_ascii=False), event.received_at.timestamp()))
         if rows:
             return int(rows[0][0]), True
+        rearmed = self._write(
+            "UPDATE inbox SET status = 'pending', attempts = 0, error = NULL, worker = NULL, "
+            "lease_until = NULL, processed_at = NULL WHERE tenant = ? AND source = ? AND "
+            "delivery = ? AND status = 'failed' RETURNING event_id",
+            (event.tenant, event.source, event.delivery))
+        if rearmed:
+            return int(rearmed[0][0]), True
         known = self._query("SELECT event_id FROM inbox WHERE tenant = ? AND source = ? AND "
                             "delivery = ?", (event.tenant, event.source, event.delivery))
         return int(known[0][0]), False
@@ -728,7 +739,8 @@ class SqliteStore(RecordStore):
         # BEGIN IMMEDIATE takes the database's write lock: one claim at a time, across
         # processes, which is what SKIP LOCKED gives PostgreSQL.
         t = now.timestamp()
-        waiting = "(status = 'pending' OR (status = 'processing' AND lease_until < ?))"
+        # A pending event's lease_until is its retry time (after a failed attempt).
+        waiting = "(status IN ('pending', 'processing') AND COALESCE(lease_until, 0) < ?)"
         with self._lock:
             try:
                 self._c.execute("BEGIN IMMEDIATE")
@@ -752,11 +764,11 @@ class SqliteStore(RecordStore):
         return sorted((self._event(r) for r in rows), key=lambda e: e.event_id)
 
     def release_event(self, event_id: int, worker: str, now: datetime, error: str,
-                      final: bool) -> None:
-        self._write("UPDATE inbox SET status = ?, worker = NULL, lease_until = NULL, error = ?, "
+                      final: bool, retry_at: datetime | None = None) -> None:
+        self._write("UPDATE inbox SET status = ?, worker = NULL, lease_until = ?, error = ?, "
                     "processed_at = ? WHERE event_id = ? AND worker = ? AND status = 'processing'",
-                    ("failed" if final else "pending", error, now.timestamp() if final else None,
-                     event_id, worker))
+                    ("failed" if final else "pending", None if final else _ts(retry_at), error,
+                     now.timestamp() if final else None, event_id, worker))
 
     def inbox(self, tenant: str | None = None, status: str | None = None, limit: int = 100,
               after: int = 0) -> list[InboxEvent]:
