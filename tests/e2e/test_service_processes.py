@@ -48,6 +48,28 @@ def _home(tmp_path: Path, store: str = "") -> Path:
     return home
 
 
+def _serve(home: Path, *args: str) -> tuple[subprocess.Popen[str], str]:
+    """`memstrata serve` on a free port, once /readyz answers."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memstrata", "--home", str(home), "serve", "--port", str(port),
+         *args], env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while True:
+        if proc.poll() is not None:
+            raise AssertionError(proc.stderr.read() if proc.stderr else "serve exited")
+        try:
+            if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
+                return proc, url
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError("serve did not come up")
+        time.sleep(0.1)
+
+
 def _signed(body: dict[str, object]) -> tuple[bytes, dict[str, str]]:
     raw = json.dumps(body).encode()
     sig = hmac.new(SECRET.encode(), raw, hashlib.sha256).hexdigest()
@@ -74,24 +96,9 @@ def test_keys_commands(tmp_path: Path) -> None:
 def test_serve_with_two_worker_processes(tmp_path: Path) -> None:
     home = _home(tmp_path)
     key = json.loads(run(home, "keys", "create", "--tenant", "acme", "--json").stdout)["key"]
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memstrata", "--home", str(home), "serve", "--port", str(port),
-         "--workers", "2"], env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-        text=True)
-    url = f"http://127.0.0.1:{port}"
+    proc, url = _serve(home, "--workers", "2")
     auth = {"Authorization": f"Bearer {key}"}
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            try:
-                if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "serve did not come up"
-            time.sleep(0.2)
         ids = [httpx.post(f"{url}/v1/memories", json={"content": f"fact number {i} of ten"},
                           headers=auth, timeout=60).json()["memory_id"] for i in range(10)]
         # Whichever process answers, it sees what the other wrote (one store).
@@ -110,22 +117,8 @@ def test_serve_with_two_worker_processes(tmp_path: Path) -> None:
 def test_serve_accepts_webhooks_and_stops_gracefully(tmp_path: Path) -> None:
     home = _home(tmp_path)
     key = json.loads(run(home, "keys", "create", "--tenant", "acme", "--json").stdout)["key"]
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memstrata", "--home", str(home), "serve", "--port", str(port)],
-        env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    url = f"http://127.0.0.1:{port}"
+    proc, url = _serve(home)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
-            try:
-                if httpx.get(f"{url}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline, "serve did not come up"
-            time.sleep(0.1)
         raw, headers = _signed({"type": "deploy", "status": "failed", "id": "ev-1",
                                 "message": "checkout deploy failed: quota exceeded"})
         resp = httpx.post(f"{url}/v1/webhooks/events", content=raw, headers=headers)

@@ -75,6 +75,19 @@ def wmem(make_memory) -> Memory:
     return make_memory(**SOURCES)
 
 
+def count_transactions(mem: Memory) -> list[int]:
+    """A list that grows by one per write transaction ``mem`` opens from now on."""
+    opened: list[int] = []
+    real = mem.stores.transaction
+
+    def counting() -> Any:
+        opened.append(1)
+        return real()
+
+    mem.stores.transaction = counting  # type: ignore[method-assign]
+    return opened
+
+
 def memories_of(mem: Memory, tenant: str = "acme") -> list[Any]:
     return mem.get_all(tenant=tenant, types=["event"], limit=1000)
 
@@ -294,14 +307,7 @@ def test_a_batch_is_written_together_and_one_bad_event_holds_up_no_other(make_me
     for i, text in enumerate(["short note one", "x" * 1000, "short note two"]):
         body = comment(text, cid=i)
         wmem.receive_webhook("gh", body, gh_headers(body, delivery=f"g{i}"))
-    transactions = []
-    real = wmem.stores.transaction
-
-    def counting() -> Any:
-        transactions.append(1)
-        return real()
-
-    wmem.stores.transaction = counting  # type: ignore[method-assign]
+    transactions = count_transactions(wmem)
     report = wmem.process_inbox()
     assert (report.claimed, report.done, report.failed) == (3, 2, 1)
     assert "max_content_bytes" in report.errors[0]
@@ -317,14 +323,7 @@ def test_good_events_share_one_transaction(wmem: Memory) -> None:
     for i in range(5):
         body = comment(f"remark {i} on the retry policy", cid=i)
         wmem.receive_webhook("gh", body, gh_headers(body, delivery=f"t{i}"))
-    calls = []
-    real = wmem.stores.transaction
-
-    def counting() -> Any:
-        calls.append(1)
-        return real()
-
-    wmem.stores.transaction = counting  # type: ignore[method-assign]
+    calls = count_transactions(wmem)
     assert wmem.process_inbox().done == 5
     assert len(calls) == 1 and len(memories_of(wmem)) == 5
 

@@ -667,13 +667,14 @@ class SqliteStore(RecordStore):
         }
 
     # -- the service's tables -------------------------------------------------------------
-    def _write(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
-        """One statement in its own immediate transaction (the rows it returns)."""
+    @contextmanager
+    def _immediate(self) -> Iterator[sqlite3.Connection]:
+        """A write transaction outside the change feed (no sequence number is used)."""
         with self._lock:
             try:
                 self._c.execute("BEGIN IMMEDIATE")
                 try:
-                    rows = self._c.execute(sql, args).fetchall()
+                    yield self._c
                     self._c.execute("COMMIT")
                 except BaseException:
                     if self._c.in_transaction:
@@ -681,7 +682,11 @@ class SqliteStore(RecordStore):
                     raise
             except sqlite3.Error as exc:
                 raise StorageError(f"write to {self.path} failed: {exc}") from None
-        return rows
+
+    def _write(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        """One statement in its own immediate transaction (the rows it returns)."""
+        with self._immediate() as c:
+            return c.execute(sql, args).fetchall()
 
     @staticmethod
     def _key(row: Sequence[Any]) -> ApiKey:
@@ -741,26 +746,15 @@ class SqliteStore(RecordStore):
         t = now.timestamp()
         # A pending event's lease_until is its retry time (after a failed attempt).
         waiting = "(status IN ('pending', 'processing') AND COALESCE(lease_until, 0) < ?)"
-        with self._lock:
-            try:
-                self._c.execute("BEGIN IMMEDIATE")
-                try:
-                    self._c.execute(
-                        f"UPDATE inbox SET status = 'failed', worker = NULL, lease_until = NULL, "
-                        f"error = COALESCE(error, 'no result') || ' (gave up after ' || attempts "
-                        f"|| ' attempts)' WHERE {waiting} AND attempts >= ?", (t, max_attempts))
-                    rows = self._c.execute(
-                        f"UPDATE inbox SET status = 'processing', worker = ?, lease_until = ?, "
-                        f"attempts = attempts + 1 WHERE event_id IN (SELECT event_id FROM inbox "
-                        f"WHERE {waiting} ORDER BY event_id LIMIT ?) RETURNING {_INBOX_COLUMNS}",
-                        (worker, t + lease_seconds, t, limit)).fetchall()
-                    self._c.execute("COMMIT")
-                except BaseException:
-                    if self._c.in_transaction:
-                        self._c.execute("ROLLBACK")
-                    raise
-            except sqlite3.Error as exc:
-                raise StorageError(f"write to {self.path} failed: {exc}") from None
+        with self._immediate() as c:
+            c.execute(f"UPDATE inbox SET status = 'failed', worker = NULL, lease_until = NULL, "
+                      f"error = COALESCE(error, 'no result') || ' (gave up after ' || attempts "
+                      f"|| ' attempts)' WHERE {waiting} AND attempts >= ?", (t, max_attempts))
+            rows = c.execute(
+                f"UPDATE inbox SET status = 'processing', worker = ?, lease_until = ?, "
+                f"attempts = attempts + 1 WHERE event_id IN (SELECT event_id FROM inbox "
+                f"WHERE {waiting} ORDER BY event_id LIMIT ?) RETURNING {_INBOX_COLUMNS}",
+                (worker, t + lease_seconds, t, limit)).fetchall()
         return sorted((self._event(r) for r in rows), key=lambda e: e.event_id)
 
     def release_event(self, event_id: int, worker: str, now: datetime, error: str,
