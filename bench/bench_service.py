@@ -124,7 +124,7 @@ async def _send_events(url: str, n: int, concurrency: int, tag: str) -> dict[str
             "accept_latency": _lat(latencies)}
 
 
-def _wait_processed(url: str, n: int, key: str, start: float) -> float:
+def _wait_processed(url: str, n: int, start: float) -> float:
     while True:
         inbox = httpx.get(f"{url}/readyz", timeout=30).json()["inbox"]
         if inbox.get("done", 0) + inbox.get("failed", 0) >= n:
@@ -149,7 +149,7 @@ def bench_webhooks(args: argparse.Namespace, work: Path) -> dict[str, Any]:
             url = f"http://127.0.0.1:{port}"
             start = time.perf_counter()
             sent = asyncio.run(_send_events(url, args.events, args.concurrency, "e"))
-            total = _wait_processed(url, args.events, "", start)
+            total = _wait_processed(url, args.events, start)
             sent["processed_seconds"] = round(total, 2)
             sent["processed_per_s"] = round(args.events / total, 1)
             # A redelivery of every event: acknowledged as duplicates, nothing new.

@@ -119,7 +119,7 @@ def add_batch(body: BatchIn, caller: Caller = need("write")) -> dict[str, Any]:
 
 
 @router.get("/v1/memories", tags=["memories"], summary="List memories by id, a page at a time")
-def list_memories(request: Request, caller: Caller = need("read"),
+def list_memories(caller: Caller = need("read"),
                   user: Name | None = None, type: list[str] | None = Query(None),
                   tier: list[str] | None = Query(None), include_superseded: bool = False,
                   limit: int | None = Query(None, ge=1), after: str = "") -> Page:
