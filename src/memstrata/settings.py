@@ -386,6 +386,7 @@ class LifecycleSettings(_Section):
     rescore_every_minutes: float = Field(60.0, gt=0)
     abstract_every_minutes: float = Field(1440.0, gt=0)
     forget_every_minutes: float = Field(1440.0, gt=0)
+    inbox_every_minutes: float = Field(1440.0, gt=0)  # webhooks.keep_done_days's clean-up
     batch_size: int = Field(500, ge=1, le=100_000)  # memories per transaction
 
     @field_validator("tiers", mode="before")
@@ -531,6 +532,10 @@ class WebhookSettings(_Section):
     retry_seconds: float = Field(5.0, ge=0)
     retry_max_seconds: float = Field(600.0, ge=0)
     poll_seconds: float = Field(1.0, gt=0)  # an idle worker looks again after this
+    # A done event's body and headers are dropped this long after it was processed (by the
+    # lifecycle's daily ``inbox`` job); its row stays, so a redelivery is still refused.
+    # None keeps every payload.
+    keep_done_days: float | None = Field(7.0, gt=0)
 
     @field_validator("sources")
     @classmethod

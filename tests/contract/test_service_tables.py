@@ -155,3 +155,28 @@ def test_purge_history(store: RecordStore) -> None:
         tx.purge_history("acme", "m1")
     assert store.history("acme", "m1") == []
     assert len(store.history("acme", "m2")) == 1
+
+
+def test_prune_drops_old_done_payloads_and_keeps_the_row(store: RecordStore) -> None:
+    ids = {d: store.enqueue_event(_event(d, tenant=t))[0]
+           for d, t in (("old", "acme"), ("new", "acme"), ("other", "globex"),
+                        ("waiting", "acme"), ("failed", "acme"))}
+    store.claim_events("w", 10, T0, 60, 5)
+    for d, at in (("old", T0), ("other", T0), ("new", T0 + timedelta(days=9))):
+        with store.transaction() as tx:
+            assert tx.complete_event(ids[d], "w", [f"m-{d}"], at)
+    store.release_event(ids["waiting"], "w", T0, "away", False)
+    store.release_event(ids["failed"], "w", T0, "malformed", True)
+    cutoff = T0 + timedelta(days=7)
+
+    assert store.prune_inbox(cutoff, tenant="acme") == 1  # another tenant's event is left
+    assert store.prune_inbox(cutoff) == 1
+    assert store.prune_inbox(cutoff) == 0  # nothing twice
+    by_delivery = {e.delivery: e for e in store.inbox()}
+    for d in ("old", "other"):
+        assert by_delivery[d].body == "" and by_delivery[d].headers == {}
+        assert by_delivery[d].status == "done" and by_delivery[d].memory_ids == (f"m-{d}",)
+    for d in ("new", "waiting", "failed"):
+        assert by_delivery[d].body == '{"a": 1}' and by_delivery[d].headers
+    # The row is still there: a late redelivery is known, and not made again.
+    assert store.enqueue_event(_event("old")) == (ids["old"], False)

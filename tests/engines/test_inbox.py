@@ -371,3 +371,28 @@ def test_an_event_with_nothing_left_to_remember_is_done(wmem: Memory) -> None:
         received_at=wmem.clock()))
     assert wmem.process_inbox().done == 1
     assert wmem.inbox_counts() == {"done": 1}
+
+
+def test_the_inbox_job_drops_done_payloads_after_keep_done_days(wmem: Memory, clock) -> None:
+    body = comment()
+    wmem.receive_webhook("gh", body, gh_headers(body))
+    assert wmem.process_inbox().done == 1
+    clock.advance(days=wmem.settings.webhooks.keep_done_days - 1)
+    [job] = wmem.consolidate(["inbox"]).jobs
+    assert job.counts == {"payloads_dropped": 0}
+    clock.advance(days=2)
+    assert wmem.consolidate(["inbox"]).jobs[0].counts == {"payloads_dropped": 1}
+    [event] = wmem.inbox_events(tenant="acme")
+    assert event.status == "done" and event.body == "" and event.memory_ids
+    assert wmem.receive_webhook("gh", body, gh_headers(body)).duplicate  # still known
+    assert len(memories_of(wmem)) == 1
+
+
+def test_keep_done_days_none_keeps_every_payload(make_memory, clock) -> None:
+    mem = make_memory(**{**SOURCES, "webhooks": {**SOURCES["webhooks"], "keep_done_days": None}})
+    body = comment()
+    mem.receive_webhook("gh", body, gh_headers(body))
+    mem.process_inbox()
+    clock.advance(days=3650)
+    assert mem.consolidate(["inbox"]).jobs[0].counts == {"payloads_dropped": 0}
+    assert mem.inbox_events(tenant="acme")[0].body == body.decode()

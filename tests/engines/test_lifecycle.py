@@ -260,13 +260,14 @@ def test_rescoring_by_use_and_age_is_bounded_and_logged(mem: Memory, clock: Cloc
 
 
 def test_worker_schedule(mem: Memory, clock: Clock) -> None:
-    assert set(mem.due_jobs()) == {"sessions", "rescore", "promote", "abstract", "forget"}
+    assert set(mem.due_jobs()) == {"sessions", "rescore", "promote", "abstract", "forget",
+                                   "inbox"}
     mem.consolidate()
     assert mem.due_jobs() == []
     clock.advance(minutes=61)
     assert mem.due_jobs() == ["sessions", "rescore", "promote"]
     clock.advance(days=1)
-    assert len(mem.due_jobs()) == 5
+    assert len(mem.due_jobs()) == 6
     with pytest.raises(ValidationError, match="unknown lifecycle job"):
         mem.consolidate(["nap"])
 

@@ -29,7 +29,7 @@ from .update import UpdateEngine, snapshot
 
 ACTOR = "lifecycle"
 log = logging.getLogger("memstrata.llm")  # the abstraction's LLM fallback
-JOBS = ("sessions", "rescore", "promote", "abstract", "forget")
+JOBS = ("sessions", "rescore", "promote", "abstract", "forget", "inbox")
 _LIVE_TIERS = [t for t in Tier if t is not Tier.ARCHIVE]
 # What abstraction learns from: the records of what happened, not documents or Q&A pairs.
 _ABSTRACT_FROM = [MemoryType.DIALOGUE, MemoryType.TOOL_CALL, MemoryType.EVENT]
@@ -75,7 +75,8 @@ class LifecycleEngine:
     # -- running -------------------------------------------------------------------------------
     def consolidate(self, jobs: list[str] | None = None, tenant: str | None = None
                     ) -> ConsolidationReport:
-        """Run ``jobs`` (default all, in order: sessions, rescore, promote, abstract, forget)."""
+        """Run ``jobs`` (default all, in order: sessions, rescore, promote, abstract, forget,
+        inbox)."""
         names = jobs or list(JOBS)
         unknown = sorted(set(names) - set(JOBS))
         if unknown:
@@ -348,6 +349,15 @@ class LifecycleEngine:
                         n = self.archive(batch, now, reason)
                         job.counts["archived"] = job.counts.get("archived", 0) + n
         return job
+
+    # -- the webhook inbox's retention --------------------------------------------------------
+    def _job_inbox(self, now: datetime, tenant: str | None) -> JobReport:
+        """Done events keep their row (a late redelivery is still known) but lose their payload
+        after ``webhooks.keep_done_days``; pending and failed events keep theirs."""
+        days = self.settings.webhooks.keep_done_days
+        pruned = 0 if days is None else self.stores.records.prune_inbox(
+            now - timedelta(days=days), tenant)
+        return JobReport(name="inbox", counts={"payloads_dropped": pruned})
 
     def _delete(self, records: list[MemoryRecord], now: datetime, reason: str) -> int:
         with self.stores.transaction() as tx:

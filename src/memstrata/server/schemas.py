@@ -120,8 +120,8 @@ class DocumentIn(_Body):
 
 
 class ConsolidateIn(_Body):
-    jobs: list[Literal["sessions", "rescore", "promote", "abstract", "forget"]] | None = Field(
-        None, min_length=1)
+    jobs: list[Literal["sessions", "rescore", "promote", "abstract", "forget",
+                       "inbox"]] | None = Field(None, min_length=1)
 
 
 class Page(BaseModel):

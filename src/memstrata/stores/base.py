@@ -334,6 +334,11 @@ class RecordStore(ABC):
         """How many events are in each status."""
 
     @abstractmethod
+    def prune_inbox(self, processed_before: datetime, tenant: str | None = None) -> int:
+        """Drop the body and headers of ``done`` events processed before the given time; the
+        row stays, so a late redelivery is still known. Returns how many were pruned."""
+
+    @abstractmethod
     def close(self) -> None: ...
 
 

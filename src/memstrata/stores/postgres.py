@@ -761,6 +761,15 @@ class PostgresStore(RecordStore):
     def inbox_counts(self) -> dict[str, int]:
         return {s: n for s, n in self._query("SELECT status, count(*) FROM inbox GROUP BY status")}
 
+    def prune_inbox(self, processed_before: datetime, tenant: str | None = None) -> int:
+        where, args = "", [processed_before]
+        if tenant is not None:
+            where, args = " AND tenant = %s", [*args, tenant]
+        return len(self._write(
+            "UPDATE inbox SET body = '', headers = '{}' WHERE status = 'done' AND "
+            f"processed_at < %s AND (body <> '' OR headers <> '{{}}'){where} RETURNING event_id",
+            args))
+
     def close(self) -> None:
         try:
             with self._lock:

@@ -780,6 +780,14 @@ class SqliteStore(RecordStore):
     def inbox_counts(self) -> dict[str, int]:
         return {s: n for s, n in self._query("SELECT status, COUNT(*) FROM inbox GROUP BY status")}
 
+    def prune_inbox(self, processed_before: datetime, tenant: str | None = None) -> int:
+        where, args = "", [processed_before.timestamp()]
+        if tenant is not None:
+            where, args = " AND tenant = ?", [*args, tenant]
+        return len(self._write(
+            "UPDATE inbox SET body = '', headers = '{}' WHERE status = 'done' AND processed_at < ? "
+            f"AND (body <> '' OR headers <> '{{}}'){where} RETURNING event_id", args))
+
     def close(self) -> None:
         with self._lock:
             with contextlib.suppress(sqlite3.Error):
