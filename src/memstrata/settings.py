@@ -576,6 +576,7 @@ class ServerSettings(_Section):
     max_page_size: int = Field(500, ge=1, le=10_000)
     shutdown_seconds: float = Field(10.0, ge=0)  # graceful shutdown: finish the batch in hand
     log_json: bool = True  # one JSON object per log line
+    log_level: Literal["debug", "info", "warning", "error", "critical"] = "info"
 
 
 class _UrlVariables(PydanticBaseSettingsSource):

@@ -96,7 +96,7 @@ def test_keys_commands(tmp_path: Path) -> None:
 def test_serve_with_two_worker_processes(tmp_path: Path) -> None:
     home = _home(tmp_path)
     key = json.loads(run(home, "keys", "create", "--tenant", "acme", "--json").stdout)["key"]
-    proc, url = _serve(home, "--workers", "2")
+    proc, url = _serve(home, "--workers", "2", "--log-level", "warning")
     auth = {"Authorization": f"Bearer {key}"}
     try:
         ids = [httpx.post(f"{url}/v1/memories", json={"content": f"fact number {i} of ten"},
@@ -111,6 +111,15 @@ def test_serve_with_two_worker_processes(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+    # --log-level reached the worker processes: no request was logged at info.
+    logs = proc.stderr.read() if proc.stderr else ""
+    lines = [json.loads(line) for line in logs.splitlines() if line.startswith("{")]
+    assert not [entry for entry in lines if entry.get("route")], logs[-2000:]
+
+
+def test_serve_refuses_an_unknown_log_level(tmp_path: Path) -> None:
+    bad = run(_home(tmp_path), "serve", "--log-level", "loud", ok=False)
+    assert bad.returncode == 1 and "--log-level 'loud'" in bad.stderr
 
 
 @pytest.mark.slow

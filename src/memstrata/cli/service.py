@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 
 import typer
+from pydantic import ValidationError as PydanticValidationError
 from rich.table import Table
 
 from ..errors import ConfigError
+from ..settings import ServerSettings
 from ._app import app, console, memory_of, print_json, settings_of
 
 keys_app = typer.Typer(no_args_is_help=True, help="API keys of the service (one tenant and role each).")
@@ -22,7 +24,9 @@ def serve(
                                     help="Port (default server.port)."),
     workers: int | None = typer.Option(None, "--workers", min=1, max=64,
                                        help="Server processes (default server.workers)."),
-    log_level: str = typer.Option("info", "--log-level"),
+    log_level: str | None = typer.Option(
+        None, "--log-level", help="debug, info, warning, error or critical "
+                                  "(default server.log_level)."),
 ) -> None:
     """Serve the REST API (/v1, OpenAPI at /openapi.json), the webhooks and /metrics.
 
@@ -36,10 +40,17 @@ def serve(
         raise ConfigError(f"serve needs the server extra: pip install 'memstrata[server]' "
                           f"({exc})") from None
     settings = settings_of(ctx)
+    if log_level is not None:
+        try:
+            settings = settings.model_copy(update={"server": ServerSettings.model_validate(
+                {**settings.server.model_dump(), "log_level": log_level.lower()})})
+        except PydanticValidationError:
+            raise ConfigError(f"--log-level {log_level!r}: use debug, info, warning, error "
+                              "or critical") from None
     cfg = settings.server
     host, port, workers = host or cfg.host, cfg.port if port is None else port, \
         workers or cfg.workers
-    configure_logging(settings, log_level.upper())
+    configure_logging(settings)
     options = {"host": host, "port": port, "log_config": None, "access_log": False,
                "limit_concurrency": cfg.max_concurrency,
                "timeout_graceful_shutdown": int(cfg.shutdown_seconds)}
@@ -49,6 +60,7 @@ def serve(
     # Each process opens the home itself: hand it the settings' sources.
     root = ctx.find_root().obj or {}
     os.environ["MEMSTRATA_HOME"] = str(settings.home)
+    os.environ["MEMSTRATA_SERVER__LOG_LEVEL"] = cfg.log_level
     if root.get("config"):
         os.environ["MEMSTRATA_CONFIG"] = str(root["config"])
     uvicorn.run("memstrata.server.app:app_from_environment", factory=True, workers=workers,

@@ -267,14 +267,15 @@ class JsonLogFormatter(logging.Formatter):
         return json.dumps(out, ensure_ascii=False, default=str)
 
 
-def configure_logging(settings: Settings, level: str = "INFO") -> None:
-    """Structured (JSON) or plain logs on stderr for the ``memstrata`` loggers."""
+def configure_logging(settings: Settings) -> None:
+    """Structured (JSON) or plain logs on stderr for the ``memstrata`` loggers, at
+    ``server.log_level``."""
     handler = logging.StreamHandler()
     handler.setFormatter(JsonLogFormatter() if settings.server.log_json
                          else logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
     root = logging.getLogger("memstrata")
     root.handlers[:] = [handler]
-    root.setLevel(level)
+    root.setLevel(settings.server.log_level.upper())
     root.propagate = False
 
 
