@@ -825,6 +825,14 @@ class Memory:
         """The tenant's inbox events by id (a page: the last id as ``after`` for the next)."""
         return self.stores.records.inbox(self._tenant(tenant), status, limit, after)
 
+    def retry_inbox(self, event_ids: Sequence[int] | None = None, *,
+                    tenant: str | None = None) -> list[int]:
+        """Re-arm the tenant's failed inbox events (those of ``event_ids``, or all of them), for
+        when their cause is fixed; the next :meth:`process_inbox` tries them again. Returns the
+        ids re-armed (an id that is not a failed event of the tenant is left out)."""
+        return self.stores.records.retry_events(self._tenant(tenant),
+                                                None if event_ids is None else list(event_ids))
+
     # -- users -------------------------------------------------------------------------------------
     def get_all(self, *, tenant: str | None = None, user: str | None = None,
              types: Sequence[str | MemoryType] | None = None,

@@ -180,3 +180,18 @@ def test_prune_drops_old_done_payloads_and_keeps_the_row(store: RecordStore) -> 
         assert by_delivery[d].body == '{"a": 1}' and by_delivery[d].headers
     # The row is still there: a late redelivery is known, and not made again.
     assert store.enqueue_event(_event("old")) == (ids["old"], False)
+
+
+def test_retry_re_arms_only_the_tenant_s_failed_events(store: RecordStore) -> None:
+    ids = [store.enqueue_event(_event(f"d{i}", tenant=t))[0]
+           for i, t in enumerate(("acme", "acme", "acme", "globex"))]
+    store.claim_events("w", 10, T0, 60, 5)
+    for eid in (ids[0], ids[1], ids[3]):
+        store.release_event(eid, "w", T0, "malformed", True)
+    assert store.retry_events("acme", []) == []
+    assert store.retry_events("acme", [ids[1], ids[2], ids[3]]) == [ids[1]]
+    assert store.retry_events("acme") == [ids[0]]
+    by_id = {e.event_id: e for e in store.inbox()}
+    assert [by_id[i].status for i in ids] == ["pending", "pending", "processing", "failed"]
+    assert by_id[ids[0]].attempts == 0 and by_id[ids[0]].error is None
+    assert [e.event_id for e in store.claim_events("w2", 10, T0, 60, 5)] == ids[:2]

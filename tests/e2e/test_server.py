@@ -316,6 +316,27 @@ def test_webhooks_are_accepted_once_and_become_memories(srv: Server) -> None:
         assert 'memstrata_inbox_processed_events_total{outcome="done"}' in metrics
 
 
+def test_failed_webhook_events_are_retried_by_an_admin(srv: Server) -> None:
+    from memstrata.stores.base import InboxEvent
+
+    eid, _ = srv.memory.stores.records.enqueue_event(InboxEvent(
+        event_id=0, tenant="acme", source="gh", kind="github", delivery="broken", body="[1]",
+        headers={"x-github-event": "issue_comment"}, received_at=srv.memory.clock()))
+    with srv.client(srv.admin) as c:
+        wait_for(lambda: ok(c.get("/v1/inbox?status=failed"))["items"])
+        refused(c.post("/v1/inbox/retry", json={"event_ids": ["x"]}), 422)
+        refused(c.post("/v1/inbox/retry", json={"event_ids": [2**70]}), 422)
+        with srv.client(srv.other) as other:  # another tenant's admin re-arms nothing
+            assert ok(other.post("/v1/inbox/retry", json={}))["retried"] == []
+        with srv.client(srv.writer) as writer:
+            refused(writer.post("/v1/inbox/retry", json={}), 403)
+        assert ok(c.post("/v1/inbox/retry", json={"event_ids": [eid]}))["retried"] == [eid]
+        # Still malformed: the drain fails it again, with one attempt this time.
+        wait_for(lambda: ok(c.get("/v1/inbox?status=failed"))["items"])
+        [event] = ok(c.get("/v1/inbox?status=failed"))["items"]
+        assert event["event_id"] == eid and event["attempts"] == 1
+
+
 def test_bad_webhooks_get_a_4xx_and_store_nothing(srv: Server) -> None:
     raw, headers = gh(COMMENT, "bad-1")
     cases = [

@@ -92,6 +92,26 @@ def test_keys_commands(tmp_path: Path) -> None:
     assert "no API key" in run(home, "keys", "revoke", "0" * 16, ok=False).stderr
 
 
+def test_inbox_commands_list_and_retry_failed_events(tmp_path: Path) -> None:
+    from memstrata.stores.base import InboxEvent
+
+    home = _home(tmp_path)
+    with Memory(settings=Settings.load(home=home)) as mem:
+        mem.stores.records.enqueue_event(InboxEvent(
+            event_id=0, tenant="acme", source="events", kind="generic", delivery="broken",
+            body="[1]", headers={}, received_at=mem.clock()))
+    run(home, "worker", "--once")
+    [failed] = json.loads(run(home, "inbox", "list", "--tenant", "acme", "--status", "failed",
+                              "--json").stdout)
+    assert failed["delivery"] == "broken" and failed["error"]
+    assert "re-armed 0" in run(home, "inbox", "retry", "--tenant", "globex").stdout
+    out = run(home, "inbox", "retry", str(failed["event_id"]), "--tenant", "acme").stdout
+    assert f"re-armed 1 failed event(s): {failed['event_id']}" in out
+    [pending] = json.loads(run(home, "inbox", "list", "--tenant", "acme", "--json").stdout)
+    assert (pending["status"], pending["attempts"]) == ("pending", 0)
+    assert "broken" in run(home, "inbox", "list", "--tenant", "acme").stdout
+
+
 @pytest.mark.slow
 def test_serve_with_two_worker_processes(tmp_path: Path) -> None:
     home = _home(tmp_path)

@@ -396,3 +396,37 @@ def test_keep_done_days_none_keeps_every_payload(make_memory, clock) -> None:
     clock.advance(days=3650)
     assert mem.consolidate(["inbox"]).jobs[0].counts == {"payloads_dropped": 0}
     assert mem.inbox_events(tenant="acme")[0].body == body.decode()
+
+
+def test_failed_events_are_retried_on_demand_once_the_cause_is_fixed(
+        make_memory, clock, monkeypatch) -> None:
+    from memstrata.errors import StorageError
+
+    mem = make_memory(**{**SOURCES, "webhooks": {**SOURCES["webhooks"], "max_attempts": 1}})
+    for i in range(2):
+        body = comment(f"comment {i} on the retry path", cid=200 + i)
+        mem.receive_webhook("gh", body, gh_headers(body, delivery=f"r{i}"))
+    body = b'{"kind": "other tenant"}'
+    mem.receive_webhook("other", body, {"X-Memstrata-Signature": "sha256=" + hmac.new(
+        b"generic-secret", body, hashlib.sha256).hexdigest(), "Content-Type": "application/json"})
+
+    def down(*args: Any, **kw: Any) -> Any:
+        raise StorageError("the store is away")
+
+    monkeypatch.setattr(mem._update, "add", down)
+    mem.process_inbox()
+    clock.advance(seconds=mem.settings.webhooks.retry_max_seconds + 1)
+    mem.process_inbox()  # out of attempts: failed for good
+    failed = [e.event_id for e in mem.inbox_events(tenant="acme", status="failed")]
+    assert len(failed) == 2
+    assert [e.status for e in mem.inbox_events(tenant="globex")] == ["failed"]
+    monkeypatch.undo()
+
+    assert mem.retry_inbox([failed[0], 999_999], tenant="acme") == [failed[0]]
+    assert mem.retry_inbox([failed[0]], tenant="acme") == []  # pending now, not failed
+    assert mem.retry_inbox(tenant="acme") == [failed[1]]  # the rest of acme's, not globex's
+    for event in mem.inbox_events(tenant="acme"):
+        assert (event.status, event.attempts, event.error) == ("pending", 0, None)
+    assert mem.process_inbox().done == 2
+    assert len(memories_of(mem)) == 2
+    assert [e.status for e in mem.inbox_events(tenant="globex")] == ["failed"]

@@ -14,6 +14,8 @@ from ._app import app, console, memory_of, print_json, settings_of
 
 keys_app = typer.Typer(no_args_is_help=True, help="API keys of the service (one tenant and role each).")
 app.add_typer(keys_app, name="keys")
+inbox_app = typer.Typer(no_args_is_help=True, help="The webhook inbox: list events, retry failed ones.")
+app.add_typer(inbox_app, name="inbox")
 
 
 @app.command()
@@ -114,3 +116,41 @@ def keys_revoke(ctx: typer.Context, key_id: str = typer.Argument(..., help="The 
     """Revoke a key: it is refused from then on."""
     key = memory_of(ctx).keys.revoke(key_id)
     print(f"revoked {key.key_id} (tenant {key.tenant})")
+
+
+@inbox_app.command("list")
+def inbox_list(
+    ctx: typer.Context,
+    tenant: str | None = typer.Option(None, "--tenant"),
+    status: str | None = typer.Option(None, "--status",
+                                      help="pending, processing, done or failed."),
+    limit: int = typer.Option(50, "--limit", min=1, max=10_000),
+    after: int = typer.Option(0, "--after", min=0, help="Events after this id (the next page)."),
+    json_out: bool = typer.Option(False, "--json"),
+) -> None:
+    """The tenant's webhook events by id, with their status and error."""
+    events = memory_of(ctx).inbox_events(tenant=tenant, status=status, limit=limit, after=after)
+    rows = [{"event_id": e.event_id, "source": e.source, "kind": e.kind, "delivery": e.delivery,
+             "status": e.status, "attempts": e.attempts, "received_at": e.received_at,
+             "error": e.error, "memory_ids": list(e.memory_ids)} for e in events]
+    if json_out:
+        print_json(rows)
+        return
+    table = Table("id", "source", "delivery", "status", "attempts", "received", "error",
+                  box=None, pad_edge=False)
+    for e in events:
+        table.add_row(str(e.event_id), e.source, e.delivery, e.status, str(e.attempts),
+                      f"{e.received_at:%Y-%m-%d %H:%M}", e.error or "")
+    console.print(table)
+
+
+@inbox_app.command("retry")
+def inbox_retry(
+    ctx: typer.Context,
+    event_ids: list[int] | None = typer.Argument(None, help="Failed events' ids (default: all)."),
+    tenant: str | None = typer.Option(None, "--tenant"),
+) -> None:
+    """Re-arm failed events once their cause is fixed; a worker then tries them again."""
+    retried = memory_of(ctx).retry_inbox(event_ids or None, tenant=tenant)
+    print(f"re-armed {len(retried)} failed event(s)" +
+          (f": {', '.join(map(str, retried))}" if retried else ""))

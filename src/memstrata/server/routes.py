@@ -23,6 +23,7 @@ from .schemas import (
     ContextIn,
     DocumentIn,
     FeedbackIn,
+    InboxRetryIn,
     MemoryIn,
     MemoryPatch,
     Name,
@@ -261,6 +262,12 @@ def stats(caller: Caller = need("read")) -> dict[str, Any]:
 def delete_user(user: str, caller: Caller = need("admin")) -> dict[str, Any]:
     counts = caller.call(lambda m: m.delete_user(user, tenant=caller.tenant))
     return {"user": user, "deleted": counts}
+
+
+@router.post("/v1/inbox/retry", tags=["webhooks"],
+             summary="Re-arm failed webhook events, once their cause is fixed")
+def inbox_retry(body: InboxRetryIn, caller: Caller = need("admin")) -> dict[str, Any]:
+    return {"retried": caller.call(lambda m: m.retry_inbox(body.event_ids, tenant=caller.tenant))}
 
 
 @router.get("/v1/inbox", tags=["webhooks"], summary="The tenant's webhook inbox, a page at a time")

@@ -119,6 +119,11 @@ class DocumentIn(_Body):
     tags: list[str] | None = Field(None, max_length=100)
 
 
+class InboxRetryIn(_Body):
+    event_ids: list[Annotated[int, Field(ge=1, le=2**63 - 1)]] | None = Field(
+        None, max_length=10_000, description="The failed events to retry; all if absent.")
+
+
 class ConsolidateIn(_Body):
     jobs: list[Literal["sessions", "rescore", "promote", "abstract", "forget",
                        "inbox"]] | None = Field(None, min_length=1)

@@ -334,6 +334,11 @@ class RecordStore(ABC):
         """How many events are in each status."""
 
     @abstractmethod
+    def retry_events(self, tenant: str, event_ids: Sequence[int] | None = None) -> list[int]:
+        """Re-arm the tenant's ``failed`` events (those of ``event_ids``, or all): pending, no
+        attempts, no error. Returns their ids; other events are left as they are."""
+
+    @abstractmethod
     def prune_inbox(self, processed_before: datetime, tenant: str | None = None) -> int:
         """Drop the body and headers of ``done`` events processed before the given time; the
         row stays, so a late redelivery is still known. Returns how many were pruned."""

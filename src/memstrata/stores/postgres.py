@@ -761,6 +761,16 @@ class PostgresStore(RecordStore):
     def inbox_counts(self) -> dict[str, int]:
         return {s: n for s, n in self._query("SELECT status, count(*) FROM inbox GROUP BY status")}
 
+    def retry_events(self, tenant: str, event_ids: Sequence[int] | None = None) -> list[int]:
+        where, args = "", [tenant]
+        if event_ids is not None:
+            where, args = " AND event_id = ANY(%s)", [tenant, list(event_ids)]
+        rows = self._write(
+            "UPDATE inbox SET status = 'pending', attempts = 0, error = NULL, worker = NULL, "
+            "lease_until = NULL, processed_at = NULL WHERE tenant = %s AND status = 'failed'"
+            f"{where} RETURNING event_id", args)
+        return sorted(int(r[0]) for r in rows)
+
     def prune_inbox(self, processed_before: datetime, tenant: str | None = None) -> int:
         where, args = "", [processed_before]
         if tenant is not None:

@@ -780,6 +780,19 @@ class SqliteStore(RecordStore):
     def inbox_counts(self) -> dict[str, int]:
         return {s: n for s, n in self._query("SELECT status, COUNT(*) FROM inbox GROUP BY status")}
 
+    def retry_events(self, tenant: str, event_ids: Sequence[int] | None = None) -> list[int]:
+        if event_ids is not None and not event_ids:
+            return []
+        where, args = "", [tenant]
+        if event_ids is not None:
+            where = f" AND event_id IN ({', '.join('?' * len(event_ids))})"
+            args.extend(event_ids)
+        rows = self._write(
+            "UPDATE inbox SET status = 'pending', attempts = 0, error = NULL, worker = NULL, "
+            f"lease_until = NULL, processed_at = NULL WHERE tenant = ? AND status = 'failed'{where} "
+            "RETURNING event_id", args)
+        return sorted(int(r[0]) for r in rows)
+
     def prune_inbox(self, processed_before: datetime, tenant: str | None = None) -> int:
         where, args = "", [processed_before.timestamp()]
         if tenant is not None:
