@@ -195,3 +195,17 @@ def test_retry_re_arms_only_the_tenant_s_failed_events(store: RecordStore) -> No
     assert [by_id[i].status for i in ids] == ["pending", "pending", "processing", "failed"]
     assert by_id[ids[0]].attempts == 0 and by_id[ids[0]].error is None
     assert [e.event_id for e in store.claim_events("w2", 10, T0, 60, 5)] == ids[:2]
+
+
+def test_renewing_keeps_only_the_leases_still_held(store: RecordStore) -> None:
+    ids = [store.enqueue_event(_event(f"d{i}"))[0] for i in range(3)]
+    store.claim_events("a", 2, T0, 60, 5)
+    assert store.renew_leases("a", [], T0) == set()
+    assert store.renew_leases("a", ids, T0 + timedelta(seconds=150)) == set(ids[:2])
+    # Renewed: not claimable after the first lease, claimable after the new one.
+    assert [e.event_id for e in store.claim_events("b", 10, T0 + timedelta(seconds=90), 60, 5)] \
+        == ids[2:]
+    taken = store.claim_events("c", 10, T0 + timedelta(seconds=151), 60, 5)  # b's ran out too
+    assert [e.event_id for e in taken] == ids
+    assert store.renew_leases("a", ids, T0 + timedelta(seconds=500)) == set()  # c holds them
+    assert {e.event_id: e.worker for e in store.inbox()}[ids[0]] == "c"

@@ -430,3 +430,49 @@ def test_failed_events_are_retried_on_demand_once_the_cause_is_fixed(
     assert mem.process_inbox().done == 2
     assert len(memories_of(mem)) == 2
     assert [e.status for e in mem.inbox_events(tenant="globex")] == ["failed"]
+
+
+def _slow_adds(mem: Memory, clock, monkeypatch, seconds: float, thief: list[list[Any]]) -> None:
+    """Each add takes ``seconds`` of the clock; a thief worker then tries to lease everything."""
+    real = mem._update.add
+
+    def slow(*args: Any, **kw: Any) -> Any:
+        clock.advance(seconds=seconds)
+        thief.append(mem.stores.records.claim_events("thief", 10, clock(), 60, 5))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(mem._update, "add", slow)
+
+
+def test_a_long_batch_renews_its_leases_group_by_group(make_memory, clock, monkeypatch) -> None:
+    mem = make_memory(**SOURCES, embedder={"batch_size": 1})  # one event per group
+    lease = mem.settings.webhooks.lease_seconds
+    for i in range(3):
+        body = comment(f"comment {i} in a slow batch", cid=300 + i)
+        mem.receive_webhook("gh", body, gh_headers(body, delivery=f"s{i}"))
+    stolen: list[list[Any]] = []
+    _slow_adds(mem, clock, monkeypatch, 0.75 * lease, stolen)
+    report = mem.process_inbox(worker="w1")
+    # 2.25 leases in all, yet each group renewed the rest: the thief never got one.
+    assert (report.done, report.lost) == (3, 0) and stolen == [[], [], []]
+    assert len(memories_of(mem)) == 3
+
+
+def test_events_whose_lease_went_to_another_worker_are_left_to_it(
+        make_memory, clock, monkeypatch) -> None:
+    mem = make_memory(**SOURCES, embedder={"batch_size": 1})
+    for i in range(3):
+        body = comment(f"comment {i} in a stalled batch", cid=400 + i)
+        mem.receive_webhook("gh", body, gh_headers(body, delivery=f"t{i}"))
+    stolen: list[list[Any]] = []
+    _slow_adds(mem, clock, monkeypatch, 2 * mem.settings.webhooks.lease_seconds, stolen)
+    report = mem.process_inbox(worker="w1")
+    # The first group stalled past the lease and the thief took all three: w1's write of the
+    # first rolls back (its done mark needs the lease), and it leaves the other two alone.
+    assert [len(s) for s in stolen] == [3]
+    assert (report.done, report.lost) == (0, 3)
+    assert memories_of(mem) == []
+    monkeypatch.undo()
+    clock.advance(seconds=61)
+    assert mem.process_inbox(worker="w2").done == 3  # the thief died too: made once, here
+    assert len(memories_of(mem)) == 3

@@ -149,8 +149,10 @@ class InboxEngine:
 
         Events whose memories fit one embedder batch are embedded and written together, in
         one transaction with their ``done`` marks; a group that fails is retried event by
-        event, so one bad event holds up no other. Once ``stop`` is set, the events not
-        started yet are given back at once (not after their lease)."""
+        event, so one bad event holds up no other. Before each group the leases of the events
+        still in hand are renewed, so a long batch keeps them (one group must fit in
+        ``webhooks.lease_seconds``). Once ``stop`` is set, the events not started yet are
+        given back at once (not after their lease)."""
         report = DrainReport(worker=worker or default_worker_name())
         records = self.stores.records
         claimed = records.claim_events(
@@ -177,6 +179,16 @@ class InboxEngine:
             for group in self._groups(ready):
                 if stop is not None and stop.is_set():
                     break
+                held = records.renew_leases(
+                    report.worker, list(left),
+                    self.clock() + timedelta(seconds=self.cfg.lease_seconds))
+                for event_id in [i for i in left if i not in held]:  # another worker's now
+                    del left[event_id]
+                    report.lost += 1
+                    log.warning("inbox event %s: lease lost to another worker", event_id)
+                group = [item for item in group if item[0].event_id in held]
+                if not group:
+                    continue
                 if not self._store(group, report, alone=len(group) == 1):
                     for one in group:
                         self._store([one], report, alone=True)

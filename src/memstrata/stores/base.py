@@ -318,6 +318,11 @@ class RecordStore(ABC):
         ``max_attempts`` times already is marked failed instead."""
 
     @abstractmethod
+    def renew_leases(self, worker: str, event_ids: Sequence[int], until: datetime) -> set[int]:
+        """Extend ``worker``'s leases on these events to ``until``; returns the ids it still
+        held (an event whose lease ran out and went to another worker is not among them)."""
+
+    @abstractmethod
     def release_event(self, event_id: int, worker: str, now: datetime, error: str,
                       final: bool, retry_at: datetime | None = None) -> None:
         """Give a leased event back after a failed attempt: ``pending`` again (claimed no

@@ -737,6 +737,14 @@ class PostgresStore(RecordStore):
             raise StorageError(f"write to {self._where} failed: {describe(exc)}") from None
         return sorted((self._event(r) for r in rows), key=lambda e: e.event_id)
 
+    def renew_leases(self, worker: str, event_ids: Sequence[int], until: datetime) -> set[int]:
+        if not event_ids:
+            return set()
+        rows = self._write(
+            "UPDATE inbox SET lease_until = %s WHERE worker = %s AND status = 'processing' AND "
+            "event_id = ANY(%s) RETURNING event_id", (until, worker, list(event_ids)))
+        return {int(r[0]) for r in rows}
+
     def release_event(self, event_id: int, worker: str, now: datetime, error: str,
                       final: bool, retry_at: datetime | None = None) -> None:
         self._write("UPDATE inbox SET status = %s, worker = NULL, lease_until = %s, "

@@ -757,6 +757,15 @@ class SqliteStore(RecordStore):
                 (worker, t + lease_seconds, t, limit)).fetchall()
         return sorted((self._event(r) for r in rows), key=lambda e: e.event_id)
 
+    def renew_leases(self, worker: str, event_ids: Sequence[int], until: datetime) -> set[int]:
+        if not event_ids:
+            return set()
+        rows = self._write(
+            f"UPDATE inbox SET lease_until = ? WHERE worker = ? AND status = 'processing' AND "
+            f"event_id IN ({', '.join('?' * len(event_ids))}) RETURNING event_id",
+            (until.timestamp(), worker, *event_ids))
+        return {int(r[0]) for r in rows}
+
     def release_event(self, event_id: int, worker: str, now: datetime, error: str,
                       final: bool, retry_at: datetime | None = None) -> None:
         self._write("UPDATE inbox SET status = ?, worker = NULL, lease_until = ?, error = ?, "
