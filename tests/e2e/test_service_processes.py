@@ -112,6 +112,13 @@ def test_inbox_commands_list_and_retry_failed_events(tmp_path: Path) -> None:
     assert "broken" in run(home, "inbox", "list", "--tenant", "acme").stdout
 
 
+def _count(metrics: str, route: str) -> float:
+    """Requests to ``route`` in a Prometheus exposition, over every method and status."""
+    return sum(float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines()
+               if line.startswith("memstrata_http_request_duration_seconds_count{")
+               and f'route="{route}"' in line)
+
+
 @pytest.mark.slow
 def test_serve_with_two_worker_processes(tmp_path: Path) -> None:
     home = _home(tmp_path)
@@ -125,6 +132,9 @@ def test_serve_with_two_worker_processes(tmp_path: Path) -> None:
         for mid in ids:
             assert httpx.get(f"{url}/v1/memories/{mid}", headers=auth).status_code == 200
         assert httpx.get(f"{url}/v1/stats", headers=auth).json()["current"] == 10
+        # Whichever process is scraped, the counts are both processes' together.
+        for _ in range(4):
+            assert _count(httpx.get(f"{url}/metrics").text, "/v1/memories/{memory_id}") == 10
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) in (0, -signal.SIGTERM)
     finally:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 
 import typer
 from pydantic import ValidationError as PydanticValidationError
@@ -65,8 +67,18 @@ def serve(
     os.environ["MEMSTRATA_SERVER__LOG_LEVEL"] = cfg.log_level
     if root.get("config"):
         os.environ["MEMSTRATA_CONFIG"] = str(root["config"])
-    uvicorn.run("memstrata.server.app:app_from_environment", factory=True, workers=workers,
-                **options)  # type: ignore[arg-type]
+    # /metrics of any process reports them all: prometheus_client's multiprocess mode, in a
+    # folder of this run's (unless the deployment chose one).
+    own_dir = None
+    if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        own_dir = tempfile.mkdtemp(prefix="memstrata-metrics-")
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = own_dir
+    try:
+        uvicorn.run("memstrata.server.app:app_from_environment", factory=True, workers=workers,
+                    **options)  # type: ignore[arg-type]
+    finally:
+        if own_dir:
+            shutil.rmtree(own_dir, ignore_errors=True)
 
 
 @keys_app.command("create")

@@ -1,9 +1,11 @@
-"""Prometheus metrics for ``/metrics``: request latency, webhook outcomes, inbox work (this
-process), and gauges read from the store at scrape time (memories by tier, the inbox's depth:
-the same for every process of a deployment)."""
+"""Prometheus metrics for ``/metrics``: request latency, webhook outcomes, inbox work, and
+gauges read from the store at scrape time (memories by tier, the inbox's depth: the same for
+every process of a deployment). With ``PROMETHEUS_MULTIPROC_DIR`` set (``memstrata serve
+--workers N`` sets it) the counts are those of every server process together."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -57,15 +59,23 @@ class Metrics:
 
     def __init__(self, service: Service) -> None:
         self.registry = CollectorRegistry()
+        # Several processes: each writes its counts to files in the shared folder (the
+        # library's multiprocess mode) and a scrape of any one sums them all.
+        shared = bool(os.environ.get("PROMETHEUS_MULTIPROC_DIR"))
+        own = None if shared else self.registry
         self.latency = Histogram(
             "memstrata_http_request_duration_seconds", "HTTP request latency",
-            ["method", "route", "status"], registry=self.registry,
+            ["method", "route", "status"], registry=own,
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10))
         self.webhooks = Counter("memstrata_webhook_deliveries", "Webhook deliveries by outcome",
-                                ["source", "outcome"], registry=self.registry)
+                                ["source", "outcome"], registry=own)
         self.inbox = Counter("memstrata_inbox_processed_events",
-                             "Inbox events this process worked on, by outcome", ["outcome"],
-                             registry=self.registry)
+                             "Inbox events the server worked on, by outcome", ["outcome"],
+                             registry=own)
+        if shared:
+            from prometheus_client import multiprocess
+
+            multiprocess.MultiProcessCollector(self.registry)
         self.registry.register(_StoreGauges(service))
 
     def request(self, method: str, route: str, status: int, seconds: float) -> None:
