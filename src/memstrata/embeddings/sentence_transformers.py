@@ -15,7 +15,7 @@ from .base import Embedder, normalise
 class SentenceTransformerEmbedder(Embedder):
     """Loads the model at ``path`` with the hub switched off."""
 
-    def __init__(self, path: str, threads: int | None = None) -> None:
+    def __init__(self, path: str, threads: int | None = None, batch_size: int = 8) -> None:
         folder = Path(path).expanduser()
         if not folder.is_dir():
             raise EmbedderError(f"sentence-transformers model folder {folder} does not exist")
@@ -37,8 +37,12 @@ class SentenceTransformerEmbedder(Embedder):
             self._model.get_sentence_embedding_dimension  # renamed in sentence-transformers 6
         self.dim = int(dim())
         self.model_id = f"st:{folder.name}"
+        self.batch_size = batch_size
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return normalise(self._model.encode(list(texts), convert_to_numpy=True))
+        # The model sorts the texts by length, then pads each pass of batch_size to its
+        # longest: small passes waste little on padding (embedder.model_batch_size).
+        return normalise(self._model.encode(list(texts), batch_size=self.batch_size,
+                                            convert_to_numpy=True))
