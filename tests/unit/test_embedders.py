@@ -81,8 +81,11 @@ def test_sentence_transformers_folder(tmp_path: Path, monkeypatch) -> None:
         def get_sentence_embedding_dimension(self) -> int:
             return 4
 
-        def encode(self, texts, convert_to_numpy: bool) -> np.ndarray:
+        def encode(self, texts, batch_size: int, convert_to_numpy: bool) -> np.ndarray:
+            passes.append(batch_size)
             return np.ones((len(texts), 4), np.float32)
+
+    passes: list[int] = []
 
     monkeypatch.setitem(sys.modules, "sentence_transformers",
                         types.SimpleNamespace(SentenceTransformer=FakeST))
@@ -91,6 +94,10 @@ def test_sentence_transformers_folder(tmp_path: Path, monkeypatch) -> None:
                                            path=str(tmp_path / "all-MiniLM")))
     assert emb.dim == 4 and emb.model_id == "st:all-MiniLM"
     assert np.allclose(emb.embed_documents(["x"]), 0.5)
+    assert passes == [8]  # embedder.model_batch_size: small passes, little padding
+    create_embedder(EmbedderSettings(name="sentence-transformers", path=str(tmp_path / "all-MiniLM"),
+                                     model_batch_size=2)).embed_documents(["x", "y", "z"])
+    assert passes == [8, 2]
     with pytest.raises(EmbedderError, match=r"does not exist"):
         create_embedder(EmbedderSettings(name="st", path=str(tmp_path / "missing")))
 
