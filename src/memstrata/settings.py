@@ -204,7 +204,7 @@ class EmbedderSettings(_Section):
     path: str | None = None
     batch_size: int = Field(64, ge=1, le=4096)
     # Texts per forward pass of a local transformer (sentence-transformers), which pads each
-    # pass to its longest text: on a CPU, LoCoMo turns embed at 11.5 ms each in passes of 8,
+    # pass to its longest text: on a CPU, LoCoMo turns embed at 11.6 ms each in passes of 8,
     # 15.6 in passes of 32 and 25.5 in passes of 64 (docs/BENCHMARKS.md, Peer: Mem0).
     model_batch_size: int = Field(8, ge=1, le=1024)
     threads: int = Field(1, ge=1, le=256)
