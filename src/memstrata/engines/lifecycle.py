@@ -357,7 +357,7 @@ class LifecycleEngine:
         days = self.settings.webhooks.keep_done_days
         pruned = 0 if days is None else self.stores.records.prune_inbox(
             now - timedelta(days=days), tenant)
-        return JobReport(name="inbox", counts={"payloads_dropped": pruned})
+        return JobReport(name="inbox", counts={"payloads_dropped": pruned} if pruned else {})
 
     def _delete(self, records: list[MemoryRecord], now: datetime, reason: str) -> int:
         with self.stores.transaction() as tx:
