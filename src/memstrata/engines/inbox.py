@@ -176,19 +176,20 @@ class InboxEngine:
                 log.warning("inbox event %s failed: %s", event.event_id, exc)
         left = {event.event_id: event for event, _ in ready}
         try:
-            for group in self._groups(ready):
+            for n, group in enumerate(self._groups(ready)):
                 if stop is not None and stop.is_set():
                     break
-                held = records.renew_leases(
-                    report.worker, list(left),
-                    self.clock() + timedelta(seconds=self.cfg.lease_seconds))
-                for event_id in [i for i in left if i not in held]:  # another worker's now
-                    del left[event_id]
-                    report.lost += 1
-                    log.warning("inbox event %s: lease lost to another worker", event_id)
-                group = [item for item in group if item[0].event_id in held]
-                if not group:
-                    continue
+                if n:  # the first group starts right after the claim: its leases are fresh
+                    held = records.renew_leases(
+                        report.worker, list(left),
+                        self.clock() + timedelta(seconds=self.cfg.lease_seconds))
+                    for event_id in [i for i in left if i not in held]:  # another worker's now
+                        del left[event_id]
+                        report.lost += 1
+                        log.warning("inbox event %s: lease lost to another worker", event_id)
+                    group = [item for item in group if item[0].event_id in held]
+                    if not group:
+                        continue
                 if not self._store(group, report, alone=len(group) == 1):
                     for one in group:
                         self._store([one], report, alone=True)
