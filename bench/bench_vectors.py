@@ -57,7 +57,7 @@ def _exact_top(mat: np.ndarray, q: np.ndarray, k: int = 10) -> np.ndarray:
 def run(sizes: list[int], n_queries: int, expansions: list[int]) -> list[dict[str, Any]]:
     from usearch.index import Index
 
-    from memstrata.embeddings.usem3 import USEEmbedder
+    from varvemem.embeddings.usem3 import USEEmbedder
 
     emb = USEEmbedder()
     g = Generator(3)

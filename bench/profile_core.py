@@ -38,12 +38,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_core import _import_everything, library_fingerprint, make_queries, make_texts
-from memstrata import Memory
-from memstrata.engines.retrieval import RetrievalEngine
-from memstrata.engines.update import UpdateEngine
-from memstrata.stores import Stores
-from memstrata.stores.local_vectors import LocalVectorIndex
-from memstrata.stores.sqlite import SqliteStore
+from varvemem import Memory
+from varvemem.engines.retrieval import RetrievalEngine
+from varvemem.engines.update import UpdateEngine
+from varvemem.stores import Stores
+from varvemem.stores.local_vectors import LocalVectorIndex
+from varvemem.stores.sqlite import SqliteStore
 
 TIMES: dict[str, list[float]] = defaultdict(lambda: [0.0, 0])
 WRAPPED: set[str] = set()
@@ -86,8 +86,8 @@ def vectors_for(texts: list[str], cache: Path) -> np.ndarray:
         m = int(other.name.split("-")[1])
         if m > len(texts) and make_texts(m)[: len(texts)] == texts:
             return np.load(other, mmap_mode="r")[: len(texts)].copy()
-    from memstrata.embeddings import create_embedder
-    from memstrata.settings import EmbedderSettings
+    from varvemem.embeddings import create_embedder
+    from varvemem.settings import EmbedderSettings
 
     emb = create_embedder(EmbedderSettings())
     out = np.empty((len(texts), emb.dim), np.float32)
@@ -159,7 +159,7 @@ def profile_size(n: int, queries: int, cache: Path, work: Path) -> None:
           f"p95 {lat[int(0.95 * (len(lat) - 1))] * 1000:.1f} ms")
     report(f"search at {n} memories, query vector given", total, per=queries)
     # the vector channel alone, outside the engine (the filter the engine passes)
-    from memstrata.model import SearchFilter
+    from varvemem.model import SearchFilter
 
     flt = SearchFilter(tenant=mem.settings.default_tenant)
     index = mem.stores.vectors
@@ -240,7 +240,7 @@ def study(n: int, rounds: int, queries: int, cache: Path, work: Path) -> None:
     print(f"built a home of {n} memories (vectors given) in {time.perf_counter() - t:.0f}s")
     mem.close()
     del vecs
-    db = work / "home" / "memstrata.db"
+    db = work / "home" / "varvemem.db"
     con = sqlite3.connect(db)
     rows = con.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name ORDER BY 2 DESC").fetchall()
     hist = con.execute("SELECT action, COUNT(*), SUM(COALESCE(LENGTH(old), 0) + COALESCE(LENGTH(new), 0)) "
@@ -306,11 +306,11 @@ def main() -> int:
     ap.add_argument("--rss", type=int, help="peak RSS of one add_many call vs chunks at N")
     ap.add_argument("--rss-child", choices=("one", "chunks"), help=argparse.SUPPRESS)
     ap.add_argument("--queries", type=int, default=200)
-    ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "memstrata-bench-cache")
+    ap.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "varvemem-bench-cache")
     args = ap.parse_args()
     _import_everything()
     print(f"library: {library_fingerprint()}", flush=True)
-    work = Path(tempfile.mkdtemp(prefix="memstrata-profile-"))
+    work = Path(tempfile.mkdtemp(prefix="varvemem-profile-"))
     try:
         if args.size:
             profile_size(args.size, args.queries, args.cache, work)

@@ -20,9 +20,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_core import make_queries
-from memstrata import Memory, Settings
-from memstrata.model import SearchFilter, utcnow
-from memstrata.text import fts_query, index_terms
+from varvemem import Memory, Settings
+from varvemem.model import SearchFilter, utcnow
+from varvemem.text import fts_query, index_terms
 
 
 def _cpu() -> float:

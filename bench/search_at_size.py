@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_scale import make_queries
-from memstrata import Memory, Settings
+from varvemem import Memory, Settings
 
 
 def main() -> None:

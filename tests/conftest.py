@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from memstrata import Memory, Settings
-from memstrata.embeddings.usem3 import USEEmbedder
+from varvemem import Memory, Settings
+from varvemem.embeddings.usem3 import USEEmbedder
 
 
 class Clock:
@@ -134,18 +134,18 @@ def s3_bucket(s3_server: str) -> str:
 
 @pytest.fixture(scope="session")
 def pg_url() -> str:
-    """A real PostgreSQL server's URL (``MEMSTRATA_TEST_PG_URL``, default the machine's own on
+    """A real PostgreSQL server's URL (``VARVEMEM_TEST_PG_URL``, default the machine's own on
     127.0.0.1:5432, user postgres). Under CI a missing server fails; elsewhere it skips."""
     import os
 
-    url = os.environ.get("MEMSTRATA_TEST_PG_URL",
+    url = os.environ.get("VARVEMEM_TEST_PG_URL",
                          "postgresql://postgres@127.0.0.1:5432/postgres")
     try:
         import psycopg
 
         psycopg.connect(url, connect_timeout=3).close()
     except Exception as exc:
-        msg = f"PostgreSQL at {url} is not usable ({exc}); start it or set MEMSTRATA_TEST_PG_URL"
+        msg = f"PostgreSQL at {url} is not usable ({exc}); start it or set VARVEMEM_TEST_PG_URL"
         if os.environ.get("CI"):
             pytest.fail(msg)
         pytest.skip(msg)
@@ -186,17 +186,17 @@ def pg_schema(pg_url: str) -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def redis_url() -> str:
-    """A real Redis server's URL (``MEMSTRATA_TEST_REDIS_URL``, default the machine's own on
+    """A real Redis server's URL (``VARVEMEM_TEST_REDIS_URL``, default the machine's own on
     127.0.0.1:6379). Under CI a missing server fails; elsewhere it skips."""
     import os
 
-    url = os.environ.get("MEMSTRATA_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+    url = os.environ.get("VARVEMEM_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
     try:
         import redis
 
         redis.Redis.from_url(url, socket_connect_timeout=3).ping()
     except Exception as exc:
-        msg = f"Redis at {url} is not usable ({exc}); start it or set MEMSTRATA_TEST_REDIS_URL"
+        msg = f"Redis at {url} is not usable ({exc}); start it or set VARVEMEM_TEST_REDIS_URL"
         if os.environ.get("CI"):
             pytest.fail(msg)
         pytest.skip(msg)
@@ -355,8 +355,8 @@ def mock_llm(handler: Callable[[Any], Any]) -> Any:
     """A chat client whose endpoint is ``handler`` (an ``httpx.Request -> httpx.Response``)."""
     import httpx
 
-    from memstrata.llm import ChatClient
-    from memstrata.settings import LLMSettings
+    from varvemem.llm import ChatClient
+    from varvemem.settings import LLMSettings
 
     # Retries are the client's own tests' business (tests/unit/test_llm_client.py): no waiting.
     return ChatClient(LLMSettings(enabled=True, url="http://llm.test/v1", model="m"),

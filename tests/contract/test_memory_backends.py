@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from memstrata import Memory, Settings
+from varvemem import Memory, Settings
 
 # The embedded default, PostgreSQL alone, Milvus Lite beside the embedded store, the seed's
 # production layout (PostgreSQL, a Milvus standalone server, Redis for the active sessions, S3
@@ -102,7 +102,7 @@ def test_every_backend_tells_the_same_story(combo_settings, tmp_path: Path, embe
 
     calls = {"fill": 0, "store": 0}
     if "cache_url" in combo_settings.get("store", {}):
-        from memstrata.stores.redis_cache import RedisActiveCache
+        from varvemem.stores.redis_cache import RedisActiveCache
 
         fill, from_store = RedisActiveCache._fill, RedisActiveCache._from_store
 
@@ -124,7 +124,7 @@ def test_every_backend_tells_the_same_story(combo_settings, tmp_path: Path, embe
     for key in reference:
         assert got[key] == reference[key], key
     # ... and the data went where the settings said
-    assert (tmp_path / "other" / "memstrata.db").exists() == \
+    assert (tmp_path / "other" / "varvemem.db").exists() == \
         ("url" not in combo_settings.get("store", {}))
     vector_url = combo_settings.get("store", {}).get("vector_url")
     assert (tmp_path / "other" / "vectors").exists() == (vector_url is None)
@@ -141,11 +141,11 @@ def test_every_backend_tells_the_same_story(combo_settings, tmp_path: Path, embe
     elif vector_url is not None:  # the vectors are in Milvus
         from pymilvus import MilvusClient
 
-        from memstrata.stores.milvus import milvus_uri
+        from varvemem.stores.milvus import milvus_uri
 
         client = MilvusClient(milvus_uri(vector_url))
         [name] = [c for c in client.list_collections() if c.startswith(
-            combo_settings["store"].get("vector_collection", "memstrata"))]
+            combo_settings["store"].get("vector_collection", "varvemem"))]
         count = client.query(name, filter="", output_fields=["count(*)"])[0]["count(*)"]
         assert count == got["stats"]["memories"]
         client.close()

@@ -1,4 +1,4 @@
-"""PostgreSQL as the store of record: configured by URL, migrated by memstrata, and every
+"""PostgreSQL as the store of record: configured by URL, migrated by varvemem, and every
 fault a clear error that names the setting."""
 
 from __future__ import annotations
@@ -10,24 +10,24 @@ import psycopg
 import pytest
 from typer.testing import CliRunner
 
-from memstrata import ConfigError, Memory, Settings, StorageError, upgrade_store
-from memstrata.cli import app
-from memstrata.stores.postgres import PostgresStore
+from varvemem import ConfigError, Memory, Settings, StorageError, upgrade_store
+from varvemem.cli import app
+from varvemem.stores.postgres import PostgresStore
 
 
 def test_short_url_variables_and_redaction(monkeypatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("MEMSTRATA_STORE_URL", "postgresql://u:s3cret@db.example/mem")
-    monkeypatch.setenv("MEMSTRATA_ARCHIVE_URL", "s3://bucket/prefix")
+    monkeypatch.setenv("VARVEMEM_STORE_URL", "postgresql://u:s3cret@db.example/mem")
+    monkeypatch.setenv("VARVEMEM_ARCHIVE_URL", "s3://bucket/prefix")
     s = Settings.load(home=tmp_path)
     assert s.store.url == "postgresql://u:s3cret@db.example/mem"
     assert s.archive.url == "s3://bucket/prefix"
-    monkeypatch.setenv("MEMSTRATA_STORE__URL", "sqlite:///tmp/x.db")  # the nested name wins
+    monkeypatch.setenv("VARVEMEM_STORE__URL", "sqlite:///tmp/x.db")  # the nested name wins
     assert Settings.load(home=tmp_path).store.url == "sqlite:///tmp/x.db"
-    monkeypatch.setenv("MEMSTRATA_STORE__URL", "mysql://u:s3cret@db/mem")
+    monkeypatch.setenv("VARVEMEM_STORE__URL", "mysql://u:s3cret@db/mem")
     with pytest.raises(ConfigError, match=r"store\.url: unsupported store URL") as err:
         Settings.load(home=tmp_path)
     assert "s3cret" not in str(err.value)
-    monkeypatch.delenv("MEMSTRATA_STORE__URL")
+    monkeypatch.delenv("VARVEMEM_STORE__URL")
     out = CliRunner().invoke(app, ["--home", str(tmp_path), "config", "show", "--json"])
     assert out.exit_code == 0, out.output
     shown = json.loads(out.output)["store"]["url"]
@@ -47,14 +47,14 @@ def test_unreachable_server_and_unknown_role(tmp_path: Path, pg_url: str) -> Non
 def test_schema_versions_upgrade_and_newer(tmp_path: Path, pg_url: str, pg_schema: str) -> None:
     settings = Settings.load(home=tmp_path, store={"url": pg_url, "pg_schema": pg_schema,
                                                    "auto_migrate": False})
-    with pytest.raises(StorageError, match="memstrata db upgrade"):
+    with pytest.raises(StorageError, match="varvemem db upgrade"):
         Memory(settings=settings)  # an empty schema is behind too: nothing is created
     with psycopg.connect(pg_url) as conn:
         assert conn.execute("SELECT to_regclass(%s)", (f"{pg_schema}.memories",)
                             ).fetchone()[0] is None
     runner = CliRunner()
-    env = {"MEMSTRATA_STORE_URL": pg_url, "MEMSTRATA_STORE__PG_SCHEMA": pg_schema,
-           "MEMSTRATA_STORE__AUTO_MIGRATE": "false"}
+    env = {"VARVEMEM_STORE_URL": pg_url, "VARVEMEM_STORE__PG_SCHEMA": pg_schema,
+           "VARVEMEM_STORE__AUTO_MIGRATE": "false"}
     out = runner.invoke(app, ["--home", str(tmp_path), "db", "upgrade"], env=env)
     assert out.exit_code == 0, out.output
     latest = PostgresStore.migrations()[-1][0]
@@ -67,9 +67,9 @@ def test_schema_versions_upgrade_and_newer(tmp_path: Path, pg_url: str, pg_schem
     with psycopg.connect(pg_url) as conn:
         conn.execute(f'UPDATE "{pg_schema}".meta SET value = %s WHERE key = %s',
                      (str(latest + 1), "schema_version"))
-    with pytest.raises(StorageError, match="newer than this memstrata knows"):
+    with pytest.raises(StorageError, match="newer than this varvemem knows"):
         Memory(settings=settings)
-    with pytest.raises(StorageError, match="newer than this memstrata knows"):
+    with pytest.raises(StorageError, match="newer than this varvemem knows"):
         upgrade_store(settings)
 
 

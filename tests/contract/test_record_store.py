@@ -8,8 +8,8 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import pytest
 
-from memstrata.model import HistoryEntry, MemoryRecord, MemoryType, Scope, SearchFilter, Tier
-from memstrata.stores.base import RecordStore
+from varvemem.model import HistoryEntry, MemoryRecord, MemoryType, Scope, SearchFilter, Tier
+from varvemem.stores.base import RecordStore
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -68,7 +68,7 @@ def test_keyword_search_ranks_by_bm25_in_chinese_and_english(store: RecordStore)
     put(store, rec("en1", "the image pull secret was in the wrong namespace"),
         rec("en2", "cache key fix for the payment pipeline"),
         rec("zh1", "镜像拉取凭证放错了命名空间"), rec("zh2", "流水线缓存修复"))
-    from memstrata.text import analyse
+    from varvemem.text import analyse
 
     hits = store.keyword_search(analyse("image pull secret namespace"), SearchFilter(), T0, 10)
     assert hits[0][0] == "en1" and hits[0][1] > 0
@@ -209,7 +209,7 @@ def test_recent_in_session(store: RecordStore) -> None:
 
 
 def test_select_for_lifecycle_jobs(store: RecordStore) -> None:
-    from memstrata.stores.base import Selection
+    from varvemem.stores.base import Selection
 
     day = timedelta(days=1)
     put(store,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from memstrata import Memory, Settings, StorageError
+from varvemem import Memory, Settings, StorageError
 
 
 def contents(mem: Memory, session: str = "s1") -> list[str]:
@@ -57,7 +57,7 @@ def test_window_is_served_from_redis_and_kept_current(tmp_path: Path, redis_url:
     store_only.close()
     # another process sees the same window; the session's end drops it
     other = make(tmp_path / "other-home", redis_url, cache_prefix, embedder, clock,
-                 url=f"sqlite://{tmp_path}/memstrata.db")
+                 url=f"sqlite://{tmp_path}/varvemem.db")
     assert contents(other) == contents(mem)
     other.close()
     clock.advance(hours=1)
@@ -121,7 +121,7 @@ def test_answer_cache_on_redis_is_shared_and_never_stale(tmp_path: Path, redis_u
     from a validated pair is a cache hit in another, and a changed pair is never served."""
     a = make(tmp_path, redis_url, cache_prefix, embedder, clock)
     b = make(tmp_path / "b", redis_url, cache_prefix, embedder, clock,
-             url=f"sqlite://{tmp_path}/memstrata.db")
+             url=f"sqlite://{tmp_path}/varvemem.db")
     pid = a.save_qa("Which port does the API use?", "Port 8443.", 0.95)
     assert a.ask("Which port does the API use?").reason.startswith("a validated")
     r = redis.Redis.from_url(redis_url)

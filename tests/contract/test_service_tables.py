@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
-from memstrata.stores.base import ApiKey, InboxEvent, RecordStore
+from varvemem.stores.base import ApiKey, InboxEvent, RecordStore
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -145,7 +145,7 @@ def test_a_redelivery_re_arms_a_failed_event(store: RecordStore) -> None:
 
 
 def test_purge_history(store: RecordStore) -> None:
-    from memstrata.model import HistoryEntry
+    from varvemem.model import HistoryEntry
 
     with store.transaction() as tx:
         for mid in ("m1", "m2"):

@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memstrata.model import MemoryType, SearchFilter, Tier
-from memstrata.stores.base import RecordStore, VectorAttrs, VectorIndex
-from memstrata.stores.local_vectors import LocalVectorIndex
-from memstrata.stores.sqlite import SqliteStore
+from varvemem.model import MemoryType, SearchFilter, Tier
+from varvemem.stores.base import RecordStore, VectorAttrs, VectorIndex
+from varvemem.stores.local_vectors import LocalVectorIndex
+from varvemem.stores.sqlite import SqliteStore
 
 DIM = 16
 
@@ -26,12 +26,12 @@ def attrs(i: int) -> VectorAttrs:
 
 @pytest.fixture(params=["local", "milvus-lite", "milvus-server", "milvus-standalone", "pgvector"])
 def vindex(request, tmp_path: Path) -> Iterator[VectorIndex]:
-    records: RecordStore = SqliteStore(tmp_path / "memstrata.db")
+    records: RecordStore = SqliteStore(tmp_path / "varvemem.db")
     if request.param == "local":
         index: VectorIndex = LocalVectorIndex(tmp_path / "v", DIM, "test-model")
     elif request.param == "pgvector":
-        from memstrata.stores.pgvector import PgVectorIndex
-        from memstrata.stores.postgres import PostgresStore
+        from varvemem.stores.pgvector import PgVectorIndex
+        from varvemem.stores.postgres import PostgresStore
 
         request.getfixturevalue("pgvector_available")
         records.close()
@@ -39,7 +39,7 @@ def vindex(request, tmp_path: Path) -> Iterator[VectorIndex]:
                                 schema=request.getfixturevalue("pg_schema"), pool_size=2)
         index = PgVectorIndex(records, DIM, "test-model")
     else:
-        from memstrata.stores.milvus import MilvusVectorIndex
+        from varvemem.stores.milvus import MilvusVectorIndex
 
         url = (f"milvus-lite://{tmp_path}/milvus.db" if request.param == "milvus-lite"
                else request.getfixturevalue(request.param.replace("-", "_")))
@@ -103,13 +103,13 @@ def test_search_filters_upsert_remove(vindex: VectorIndex) -> None:
 
 
 def test_milvus_faults_name_the_setting(tmp_path: Path) -> None:
-    from memstrata import ConfigError, Memory, Settings, StorageError
+    from varvemem import ConfigError, Memory, Settings, StorageError
 
     with pytest.raises(ConfigError, match=r"store\.vector_url: unsupported vector index URL"):
         Settings.load(home=tmp_path, store={"vector_url": "qdrant://x:1"})
     with pytest.raises(ConfigError, match=r"store\.cache_url: unsupported cache URL"):
         Settings.load(home=tmp_path, store={"cache_url": "memcached://x:1"})
-    from memstrata.stores.milvus import milvus_uri
+    from varvemem.stores.milvus import milvus_uri
 
     assert milvus_uri(f"{tmp_path}/m.db") == f"{tmp_path}/m.db"  # a plain path is Milvus Lite
     assert milvus_uri("milvus+https://h:443") == "https://h:443"
@@ -127,8 +127,8 @@ def test_milvus_index_is_rebuilt_from_the_store(tmp_path: Path, milvus_server: s
                                                 embedder) -> None:
     from pymilvus import MilvusClient
 
-    from memstrata import Memory, Settings
-    from memstrata.stores.milvus import milvus_uri
+    from varvemem import Memory, Settings
+    from varvemem.stores.milvus import milvus_uri
 
     collection = f"t_{uuid.uuid4().hex[:10]}"
     settings = Settings.load(home=tmp_path, store={"vector_url": milvus_server,
@@ -138,7 +138,7 @@ def test_milvus_index_is_rebuilt_from_the_store(tmp_path: Path, milvus_server: s
     mem.add("lunch is at noon")
     client = MilvusClient(milvus_uri(milvus_server))
     [name] = [c for c in client.list_collections() if c.startswith(collection)]
-    client.delete(name, ids=[mid])  # the index loses a vector behind memstrata's back
+    client.delete(name, ids=[mid])  # the index loses a vector behind varvemem's back
     assert mem.stores.vectors.vectors([mid]) == {}
     assert mem.reindex() == 2
     assert set(mem.stores.vectors.vectors([mid])) == {mid}

@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memstrata.model import MemoryType, SearchFilter, Tier
-from memstrata.stores.base import VectorAttrs
-from memstrata.stores.local_vectors import IndexFileError, LocalVectorIndex
+from varvemem.model import MemoryType, SearchFilter, Tier
+from varvemem.stores.base import VectorAttrs
+from varvemem.stores.local_vectors import IndexFileError, LocalVectorIndex
 
 DIM = 16
 

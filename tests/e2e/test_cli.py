@@ -13,9 +13,9 @@ import pytest
 
 def run(home: Path, *args: str, env: dict[str, str] | None = None,
         ok: bool = True) -> subprocess.CompletedProcess[str]:
-    full_env = {k: v for k, v in os.environ.items() if not k.startswith("MEMSTRATA_")}
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("VARVEMEM_")}
     full_env.update(env or {})
-    proc = subprocess.run([sys.executable, "-m", "memstrata", "--home", str(home), *args],
+    proc = subprocess.run([sys.executable, "-m", "varvemem", "--home", str(home), *args],
                           capture_output=True, text=True, env=full_env, timeout=120)
     assert "Traceback" not in proc.stderr, proc.stderr
     if ok:
@@ -77,7 +77,7 @@ def test_ingest_and_reingest(tmp_path: Path) -> None:
 
 def test_config_show_reports_weights_and_environment(tmp_path: Path) -> None:
     data = json.loads(run(tmp_path, "config", "show", "--json",
-                          env={"MEMSTRATA_RETRIEVAL__TOP_K": "4"}).stdout)
+                          env={"VARVEMEM_RETRIEVAL__TOP_K": "4"}).stdout)
     assert data["retrieval"]["top_k"] == 4
     assert sum(data["retrieval"]["profiles"]["default"]["weights"].values()) == pytest.approx(1)
     text = run(tmp_path, "config", "show").stdout
@@ -87,12 +87,12 @@ def test_config_show_reports_weights_and_environment(tmp_path: Path) -> None:
 @pytest.mark.parametrize("args,env,message", [
     (["add", "   "], None, "error: content is empty"),
     (["add", "x", "--type", "gossip"], None, "unknown memory type 'gossip'"),
-    (["add", "x" * 100], {"MEMSTRATA_UPDATE__MAX_CONTENT_BYTES": "64"},
+    (["add", "x" * 100], {"VARVEMEM_UPDATE__MAX_CONTENT_BYTES": "64"},
      "over the limit of 64 (update.max_content_bytes)"),
     (["get", "mem_unknown"], None, "error: no memory mem_unknown"),
     (["delete", "mem_unknown"], None, "error: no memory mem_unknown"),
     (["history", "mem_unknown"], None, "error: no memory mem_unknown"),
-    (["search", "x"], {"MEMSTRATA_RETRIEVAL__PROFILES": '{"default":{"weights":{"tag":0.9}}}'},
+    (["search", "x"], {"VARVEMEM_RETRIEVAL__PROFILES": '{"default":{"weights":{"tag":0.9}}}'},
      "retrieval.profiles.default.weights: weights must sum to 1"),
     (["search", "x", "--profile", "nope"], None, "unknown retrieval profile 'nope'"),
     (["context", "x", "--max-tokens", "3"], None, "max_tokens 3 is too small"),
@@ -188,7 +188,7 @@ def test_ask_through_the_cli(tmp_path: Path) -> None:
     assert out["route"] == "reuse" and out["answer"] == "在服务门户点击新建工单。"
     assert out["matched"]["question"] == "如何提交工单？" and out["ms"] > 0
     assert json.loads(run(home, "ask", "你好", "--json").stdout)["route"] == "skip"
-    assert (home / "sessions" / "s1.md").read_text("utf-8").count("memstrata turn") == 2
+    assert (home / "sessions" / "s1.md").read_text("utf-8").count("varvemem turn") == 2
     pid = out["matched"]["id"]
     assert run(home, "qa", "feedback", pid, "down").stdout.strip() == f"{pid} score 0.70"
     bad = run(home, "qa", "feedback", pid, "meh", ok=False)

@@ -1,4 +1,4 @@
-"""End to end through ``memstrata mcp``, driven by the MCP SDK's own client: stdio, streamable
+"""End to end through ``varvemem mcp``, driven by the MCP SDK's own client: stdio, streamable
 HTTP on loopback, and tenant isolation. Every server is a real subprocess, always stopped."""
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ from typing import Any, TextIO
 import anyio
 import pytest
 
-pytest.importorskip("mcp.server.mcpserver", reason="needs the MCP SDK 2 (memstrata[mcp])")
+pytest.importorskip("mcp.server.mcpserver", reason="needs the MCP SDK 2 (varvemem[mcp])")
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent, TextResourceContents
 
-from memstrata import Memory, NotFoundError
+from varvemem import Memory, NotFoundError
 
 pytestmark = pytest.mark.slow  # three servers as subprocesses: over 10 s together
 
@@ -33,11 +33,11 @@ TIMEOUT = 120.0  # seconds for a whole conversation with one server
 
 
 def _env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("MEMSTRATA_")}
+    return {k: v for k, v in os.environ.items() if not k.startswith("VARVEMEM_")}
 
 
 def _command(home: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "memstrata", "--home", str(home), "mcp", *args]
+    return [sys.executable, "-m", "varvemem", "--home", str(home), "mcp", *args]
 
 
 @asynccontextmanager
@@ -153,17 +153,17 @@ def test_stdio_tools_resources_and_errors(tmp_path: Path) -> None:
                 # Resources: a memory (no embedding) and a session's window.
                 templates = {t.uri_template for t in
                              (await s.list_resource_templates()).resource_templates}
-                assert templates == {"memstrata://memories/{memory_id}",
-                                     "memstrata://sessions/{session}"}
-                data = await read_json(s, f"memstrata://memories/{mid}")
+                assert templates == {"varvemem://memories/{memory_id}",
+                                     "varvemem://sessions/{session}"}
+                data = await read_json(s, f"varvemem://memories/{mid}")
                 assert data["memory_id"] == mid and data["scope"]["tenant"] == "default"
                 assert "embedding" not in data and {"helm", "k8s"} <= set(data["tags"])
                 turn = await ok(s, "add_memory", content="user: deploy the order service to stg",
                                 type="dialogue", session="s-42")
-                window = await read_json(s, "memstrata://sessions/s-42")
+                window = await read_json(s, "varvemem://sessions/s-42")
                 assert window["session"] == "s-42"
                 assert [i["memory_id"] for i in window["items"]] == [turn["memory_id"]]
-                assert (await read_json(s, "memstrata://sessions/elsewhere"))["items"] == []
+                assert (await read_json(s, "varvemem://sessions/elsewhere"))["items"] == []
 
                 # Library errors come back as tool errors with their message.
                 assert "query is empty" in await error(s, "search_memories", query="  ")
@@ -178,7 +178,7 @@ def test_stdio_tools_resources_and_errors(tmp_path: Path) -> None:
                 deleted = await ok(s, "delete_memory", memory_id=mid)
                 assert deleted == {"memory_id": mid, "deleted": True}
                 with pytest.raises(MCPError, match=f"no memory {mid}"):
-                    await s.read_resource(f"memstrata://memories/{mid}")
+                    await s.read_resource(f"varvemem://memories/{mid}")
                 assert "no memory" in await error(s, "feedback", memory_id=mid, helpful=True)
                 # ... and the server keeps working.
                 found = await ok(s, "search_memories", query="order service")
@@ -228,7 +228,7 @@ def test_streamable_http(tmp_path: Path) -> None:
                     hits = (await ok(s, "search_memories", query="when do backups run?"))["hits"]
                     assert hits[0]["memory_id"] == mid
                     assert "query is empty" in await error(s, "search_memories", query="")
-                    assert (await read_json(s, f"memstrata://memories/{mid}"))["memory_id"] == mid
+                    assert (await read_json(s, f"varvemem://memories/{mid}"))["memory_id"] == mid
 
             converse(main)
             proc.terminate()
@@ -258,7 +258,7 @@ def test_tenant_isolation(tmp_path: Path) -> None:
                 assert hits == []
                 assert "no memory" in await error(s, "delete_memory", memory_id=ids[0])
                 with pytest.raises(MCPError, match="no memory"):
-                    await s.read_resource(f"memstrata://memories/{ids[0]}")
+                    await s.read_resource(f"varvemem://memories/{ids[0]}")
                 assert "inv-b" not in text_of(await call(s, "get_context", query="invoices"))
 
     converse(main)
@@ -270,9 +270,9 @@ def test_tenant_isolation(tmp_path: Path) -> None:
 
 
 def test_http_refuses_to_bind_beyond_loopback_without_being_told(tmp_path) -> None:
-    from memstrata import Settings
-    from memstrata.errors import ConfigError
-    from memstrata.mcp_server import run
+    from varvemem import Settings
+    from varvemem.errors import ConfigError
+    from varvemem.mcp_server import run
 
     with pytest.raises(ConfigError, match="no authentication"):
         run(Settings.load(home=tmp_path / "home"), "http", "0.0.0.0", 0)

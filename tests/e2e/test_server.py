@@ -18,8 +18,8 @@ import httpx
 import pytest
 import uvicorn
 
-from memstrata import Memory, Settings
-from memstrata.server import create_app
+from varvemem import Memory, Settings
+from varvemem.server import create_app
 
 GH_SECRET = "gh-secret-123"
 AM_TOKEN = "am-token-456"
@@ -297,7 +297,7 @@ def test_webhooks_are_accepted_once_and_become_memories(srv: Server) -> None:
                              "errorMessage": "quota exceeded in eu-west-1"}}
         refused(c.post("/v1/webhooks/ci", json=run), 401)
         refused(c.post("/v1/webhooks/ci", json=run,
-                       headers={"X-Memstrata-Url-Token": "harness-token-1"}), 401)
+                       headers={"X-Varvemem-Url-Token": "harness-token-1"}), 401)
         refused(c.post("/v1/webhooks/ci?token=wrong", json=run), 401)
         ok(c.post("/v1/webhooks/ci?token=harness-token-1", json=run), 202)
     with srv.client(srv.admin) as c:
@@ -308,16 +308,16 @@ def test_webhooks_are_accepted_once_and_become_memories(srv: Server) -> None:
                                              "types": ["event"]}))["hits"]
         assert "must not be shared" in hits[0]["content"]
         metrics = c.get("/metrics").text
-        assert 'memstrata_webhook_deliveries_total{outcome="accepted",source="gh"} 1.0' in metrics
-        assert 'memstrata_webhook_deliveries_total{outcome="duplicate",source="gh"} 1.0' in metrics
-        assert 'memstrata_inbox_events{status="done"} 3.0' in metrics
-        assert 'memstrata_memories{tier="mid_term"}' in metrics
-        assert "memstrata_http_request_duration_seconds_bucket" in metrics
-        assert 'memstrata_inbox_processed_events_total{outcome="done"}' in metrics
+        assert 'varvemem_webhook_deliveries_total{outcome="accepted",source="gh"} 1.0' in metrics
+        assert 'varvemem_webhook_deliveries_total{outcome="duplicate",source="gh"} 1.0' in metrics
+        assert 'varvemem_inbox_events{status="done"} 3.0' in metrics
+        assert 'varvemem_memories{tier="mid_term"}' in metrics
+        assert "varvemem_http_request_duration_seconds_bucket" in metrics
+        assert 'varvemem_inbox_processed_events_total{outcome="done"}' in metrics
 
 
 def test_failed_webhook_events_are_retried_by_an_admin(srv: Server) -> None:
-    from memstrata.stores.base import InboxEvent
+    from varvemem.stores.base import InboxEvent
 
     eid, _ = srv.memory.stores.records.enqueue_event(InboxEvent(
         event_id=0, tenant="acme", source="gh", kind="github", delivery="broken", body="[1]",

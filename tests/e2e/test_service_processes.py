@@ -1,5 +1,5 @@
-"""The service as processes: `memstrata keys`, `memstrata serve` (webhooks acknowledged once
-committed, SIGTERM finishing gracefully), and `memstrata worker`s draining one inbox, killed
+"""The service as processes: `varvemem keys`, `varvemem serve` (webhooks acknowledged once
+committed, SIGTERM finishing gracefully), and `varvemem worker`s draining one inbox, killed
 with -9 mid-batch and restarted: every event still makes exactly one memory."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from memstrata import Memory, Settings
+from varvemem import Memory, Settings
 
 from .test_cli import run
 from .test_server import free_port
@@ -39,21 +39,21 @@ secret = "{SECRET}"
 
 
 def _env() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith("MEMSTRATA_")}
+    return {k: v for k, v in os.environ.items() if not k.startswith("VARVEMEM_")}
 
 
 def _home(tmp_path: Path, store: str = "") -> Path:
     home = tmp_path / "home"
     home.mkdir()
-    (home / "memstrata.toml").write_text(store + CONFIG)
+    (home / "varvemem.toml").write_text(store + CONFIG)
     return home
 
 
 def _serve(home: Path, *args: str) -> tuple[subprocess.Popen[str], str]:
-    """`memstrata serve` on a free port, once /readyz answers."""
+    """`varvemem serve` on a free port, once /readyz answers."""
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "memstrata", "--home", str(home), "serve", "--port", str(port),
+        [sys.executable, "-m", "varvemem", "--home", str(home), "serve", "--port", str(port),
          *args], env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 90
@@ -88,7 +88,7 @@ def _stop(proc: subprocess.Popen[str]) -> list[dict[str, Any]]:
 def _signed(body: dict[str, object]) -> tuple[bytes, dict[str, str]]:
     raw = json.dumps(body).encode()
     sig = hmac.new(SECRET.encode(), raw, hashlib.sha256).hexdigest()
-    return raw, {"X-Memstrata-Signature": f"sha256={sig}", "Content-Type": "application/json"}
+    return raw, {"X-Varvemem-Signature": f"sha256={sig}", "Content-Type": "application/json"}
 
 
 def test_keys_commands(tmp_path: Path) -> None:
@@ -108,7 +108,7 @@ def test_keys_commands(tmp_path: Path) -> None:
 
 
 def test_inbox_commands_list_and_retry_failed_events(tmp_path: Path) -> None:
-    from memstrata.stores.base import InboxEvent
+    from varvemem.stores.base import InboxEvent
 
     home = _home(tmp_path)
     with Memory(settings=Settings.load(home=home)) as mem:
@@ -130,7 +130,7 @@ def test_inbox_commands_list_and_retry_failed_events(tmp_path: Path) -> None:
 def _count(metrics: str, route: str) -> float:
     """Requests to ``route`` in a Prometheus exposition, over every method and status."""
     return sum(float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines()
-               if line.startswith("memstrata_http_request_duration_seconds_count{")
+               if line.startswith("varvemem_http_request_duration_seconds_count{")
                and f'route="{route}"' in line)
 
 
@@ -181,7 +181,7 @@ def test_serve_accepts_webhooks_and_stops_gracefully(tmp_path: Path) -> None:
         lines = _stop(proc)
     assert any(entry.get("route") == "/v1/webhooks/{source}" and entry.get("status") == 202
                for entry in lines), lines[-5:]
-    assert lines[-1]["message"].startswith("memstrata stopped"), lines[-5:]
+    assert lines[-1]["message"].startswith("varvemem stopped"), lines[-5:]
 
 
 @pytest.mark.slow
@@ -200,7 +200,7 @@ def test_workers_killed_mid_batch_still_make_each_memory_once(
             raw, headers = _signed({"type": "build", "status": "failed", "id": f"build-{i}",
                                     "message": f"build {i} failed in module m{i}"})
             assert mem.receive_webhook("events", raw, headers).event_id
-    cmd = [sys.executable, "-m", "memstrata", "--home", str(home), "worker", "--interval", "3600"]
+    cmd = [sys.executable, "-m", "varvemem", "--home", str(home), "worker", "--interval", "3600"]
     # Two workers share the inbox; each is killed with -9 while it works, twice over.
     for _ in range(2):
         workers = [subprocess.Popen(cmd, env=_env(), stdout=subprocess.DEVNULL,

@@ -8,15 +8,15 @@ from collections.abc import Callable
 import pytest
 from tests.conftest import Clock
 
-from memstrata import Memory, Tier
-from memstrata.errors import ArchiveError
+from varvemem import Memory, Tier
+from varvemem.errors import ArchiveError
 
 
 def test_archive_search_restore_on_s3(make_memory: Callable[..., Memory], clock: Clock,
                                       s3_server: str, s3_bucket: str) -> None:
     import boto3
 
-    mem = make_memory(archive={"url": f"s3://{s3_bucket}/memstrata", "endpoint_url": s3_server,
+    mem = make_memory(archive={"url": f"s3://{s3_bucket}/varvemem", "endpoint_url": s3_server,
                                "access_key": "test", "secret_key": "test"})
     mid = mem.add("the flaky checkout test needed a longer timeout", type="dialogue",
                   importance=0.3).memory_id
@@ -25,7 +25,7 @@ def test_archive_search_restore_on_s3(make_memory: Callable[..., Memory], clock:
     s3 = boto3.client("s3", endpoint_url=s3_server, region_name="us-east-1",
                       aws_access_key_id="test", aws_secret_access_key="test")
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket=s3_bucket)["Contents"]]
-    assert len(keys) == 1 and keys[0].startswith("memstrata/default/")
+    assert len(keys) == 1 and keys[0].startswith("varvemem/default/")
     assert mem.get(mid).tier is Tier.ARCHIVE
     hits = mem.search("flaky checkout test", include_archive=True)
     assert hits[0].memory.memory_id == mid

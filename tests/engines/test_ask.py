@@ -10,8 +10,8 @@ import httpx
 import pytest
 from tests.conftest import mock_llm
 
-from memstrata import Memory, ValidationError
-from memstrata.engines.intent import chit_chat
+from varvemem import Memory, ValidationError
+from varvemem.engines.intent import chit_chat
 
 
 @pytest.fixture
@@ -146,7 +146,7 @@ def test_the_faq_walkthrough_in_the_docs_runs(make_memory: Callable[..., Memory]
                                                                      repr(str(tmp_path)))
     exec(compile(code, "docs/faq.md", "exec"), {"Memory": Memory, "mem": mem})
     assert len(list(tmp_path.glob("qa-*.md"))) == 1
-    assert 'memstrata ask "工单怎么提交"' in text
+    assert 'varvemem ask "工单怎么提交"' in text
 
 
 def test_an_answer_is_not_reused_once_a_memory_behind_it_changes(home, embedder, clock) -> None:

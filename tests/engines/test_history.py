@@ -9,7 +9,7 @@ import httpx
 import pytest
 from tests.conftest import Clock, mock_llm
 
-from memstrata import Memory, ValidationError
+from varvemem import Memory, ValidationError
 
 
 @pytest.fixture
@@ -67,7 +67,7 @@ def test_bad_messages_are_refused(mem: Memory) -> None:
         mem.sessions.save("s1", [{"role": "a role with spaces", "content": "x"}])
     with pytest.raises(ValidationError, match="marker"):
         mem.sessions.save("s1", [{"role": "user", "content":
-                                  "<!-- memstrata turn at=2026-01-01T00:00:00 role=user -->"}])
+                                  "<!-- varvemem turn at=2026-01-01T00:00:00 role=user -->"}])
     assert not (mem.settings.home / "sessions").exists()
 
 
@@ -109,10 +109,10 @@ def test_answer_summary_by_the_llm_and_its_fallback(home, embedder, clock) -> No
 
 
 def test_history_settings_from_the_environment(monkeypatch, tmp_path) -> None:
-    from memstrata import ConfigError, Settings
+    from varvemem import ConfigError, Settings
 
-    monkeypatch.setenv("MEMSTRATA_HISTORY__SLIM_CHARS", "123")
+    monkeypatch.setenv("VARVEMEM_HISTORY__SLIM_CHARS", "123")
     assert Settings.load(home=tmp_path).history.slim_chars == 123
-    monkeypatch.setenv("MEMSTRATA_HISTORY__SLIM_CHARS", "5")
+    monkeypatch.setenv("VARVEMEM_HISTORY__SLIM_CHARS", "5")
     with pytest.raises(ConfigError, match=r"history\.slim_chars"):
         Settings.load(home=tmp_path)

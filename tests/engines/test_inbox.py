@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from memstrata import Memory
-from memstrata.errors import (
+from varvemem import Memory
+from varvemem.errors import (
     AuthError,
     NotFoundError,
     UnsupportedEventError,
     ValidationError,
 )
-from memstrata.model import MemoryType
+from varvemem.model import MemoryType
 
 GH_SECRET = "gh-secret-123"
 AM_TOKEN = "am-token-456"
@@ -57,7 +57,7 @@ def alerts(status: str) -> bytes:
              "startsAt": "2025-12-31T08:00:00Z",
              "endsAt": "2025-12-31T08:30:00Z" if status == "resolved" else "0001-01-01T00:00:00Z",
              "fingerprint": "a1b2c3d4e5f60718"}
-    return json.dumps({"version": "4", "status": status, "receiver": "memstrata",
+    return json.dumps({"version": "4", "status": status, "receiver": "varvemem",
                        "groupKey": "{}:{alertname=\"HighErrorRate\"}", "alerts": [alert]}).encode()
 
 
@@ -175,7 +175,7 @@ def test_failures_and_firing_alerts_matter_more_and_resolved_links_to_firing(mak
 
 
 def test_a_malformed_event_in_the_inbox_fails_once_and_for_all(wmem: Memory) -> None:
-    from memstrata.stores.base import InboxEvent
+    from varvemem.stores.base import InboxEvent
 
     wmem.stores.records.enqueue_event(InboxEvent(
         event_id=0, tenant="acme", source="gh", kind="github", delivery="bad", body="[1, 2]",
@@ -329,7 +329,7 @@ def test_good_events_share_one_transaction(wmem: Memory) -> None:
 
 
 def test_an_outage_is_retried_later_not_failed_at_once(wmem: Memory, clock, monkeypatch) -> None:
-    from memstrata.errors import StorageError
+    from varvemem.errors import StorageError
 
     body = comment()
     wmem.receive_webhook("gh", body, gh_headers(body))
@@ -363,7 +363,7 @@ def test_firing_and_resolved_in_one_batch_are_linked_once(make_memory) -> None:
 
 
 def test_an_event_with_nothing_left_to_remember_is_done(wmem: Memory) -> None:
-    from memstrata.stores.base import InboxEvent
+    from varvemem.stores.base import InboxEvent
 
     wmem.stores.records.enqueue_event(InboxEvent(
         event_id=0, tenant="acme", source="gh", kind="github", delivery="p",
@@ -400,14 +400,14 @@ def test_keep_done_days_none_keeps_every_payload(make_memory, clock) -> None:
 
 def test_failed_events_are_retried_on_demand_once_the_cause_is_fixed(
         make_memory, clock, monkeypatch) -> None:
-    from memstrata.errors import StorageError
+    from varvemem.errors import StorageError
 
     mem = make_memory(**{**SOURCES, "webhooks": {**SOURCES["webhooks"], "max_attempts": 1}})
     for i in range(2):
         body = comment(f"comment {i} on the retry path", cid=200 + i)
         mem.receive_webhook("gh", body, gh_headers(body, delivery=f"r{i}"))
     body = b'{"kind": "other tenant"}'
-    mem.receive_webhook("other", body, {"X-Memstrata-Signature": "sha256=" + hmac.new(
+    mem.receive_webhook("other", body, {"X-Varvemem-Signature": "sha256=" + hmac.new(
         b"generic-secret", body, hashlib.sha256).hexdigest(), "Content-Type": "application/json"})
 
     def down(*args: Any, **kw: Any) -> Any:

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.conftest import Clock, mock_llm
 
-from memstrata import Memory, MemoryType, NotFoundError, Settings, Tier, ValidationError
+from varvemem import Memory, MemoryType, NotFoundError, Settings, Tier, ValidationError
 
 MakeMemory = Callable[..., Memory]
 
@@ -229,7 +229,7 @@ def test_unwritable_archive_moves_nothing(mem: Memory, clock: Clock, tmp_path) -
                  embedder=mem.embedder(), clock=clock)
     mid = bad.add("an old chat line about lunch", type="dialogue").memory_id
     clock.advance(days=8)
-    from memstrata.errors import ArchiveError
+    from varvemem.errors import ArchiveError
     with pytest.raises(ArchiveError, match="cannot write"):
         bad.consolidate()
     assert bad.get(mid).tier is Tier.SHORT_TERM

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import Clock
 
-from memstrata import Memory, ValidationError
+from varvemem import Memory, ValidationError
 
 
 @pytest.fixture

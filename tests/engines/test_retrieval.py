@@ -6,9 +6,9 @@ from datetime import timedelta
 
 import pytest
 
-from memstrata import Memory, ValidationError
-from memstrata.engines import scoring
-from memstrata.text import estimate_tokens
+from varvemem import Memory, ValidationError
+from varvemem.engines import scoring
+from varvemem.text import estimate_tokens
 
 FACTS = [
     ("The order service pulls images with the regcred secret in namespace order", "knowledge"),

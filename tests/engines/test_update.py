@@ -11,7 +11,7 @@ import httpx
 import pytest
 from tests.conftest import mock_llm
 
-from memstrata import Memory, MemoryType, NotFoundError, Tier, ValidationError
+from varvemem import Memory, MemoryType, NotFoundError, Tier, ValidationError
 
 
 def test_add_returns_id_and_reports_steps(mem: Memory) -> None:

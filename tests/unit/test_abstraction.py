@@ -7,8 +7,8 @@ from datetime import datetime, timedelta, timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memstrata.engines.abstraction import extractive, sentences
-from memstrata.model import MemoryRecord, MemoryType, Tier
+from varvemem.engines.abstraction import extractive, sentences
+from varvemem.model import MemoryRecord, MemoryType, Tier
 
 T0 = datetime(2026, 3, 1, 9, tzinfo=timezone.utc)
 

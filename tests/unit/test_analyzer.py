@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memstrata.text import analyse, chunk_markdown, estimate_tokens, extract_keywords, fts_query
-from memstrata.text.stopwords import CHINESE_CHARS, CHINESE_WORDS, ENGLISH
+from varvemem.text import analyse, chunk_markdown, estimate_tokens, extract_keywords, fts_query
+from varvemem.text.stopwords import CHINESE_CHARS, CHINESE_WORDS, ENGLISH
 
 
 def test_latin_words_lowercased_and_stop_words_dropped() -> None:
@@ -86,7 +86,7 @@ def test_chunking_splits_long_sections_at_paragraphs() -> None:
 
 
 def test_index_terms_stem_english_and_keep_cjk() -> None:
-    from memstrata.text import index_terms
+    from varvemem.text import index_terms
 
     assert index_terms("Painted paintings while camping") == ["paint", "paint", "camp"]
     assert index_terms("部署失败 deployments") == ["部署", "署失", "失败", "deploy"]
@@ -95,6 +95,6 @@ def test_index_terms_stem_english_and_keep_cjk() -> None:
 
 @given(st.text(max_size=200))
 def test_index_terms_are_one_per_analysed_token(text: str) -> None:
-    from memstrata.text import index_terms
+    from varvemem.text import index_terms
 
     assert len(index_terms(text)) == len(analyse(text))

@@ -12,10 +12,10 @@ import httpx
 import numpy as np
 import pytest
 
-from memstrata import ConfigError, EmbedderError
-from memstrata.embeddings import create_embedder
-from memstrata.embeddings.openai import OpenAIEmbedder
-from memstrata.settings import EmbedderSettings
+from varvemem import ConfigError, EmbedderError
+from varvemem.embeddings import create_embedder
+from varvemem.embeddings.openai import OpenAIEmbedder
+from varvemem.settings import EmbedderSettings
 
 
 def test_default_embedder_is_offline_multilingual(embedder) -> None:

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memstrata.errors import UnsupportedEventError, ValidationError
-from memstrata.events import CONTENT_CAP, FIELD_CAP, KINDS, ParsedEvent, parse
+from varvemem.errors import UnsupportedEventError, ValidationError
+from varvemem.events import CONTENT_CAP, FIELD_CAP, KINDS, ParsedEvent, parse
 
 UTC = timezone.utc
 EXEC_URL = ("https://app.harness.io/ng/account/acct1/cd/orgs/default/projects/payments/pipelines/"
@@ -249,7 +249,7 @@ def alertmanager_payload(status: str = "firing") -> dict[str, Any]:
     resolved = status == "resolved"
     return {
         "version": "4", "groupKey": '{}:{alertname="HighErrorRate"}', "status": status,
-        "receiver": "memstrata", "groupLabels": {"alertname": "HighErrorRate"},
+        "receiver": "varvemem", "groupLabels": {"alertname": "HighErrorRate"},
         "commonLabels": {"alertname": "HighErrorRate", "env": "prod"},
         "commonAnnotations": {"runbook_url": "https://runbooks.example/high-error-rate"},
         "externalURL": "http://alertmanager:9093", "truncatedAlerts": 0,
@@ -279,7 +279,7 @@ def test_alertmanager_one_event_per_alert() -> None:
         "[FIRING] Alert HighErrorRate (critical) on instance api-1:9090, job api. Summary: 5xx above 5%. "
         "Description: Error rate is 7.2% for 10m. Labels: env=prod. Started 2024-03-05T10:00:00.123456Z. "
         "Runbook: https://runbooks.example/high-error-rate Source: http://prometheus:9090/graph?g0.expr=rate")
-    assert first.fields["receiver"] == "memstrata"
+    assert first.fields["receiver"] == "varvemem"
     assert first.fields["labels"]["env"] == "prod"
     assert "ends_at" not in first.fields  # Go's zero time means unset
     json.dumps(first.fields)

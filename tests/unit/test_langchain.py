@@ -1,4 +1,4 @@
-"""LangChain adapters: a chat message history on a memstrata session, and a retriever."""
+"""LangChain adapters: a chat message history on a varvemem session, and a retriever."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from langchain_core.messages import (
 from langchain_core.runnables import RunnableLambda
 from tests.conftest import Clock
 
-from memstrata import ConfigError, Memory, ValidationError
-from memstrata.integrations.langchain import MemstrataChatMessageHistory, MemstrataRetriever
+from varvemem import ConfigError, Memory, ValidationError
+from varvemem.integrations.langchain import VarvememChatMessageHistory, VarvememRetriever
 
 QUESTION = "How do I deploy the billing service?\n\n## Context\n- region: eu-west-1\n- `v2.3`"
 ANSWER = ("Run the pipeline:\n\n```bash\nmake deploy SERVICE=billing\n```\n\n"
@@ -44,7 +44,7 @@ def shape(messages: list[BaseMessage]) -> list[tuple[type, str]]:
 def test_history_round_trip_keeps_order_types_and_markdown(
         make_memory: Callable[..., Memory]) -> None:
     mem = make_memory()
-    history = MemstrataChatMessageHistory(mem, "chat-1", user="alice", agent="release-bot")
+    history = VarvememChatMessageHistory(mem, "chat-1", user="alice", agent="release-bot")
     assert history.messages == []
     history.add_messages(conversation())
     expected = [(SystemMessage, "You are the release assistant."), (HumanMessage, QUESTION),
@@ -54,14 +54,14 @@ def test_history_round_trip_keeps_order_types_and_markdown(
     assert [t["role"] for t in turns] == ["system", "user", "assistant", "tool"]
     assert mem.sessions.path("chat-1").read_text("utf-8").count("## Context") == 1
     mem.close()  # the Markdown history outlives the process
-    again = MemstrataChatMessageHistory(make_memory(), "chat-1")
+    again = VarvememChatMessageHistory(make_memory(), "chat-1")
     assert shape(again.messages) == expected
 
 
 def test_messages_are_dialogue_memories_of_the_session(mem: Memory) -> None:
-    history = MemstrataChatMessageHistory(mem, "chat-1", user="alice", agent="release-bot")
+    history = VarvememChatMessageHistory(mem, "chat-1", user="alice", agent="release-bot")
     history.add_messages(conversation())
-    MemstrataChatMessageHistory(mem, "chat-2", user="alice").add_user_message(
+    VarvememChatMessageHistory(mem, "chat-2", user="alice").add_user_message(
         "How do I deploy the search service?")
     hits = mem.search("deploy the billing service", session="chat-1", top_k=10)
     assert {h.memory.content for h in hits} == {
@@ -82,7 +82,7 @@ def test_messages_are_dialogue_memories_of_the_session(mem: Memory) -> None:
 
 
 def test_add_message_one_at_a_time_and_convenience_methods(mem: Memory, clock: Clock) -> None:
-    history = MemstrataChatMessageHistory(mem, "chat-1")
+    history = VarvememChatMessageHistory(mem, "chat-1")
     history.add_message(HumanMessage(content="first"))
     clock.advance(seconds=5)
     history.add_ai_message("second")
@@ -97,7 +97,7 @@ def test_add_message_one_at_a_time_and_convenience_methods(mem: Memory, clock: C
 
 
 def test_text_parts_are_joined_and_messages_without_text_skipped(mem: Memory) -> None:
-    history = MemstrataChatMessageHistory(mem, "chat-1")
+    history = VarvememChatMessageHistory(mem, "chat-1")
     history.add_messages([
         HumanMessage(content=[{"type": "text", "text": "What is in this picture?"},
                               {"type": "image_url", "image_url": {"url": "https://x.test/a.png"}},
@@ -115,7 +115,7 @@ def test_text_parts_are_joined_and_messages_without_text_skipped(mem: Memory) ->
 
 
 def test_clear_empties_messages_but_keeps_made_memories(mem: Memory) -> None:
-    history = MemstrataChatMessageHistory(mem, "chat-1")
+    history = VarvememChatMessageHistory(mem, "chat-1")
     history.add_messages(conversation())
     path = mem.sessions.path("chat-1")
     assert path.exists()
@@ -131,9 +131,9 @@ def test_clear_empties_messages_but_keeps_made_memories(mem: Memory) -> None:
 
 
 def test_tenants_are_isolated(mem: Memory) -> None:
-    a = MemstrataChatMessageHistory(mem, "chat-1", tenant="a")
-    b = MemstrataChatMessageHistory(mem, "chat-1", tenant="b")
-    plain = MemstrataChatMessageHistory(mem, "chat-1")
+    a = VarvememChatMessageHistory(mem, "chat-1", tenant="a")
+    b = VarvememChatMessageHistory(mem, "chat-1", tenant="b")
+    plain = VarvememChatMessageHistory(mem, "chat-1")
     a.add_user_message("tenant a speaking")
     b.add_user_message("tenant b speaking")
     assert shape(a.messages) == [(HumanMessage, "tenant a speaking")]
@@ -146,7 +146,7 @@ def test_tenants_are_isolated(mem: Memory) -> None:
 
 
 def test_async_history_methods(mem: Memory) -> None:
-    history = MemstrataChatMessageHistory(mem, "chat-1")
+    history = VarvememChatMessageHistory(mem, "chat-1")
 
     async def run() -> list[BaseMessage]:
         await history.aadd_messages([HumanMessage(content="hi"), AIMessage(content="hello")])
@@ -159,7 +159,7 @@ def test_async_history_methods(mem: Memory) -> None:
 
 def test_bad_session_id_is_refused_up_front(mem: Memory) -> None:
     with pytest.raises(ValidationError, match="session id"):
-        MemstrataChatMessageHistory(mem, "../etc/passwd")
+        VarvememChatMessageHistory(mem, "../etc/passwd")
 
 
 # --- retriever ------------------------------------------------------------------------------------
@@ -181,7 +181,7 @@ def stocked(mem: Memory) -> dict[str, str]:
 
 def test_retriever_returns_documents_best_first_with_scores(
         mem: Memory, stocked: dict[str, str], clock: Clock) -> None:
-    docs = MemstrataRetriever(memory=mem).invoke("which cluster is staging?")
+    docs = VarvememRetriever(memory=mem).invoke("which cluster is staging?")
     assert all(isinstance(d, Document) for d in docs)
     assert docs[0].page_content == "The staging cluster is eks-stg-2 in eu-west-1."
     assert docs[0].id == docs[0].metadata["memory_id"] == stocked["staging"]
@@ -203,32 +203,32 @@ def test_retriever_returns_documents_best_first_with_scores(
 
 def test_retriever_respects_top_k_and_filters(mem: Memory, stocked: dict[str, str]) -> None:
     query = "staging cluster"
-    assert len(MemstrataRetriever(memory=mem, top_k=2).invoke(query)) == 2
-    assert len(MemstrataRetriever(memory=mem, top_k=1).invoke(query)) == 1
-    everything = {d.id for d in MemstrataRetriever(memory=mem, top_k=10).invoke(query)}
+    assert len(VarvememRetriever(memory=mem, top_k=2).invoke(query)) == 2
+    assert len(VarvememRetriever(memory=mem, top_k=1).invoke(query)) == 1
+    everything = {d.id for d in VarvememRetriever(memory=mem, top_k=10).invoke(query)}
     assert stocked["chat"] in everything
-    knowledge = MemstrataRetriever(memory=mem, top_k=10, types=["knowledge"]).invoke(query)
+    knowledge = VarvememRetriever(memory=mem, top_k=10, types=["knowledge"]).invoke(query)
     assert knowledge and {d.metadata["type"] for d in knowledge} == {"knowledge"}
-    dialogue = MemstrataRetriever(memory=mem, top_k=10, types=["dialogue"]).invoke(query)
+    dialogue = VarvememRetriever(memory=mem, top_k=10, types=["dialogue"]).invoke(query)
     assert [d.id for d in dialogue] == [stocked["chat"]]
-    infra = MemstrataRetriever(memory=mem, top_k=10, memory_tags=["infra"]).invoke(query)
+    infra = VarvememRetriever(memory=mem, top_k=10, memory_tags=["infra"]).invoke(query)
     assert {d.id for d in infra} == {stocked["staging"], stocked["prod"]}
-    social = MemstrataRetriever(memory=mem, top_k=10, memory_tags=["social"]).invoke("cluster lunch")
+    social = VarvememRetriever(memory=mem, top_k=10, memory_tags=["social"]).invoke("cluster lunch")
     assert [d.id for d in social] == [stocked["lunch"]]
-    session = MemstrataRetriever(memory=mem, top_k=10, session="chat-9").invoke(query)
+    session = VarvememRetriever(memory=mem, top_k=10, session="chat-9").invoke(query)
     assert [d.id for d in session] == [stocked["chat"]]
-    assert MemstrataRetriever(memory=mem, tenant="other").invoke(query) == []
+    assert VarvememRetriever(memory=mem, tenant="other").invoke(query) == []
 
 
 def test_retriever_user_scope(mem: Memory) -> None:
     mine = mem.add("Alice prefers dark mode.", user="alice").memory_id
     mem.add("Bob prefers light mode.", user="bob")
-    docs = MemstrataRetriever(memory=mem, user="alice", top_k=10).invoke("which mode is preferred?")
+    docs = VarvememRetriever(memory=mem, user="alice", top_k=10).invoke("which mode is preferred?")
     assert [d.id for d in docs] == [mine]
 
 
 def test_retriever_sync_async_and_in_a_chain(mem: Memory, stocked: dict[str, str]) -> None:
-    retriever = MemstrataRetriever(memory=mem, top_k=3)
+    retriever = VarvememRetriever(memory=mem, top_k=3)
     sync = retriever.invoke("which cluster is staging?")
     async_docs = asyncio.run(retriever.ainvoke("which cluster is staging?"))
     assert [d.id for d in async_docs] == [d.id for d in sync] and len(sync) == 3
@@ -241,7 +241,7 @@ def test_retriever_sync_async_and_in_a_chain(mem: Memory, stocked: dict[str, str
 
 def test_retriever_validates_top_k(mem: Memory) -> None:
     with pytest.raises(ValueError):
-        MemstrataRetriever(memory=mem, top_k=0)
+        VarvememRetriever(memory=mem, top_k=0)
 
 
 # --- the optional dependency ----------------------------------------------------------------------
@@ -250,6 +250,6 @@ def test_missing_langchain_core_is_a_config_error(monkeypatch: pytest.MonkeyPatc
     for name in [n for n in sys.modules if n == "langchain_core" or n.startswith("langchain_core.")]:
         monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.setitem(sys.modules, "langchain_core", None)
-    monkeypatch.delitem(sys.modules, "memstrata.integrations.langchain")
-    with pytest.raises(ConfigError, match=r"pip install 'memstrata\[langchain\]'"):
-        importlib.import_module("memstrata.integrations.langchain")
+    monkeypatch.delitem(sys.modules, "varvemem.integrations.langchain")
+    with pytest.raises(ConfigError, match=r"pip install 'varvemem\[langchain\]'"):
+        importlib.import_module("varvemem.integrations.langchain")

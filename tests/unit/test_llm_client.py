@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from memstrata import LLMError, Memory, Settings
-from memstrata.llm import ChatClient
-from memstrata.settings import LLMSettings
+from varvemem import LLMError, Memory, Settings
+from varvemem.llm import ChatClient
+from varvemem.settings import LLMSettings
 
 KEY = "sk-test-secret-4711"
 
@@ -162,13 +162,13 @@ def test_complete_json_finds_the_object_in_the_answer(fake_llm: FakeLLM, sleeps:
 def test_5xx_is_retried_with_exponential_backoff(fake_llm: FakeLLM, sleeps: Sleeps,
                                                  caplog: pytest.LogCaptureFixture) -> None:
     fake_llm.push(Canned(500, {"error": "boom"}), Canned(503, "busy"), Canned(body=chat("ok")))
-    with caplog.at_level(logging.WARNING, logger="memstrata.llm"), \
+    with caplog.at_level(logging.WARNING, logger="varvemem.llm"), \
             client(fake_llm.url, sleeps, api_key=KEY, backoff_seconds=0.5) as llm:
         assert llm.complete("sys", "the secret prompt") == "ok"
     assert len(fake_llm.requests) == 3
     # backoff_seconds * 2**n, with jitter 0.5 -> three quarters of it
     assert sleeps == [pytest.approx(0.375), pytest.approx(0.75)]
-    retries = [r for r in caplog.records if r.name == "memstrata.llm"]
+    retries = [r for r in caplog.records if r.name == "varvemem.llm"]
     assert len(retries) == 2 and all(r.levelno == logging.WARNING for r in retries)
     assert "attempt 1 of 3" in retries[0].getMessage()
     assert "HTTP 500" in retries[0].getMessage() and "HTTP 503" in retries[1].getMessage()
@@ -219,7 +219,7 @@ def test_other_4xx_fails_at_once(fake_llm: FakeLLM, sleeps: Sleeps) -> None:
 def test_a_slow_answer_times_out_is_retried_then_fails(fake_llm: FakeLLM, sleeps: Sleeps,
                                                        caplog: pytest.LogCaptureFixture) -> None:
     fake_llm.default = Canned(body=chat("too late"), delay=2.0)
-    with caplog.at_level(logging.WARNING, logger="memstrata.llm"), \
+    with caplog.at_level(logging.WARNING, logger="varvemem.llm"), \
             client(fake_llm.url, sleeps, timeout=0.2, retries=2) as llm, \
             pytest.raises(LLMError) as err:
         llm.complete("s", "u")
@@ -267,7 +267,7 @@ def test_the_api_key_never_appears_in_errors_or_logs(fake_llm: FakeLLM, sleeps: 
                                                      caplog: pytest.LogCaptureFixture) -> None:
     echo = {"error": {"message": f"bad key {KEY}", "type": "auth", "code": KEY}}
     fake_llm.push(Canned(500, echo), Canned(401, echo))
-    with caplog.at_level(logging.DEBUG, logger="memstrata.llm"), \
+    with caplog.at_level(logging.DEBUG, logger="varvemem.llm"), \
             client(fake_llm.url, sleeps, api_key=KEY) as llm, \
             pytest.raises(LLMError) as err:
         llm.complete("s", "u")
@@ -287,7 +287,7 @@ def test_a_failing_endpoint_falls_back_to_the_rules_and_says_so(
         fake_llm: FakeLLM, home: Path, embedder: Any, clock: Any,
         caplog: pytest.LogCaptureFixture) -> None:
     fake_llm.default = Canned(500, {"error": {"message": "down"}})
-    with caplog.at_level(logging.WARNING, logger="memstrata.llm"), \
+    with caplog.at_level(logging.WARNING, logger="varvemem.llm"), \
             Memory(home=home, settings=_settings(home, fake_llm.url), embedder=embedder,
                    clock=clock) as mem:
         res = mem.add("the payment pipeline failed again on deploy")

@@ -7,7 +7,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memstrata.benchmarks import metrics
+from varvemem.benchmarks import metrics
 
 ids = st.lists(st.sampled_from([f"D1:{i}" for i in range(12)]), unique=True, max_size=12)
 

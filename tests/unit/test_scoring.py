@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memstrata.engines import scoring
-from memstrata.model import ScoreBreakdown, TTLMode
-from memstrata.settings import Profile, Weights
+from varvemem.engines import scoring
+from varvemem.model import ScoreBreakdown, TTLMode
+from varvemem.settings import Profile, Weights
 
 unit = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
 ages = st.floats(min_value=0.0, max_value=10_000.0, allow_nan=False)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from memstrata import ConfigError, Settings
+from varvemem import ConfigError, Settings
 
 
 def test_defaults_and_weights_sum_to_one(tmp_path: Path) -> None:
@@ -19,17 +19,17 @@ def test_defaults_and_weights_sum_to_one(tmp_path: Path) -> None:
 
 
 def test_file_then_environment_then_arguments(tmp_path: Path, monkeypatch) -> None:
-    (tmp_path / "memstrata.toml").write_text(
+    (tmp_path / "varvemem.toml").write_text(
         "[retrieval]\ntop_k = 7\ncandidates_per_channel = 12\n", "utf-8")
     assert Settings.load(home=tmp_path).retrieval.top_k == 7
-    monkeypatch.setenv("MEMSTRATA_RETRIEVAL__TOP_K", "9")
+    monkeypatch.setenv("VARVEMEM_RETRIEVAL__TOP_K", "9")
     s = Settings.load(home=tmp_path)
     assert (s.retrieval.top_k, s.retrieval.candidates_per_channel) == (9, 12)
     assert Settings.load(home=tmp_path, retrieval={"top_k": 3}).retrieval.top_k == 3
 
 
 def test_home_from_environment(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv("MEMSTRATA_HOME", str(tmp_path / "h"))
+    monkeypatch.setenv("VARVEMEM_HOME", str(tmp_path / "h"))
     assert Settings.load().home == tmp_path / "h"
 
 
@@ -41,7 +41,7 @@ def test_weights_not_summing_to_one_name_the_key(tmp_path: Path) -> None:
 
 
 def test_weight_out_of_range_names_the_key(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setenv("MEMSTRATA_RETRIEVAL__PROFILES",
+    monkeypatch.setenv("VARVEMEM_RETRIEVAL__PROFILES",
                        '{"default": {"weights": {"semantic": 1.5}}}')
     with pytest.raises(ConfigError, match=r"weights\.semantic"):
         Settings.load(home=tmp_path)
@@ -57,8 +57,8 @@ def test_unknown_key_and_bad_values_are_refused(tmp_path: Path) -> None:
 
 
 def test_malformed_toml_is_a_config_error(tmp_path: Path) -> None:
-    (tmp_path / "memstrata.toml").write_text("[retrieval\ntop_k = ", "utf-8")
-    with pytest.raises(ConfigError, match=r"memstrata.toml"):
+    (tmp_path / "varvemem.toml").write_text("[retrieval\ntop_k = ", "utf-8")
+    with pytest.raises(ConfigError, match=r"varvemem.toml"):
         Settings.load(home=tmp_path)
 
 
@@ -73,9 +73,9 @@ def test_unknown_profile_is_named(tmp_path: Path) -> None:
 
 
 def test_lifecycle_rules_are_settings_with_keys_in_errors(tmp_path) -> None:
-    from memstrata import Settings
-    from memstrata.errors import ConfigError
-    from memstrata.model import Tier
+    from varvemem import Settings
+    from varvemem.errors import ConfigError
+    from varvemem.model import Tier
 
     s = Settings.load(home=tmp_path, lifecycle={"tiers": {"short_term": {"max_age_days": 3}}})
     assert s.lifecycle.tiers[Tier.SHORT_TERM].max_age_days == 3

@@ -1,5 +1,0 @@
-"""``python -m memstrata``."""
-
-from memstrata.cli import main
-
-main()

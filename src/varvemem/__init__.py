@@ -1,0 +1,59 @@
+"""varvemem: long-term memory for LLM agents, offline first.
+
+The public API is :class:`Memory` and the model types; everything else is private plumbing.
+"""
+
+from .api import AskResult, Memory, upgrade_store
+from .engines.lifecycle import ConsolidationReport, JobReport
+from .errors import (
+    ConfigError,
+    EmbedderError,
+    EmbedderMismatchError,
+    LLMError,
+    NotFoundError,
+    StorageError,
+    ValidationError,
+    VarvememError,
+)
+from .model import (
+    AddResult,
+    HistoryEntry,
+    IngestReport,
+    MemoryRecord,
+    MemoryType,
+    Scope,
+    ScoreBreakdown,
+    SearchHit,
+    Tier,
+    TTLMode,
+)
+from .settings import Settings
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AddResult",
+    "AskResult",
+    "ConfigError",
+    "ConsolidationReport",
+    "EmbedderError",
+    "EmbedderMismatchError",
+    "HistoryEntry",
+    "IngestReport",
+    "JobReport",
+    "LLMError",
+    "Memory",
+    "MemoryRecord",
+    "MemoryType",
+    "NotFoundError",
+    "Scope",
+    "ScoreBreakdown",
+    "SearchHit",
+    "Settings",
+    "StorageError",
+    "TTLMode",
+    "Tier",
+    "ValidationError",
+    "VarvememError",
+    "upgrade_store",
+]

@@ -1,0 +1,5 @@
+"""``python -m varvemem``."""
+
+from varvemem.cli import main
+
+main()

@@ -1,0 +1,91 @@
+"""Commands about the store itself: stats, config show, reindex."""
+
+from __future__ import annotations
+
+import typer
+from rich.table import Table
+
+from ..api import upgrade_store
+from ..settings import redact_url
+from ._app import NOW, app, config_app, console, db_app, memory_of, print_json, settings_of
+
+
+@app.command()
+def stats(
+    ctx: typer.Context,
+    tenant: str | None = typer.Option(None, "--tenant"),
+    json_out: bool = typer.Option(False, "--json"),
+    now: str | None = NOW,
+) -> None:
+    """Counts by type and tier, the embedding model, size on disk."""
+    data = memory_of(ctx).stats(tenant=tenant)
+    if json_out:
+        print_json(data)
+        return
+    table = Table(show_header=False, box=None)
+    for key, value in data.items():
+        table.add_row(f"[bold]{key}[/bold]", str(value))
+    console.print(table)
+
+
+@config_app.command("show")
+def config_show(ctx: typer.Context, json_out: bool = typer.Option(False, "--json")) -> None:
+    """The effective settings (defaults, file, VARVEMEM_* variables), weights included."""
+    data = settings_of(ctx).model_dump(mode="json")
+    for section, key in (("embedder", "api_key"), ("llm", "api_key"), ("store", "vector_token"),
+                         ("archive", "access_key"), ("archive", "secret_key")):
+        if data[section].get(key):
+            data[section][key] = "***"
+    for section, key in (("store", "url"), ("store", "cache_url"), ("store", "vector_url"),
+                         ("archive", "url")):
+        if data[section].get(key):
+            data[section][key] = redact_url(data[section][key])
+    if json_out:
+        print_json(data)
+        return
+    for key, value in _flatten(data):
+        console.print(f"{key} = {value!r}" if isinstance(value, str) else f"{key} = {value}")
+
+
+def _flatten(data: dict, prefix: str = "") -> list[tuple[str, object]]:
+    """Dotted keys, as VARVEMEM_* variables name them (with ``__`` for the dots)."""
+    out: list[tuple[str, object]] = []
+    for key, value in data.items():
+        if isinstance(value, dict) and value:
+            out.extend(_flatten(value, f"{prefix}{key}."))
+        else:
+            out.append((f"{prefix}{key}", value))
+    return out
+
+
+@db_app.command("upgrade")
+def db_upgrade(ctx: typer.Context) -> None:
+    """Create or migrate the store of record's schema (store.url) to this release's version."""
+    settings = settings_of(ctx)
+    before, after = upgrade_store(settings)
+    where = redact_url(settings.store.url) if settings.store.url else \
+        str(settings.home / "varvemem.db")
+    console.print(f"{where}: schema version {before} -> {after}" if before != after
+                  else f"{where}: schema version {after}, up to date")
+
+
+@app.command()
+def reindex(
+    ctx: typer.Context,
+    re_embed: bool = typer.Option(False, "--re-embed",
+                                  help="Recompute every vector with the configured embedder."),
+    now: str | None = NOW,
+) -> None:
+    """Rebuild the vector index from the store of record (after a crash or a model change)."""
+    from rich.progress import Progress
+
+    mem = memory_of(ctx)
+    if re_embed:
+        with Progress(console=console, transient=True) as progress:
+            task = progress.add_task("re-embedding", total=None)
+            n = mem.reindex(re_embed=True,
+                            progress=lambda done, total: progress.update(task, completed=done,
+                                                                         total=total))
+    else:
+        n = mem.reindex()
+    print(f"vector index rebuilt: {n} vectors")

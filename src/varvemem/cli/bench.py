@@ -1,0 +1,141 @@
+"""``varvemem bench``: retrieval benchmarks on public data sets, baselines in the same run."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..errors import ValidationError
+from ._app import app, console, err_console, print_json, split_csv
+
+bench_app = typer.Typer(no_args_is_help=True,
+                        help="Measure retrieval on LoCoMo and LongMemEval (data read in place).")
+app.add_typer(bench_app, name="bench")
+
+
+def _ks(value: str) -> list[int]:
+    try:
+        ks = [int(k) for k in split_csv(value) or []]
+    except ValueError:
+        raise ValidationError(f"--k {value!r} must be whole numbers separated by commas") from None
+    if not ks or min(ks) < 1:
+        raise ValidationError(f"--k {value!r} must be whole numbers of at least 1")
+    return ks
+
+
+@contextmanager
+def _workdir(path: Path | None) -> Iterator[Path]:
+    """The benchmark's homes: ``path`` when given (kept), else a temporary folder (removed);
+    never the user's own home."""
+    if path is not None:
+        path.mkdir(parents=True, exist_ok=True)
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="varvemem-bench-") as tmp:
+        yield Path(tmp)
+
+
+@contextmanager
+def _progress() -> Iterator[Callable[[str, int, int], None]]:
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())
+    with Progress(*columns, console=err_console, transient=True,
+                  disable=not err_console.is_terminal) as bar:
+        tasks: dict[str, Any] = {}
+
+        def update(label: str, done: int, total: int) -> None:
+            if label not in tasks:
+                tasks[label] = bar.add_task(label, total=total)
+            bar.update(tasks[label], completed=done)
+
+        yield update
+
+
+def _pct(v: Any) -> str:
+    return "" if v is None else f"{100 * v:.1f}"
+
+
+def _table(title: str, columns: list[str]) -> Table:
+    """A results table: the system's name, then right-aligned figures."""
+    table = Table(title=title)
+    table.add_column("system")
+    for c in columns:
+        table.add_column(c, justify="right")
+    return table
+
+
+@bench_app.command("locomo")
+def locomo_cmd(
+    data: Path = typer.Option(..., "--data", help="Path to locomo10.json."),
+    conversations: int | None = typer.Option(None, "--conversations", help="First N only."),
+    k: str = typer.Option("5,10,25", "--k", help="Cut-offs for recall@k."),
+    embedders: str | None = typer.Option(
+        None, "--embedders", help="Embedders to compare (default: every installed one)."),
+    workdir: Path | None = typer.Option(None, "--workdir",
+                                        help="Keep the benchmark's homes here."),
+    json_out: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
+) -> None:
+    """Turn-level recall@k, NDCG@10 and MRR on LoCoMo, against BM25 and dense baselines."""
+    from ..benchmarks import locomo
+
+    ks = _ks(k)
+    with _workdir(workdir) as root, _progress() as progress:
+        result = locomo.run(data, root, conversations=conversations, ks=ks,
+                            embedders=split_csv(embedders), progress=progress)
+    if json_out:
+        print_json(result)
+        return
+    ev = result["evidence_ids"]
+    console.print(f"LoCoMo: {result['conversations']} conversations, {result['turns']} turns, "
+                  f"{result['questions']} questions. Evidence ids repaired: {ev['repaired']}, "
+                  f"unknown and dropped: {ev['unknown_dropped']}; questions without evidence "
+                  f"skipped: {ev['questions_without_evidence']}.")
+    cols = [f"recall@{x}" for x in result["k"]] + ["ndcg@10", "mrr"]
+    table = _table("Recall and ranking (%), search latency (ms), add rate (turns/s)",
+                   [*cols, "p50", "p95", "add/s"])
+    for name, s in result["systems"].items():
+        table.add_row(name, *(_pct(s.get(c)) for c in cols), f"{s['search_p50_ms']:.1f}",
+                      f"{s['search_p95_ms']:.1f}", f"{s['add_per_second']:.0f}")
+    for name, pub in result["published"].items():
+        table.add_row(f"[dim]{name}[/dim]", *(_pct(pub.get(c)) for c in cols), "", "", "")
+    console.print(table)
+    names = list(next(iter(result["systems"].values()))["by_category"])
+    cats = _table("recall@10 by category (%)", names)
+    for name, s in result["systems"].items():
+        cats.add_row(name, *(_pct(s["by_category"][c].get("recall@10")) for c in names))
+    console.print(cats)
+
+
+@bench_app.command("longmemeval")
+def longmemeval_cmd(
+    data: Path = typer.Option(..., "--data", help="Folder with the LongMemEval_S haystacks."),
+    k: str = typer.Option("5,10", "--k", help="Cut-offs."),
+    workdir: Path | None = typer.Option(None, "--workdir",
+                                        help="Keep the benchmark's homes here."),
+    json_out: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
+) -> None:
+    """Session-level recall_all@k and ndcg_any@k on LongMemEval_S haystacks (a smoke test)."""
+    from ..benchmarks import longmemeval
+
+    ks = _ks(k)
+    with _workdir(workdir) as root, _progress() as progress:
+        result = longmemeval.run(data, root, ks=ks, progress=progress)
+    if json_out:
+        print_json(result)
+        return
+    q = result["questions"]
+    console.print(f"LongMemEval_S: {result['haystacks']} haystacks, {result['sessions']} "
+                  f"sessions; {q['official']} official and {q['derived']} derived questions.")
+    for part in ("official", "derived"):
+        cols = [f"{m}@{x}" for x in result["k"] for m in ("recall_all", "ndcg_any")]
+        table = _table(f"{part} questions (%)", cols)
+        for name, s in result["systems"].items():
+            table.add_row(name, *(_pct(s[part].get(c)) for c in cols))
+        console.print(table)

@@ -1,0 +1,480 @@
+"""The lifecycle engine (SPEC TIER-1..5, UPD-3, UPD-8): sessions end, memories are re-scored,
+promoted, abstracted into experiences and forgotten, each by a rule from ``settings.lifecycle``.
+
+Every job works in transactions of ``lifecycle.batch_size`` memories and logs each change in
+the history, so searches are never blocked for long and nothing moves without a trace. Every
+rule is a function of the memories' state and the clock, so running a job twice at the same
+time changes nothing the second time.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from ..errors import ArchiveError, LLMError, NotFoundError, ValidationError
+from ..llm import ChatClient
+from ..model import Draft, HistoryEntry, MemoryRecord, MemoryType, Scope, SearchFilter, Tier
+from ..settings import Settings
+from ..stores import Stores, StoreTx
+from ..stores.base import Selection
+from . import abstraction
+from .update import UpdateEngine, snapshot
+
+ACTOR = "lifecycle"
+log = logging.getLogger("varvemem.llm")  # the abstraction's LLM fallback
+JOBS = ("sessions", "rescore", "promote", "abstract", "forget", "inbox")
+_LIVE_TIERS = [t for t in Tier if t is not Tier.ARCHIVE]
+# What abstraction learns from: the records of what happened, not documents or Q&A pairs.
+_ABSTRACT_FROM = [MemoryType.DIALOGUE, MemoryType.TOOL_CALL, MemoryType.EVENT]
+
+
+class JobReport(BaseModel):
+    """What one lifecycle job did."""
+
+    name: str
+    seconds: float = 0.0
+    counts: dict[str, int] = Field(default_factory=dict)
+    paths: dict[str, int] = Field(default_factory=dict)  # abstraction: extractive / llm
+    created: list[str] = Field(default_factory=list)  # abstraction: new experience ids
+    errors: list[str] = Field(default_factory=list)  # abstraction: why the LLM path failed
+
+
+class ConsolidationReport(BaseModel):
+    """A run of the lifecycle jobs: each job's counts and the tiers before and after."""
+
+    now: datetime
+    jobs: list[JobReport] = Field(default_factory=list)
+    tiers_before: dict[str, int] = Field(default_factory=dict)
+    tiers_after: dict[str, int] = Field(default_factory=dict)
+    seconds: float = 0.0
+
+    def changed(self) -> int:
+        """How many memories any job touched."""
+        return sum(sum(j.counts.values()) for j in self.jobs)
+
+
+class LifecycleEngine:
+    """Runs the jobs over every tenant of a store."""
+
+    def __init__(self, settings: Settings, stores: Stores, update: UpdateEngine,
+                 clock: Callable[[], datetime], llm: ChatClient | None = None) -> None:
+        self.settings = settings
+        self.cfg = settings.lifecycle
+        self.stores = stores
+        self.update = update
+        self.clock = clock
+        self.llm = llm
+
+    # -- running -------------------------------------------------------------------------------
+    def consolidate(self, jobs: list[str] | None = None, tenant: str | None = None
+                    ) -> ConsolidationReport:
+        """Run ``jobs`` (default all, in order: sessions, rescore, promote, abstract, forget,
+        inbox)."""
+        names = jobs or list(JOBS)
+        unknown = sorted(set(names) - set(JOBS))
+        if unknown:
+            raise ValidationError(f"unknown lifecycle job(s) {unknown} (known: {list(JOBS)})")
+        now = self.clock()
+        started = time.perf_counter()
+        report = ConsolidationReport(now=now, tiers_before=self.tier_counts(tenant))
+        for name in (j for j in JOBS if j in names):
+            t0 = time.perf_counter()
+            job = getattr(self, f"_job_{name}")(now, tenant)
+            job.seconds = round(time.perf_counter() - t0, 4)
+            report.jobs.append(job)
+            if tenant is None:  # one tenant's run leaves the schedule of the others as it was
+                with self.stores.transaction() as tx:
+                    tx.set_meta(f"lifecycle.{name}.last_run", now.isoformat())
+        report.tiers_after = self.tier_counts(tenant)
+        report.seconds = round(time.perf_counter() - started, 4)
+        return report
+
+    def due(self) -> list[str]:
+        """The jobs whose interval (``lifecycle.<job>_every_minutes``) has passed."""
+        now = self.clock()
+        out = []
+        for name in JOBS:
+            last = self.stores.records.get_meta(f"lifecycle.{name}.last_run")
+            every = timedelta(minutes=getattr(self.cfg, f"{name}_every_minutes"))
+            if last is None or now - datetime.fromisoformat(last) >= every:
+                out.append(name)
+        return out
+
+    def tier_counts(self, tenant: str | None) -> dict[str, int]:
+        tenants = [tenant] if tenant else self.stores.records.tenants()
+        out: dict[str, int] = {t.value: 0 for t in Tier}
+        for t in tenants:
+            for tier, n in self.stores.records.stats(t)["by_tier"].items():
+                out[tier] = out.get(tier, 0) + n
+        return out
+
+    # -- helpers -------------------------------------------------------------------------------
+    def _select(self, sel: Selection) -> Iterator[list[MemoryRecord]]:
+        """Batches of matching memories, by id; a batch may be changed before the next is read."""
+        after = ""
+        while batch := self.stores.records.select(sel, self.cfg.batch_size, after):
+            yield batch
+            after = batch[-1].memory_id
+
+    def _log(self, tx: StoreTx, rec: MemoryRecord, action: str, now: datetime, reason: str,
+             old: dict[str, Any] | None, new: dict[str, Any] | None,
+             actor: str = ACTOR) -> None:
+        tx.add_history(HistoryEntry(memory_id=rec.memory_id, action=action, at=now, actor=actor,
+                                    reason=reason, old=old, new=new), rec.scope.tenant)
+
+    def _move(self, records: list[MemoryRecord], tier: Tier, now: datetime, reason: str) -> int:
+        with self.stores.transaction() as tx:
+            for r in records:
+                tx.update(r.model_copy(update={"tier": tier, "tier_since": now, "updated_at": now}),
+                          fields=["tier", "tier_since", "updated_at"])
+                self._log(tx, r, "move", now, reason, {"tier": r.tier.value},
+                          {"tier": tier.value})
+        self._synced()
+        return len(records)
+
+    def _synced(self) -> None:
+        self.stores.sync(open_index=False)
+
+    # -- sessions (TIER-1) ---------------------------------------------------------------------
+    def _job_sessions(self, now: datetime, tenant: str | None) -> JobReport:
+        job = JobReport(name="sessions")
+        idle = now - timedelta(minutes=self.cfg.session_idle_minutes)
+        for s in self.stores.records.sessions(tenant, open_only=True, idle_before=idle):
+            moved = self.end_session(s.tenant, s.session, now, "idle")
+            job.counts["ended"] = job.counts.get("ended", 0) + 1
+            job.counts["moved"] = job.counts.get("moved", 0) + moved
+        return job
+
+    def end_session(self, tenant: str, session: str, now: datetime, reason: str) -> int:
+        """End a session: its active memories move to short-term; returns how many moved."""
+        moved = 0
+        sel = Selection(tiers=[Tier.ACTIVE], current_only=False, session=(tenant, session))
+        for batch in self._select(sel):
+            moved += self._move(batch, Tier.SHORT_TERM, now, f"session {reason}")
+        with self.stores.transaction() as tx:
+            tx.end_session(tenant, session, now, reason)
+        self.stores.active.drop(tenant, session)
+        return moved
+
+    # -- re-scoring ----------------------------------------------------------------------------
+    def _job_rescore(self, now: datetime, tenant: str | None) -> JobReport:
+        cfg, job = self.cfg, JobReport(name="rescore")
+        ceiling, floor = cfg.importance_ceiling, cfg.importance_floor
+        for batch in self._select(Selection(tenant=tenant, tiers=_LIVE_TIERS,
+                                            unscored_retrievals=True)):
+            with self.stores.transaction() as tx:
+                for r in batch:
+                    uses = r.retrieval_count - r.scored_retrievals
+                    boost = min(cfg.use_max, cfg.use_step * uses)
+                    # Bounded, and never lowered by use: an importance set above the ceiling stays.
+                    imp = round(max(r.importance, min(ceiling, r.importance + boost)), 4)
+                    tx.update(r.model_copy(update={"importance": imp,
+                                                   "scored_retrievals": r.retrieval_count}),
+                              fields=["importance", "scored_retrievals"])
+                    if imp != r.importance:
+                        self._log(tx, r, "rescore", now, f"retrieved {uses} more time(s)",
+                                  {"importance": r.importance}, {"importance": imp})
+                        job.counts["used"] = job.counts.get("used", 0) + 1
+        due = now - timedelta(days=cfg.decay_after_days)
+        for batch in self._select(Selection(tenant=tenant, tiers=_LIVE_TIERS,
+                                            exclude_types=[MemoryType.KNOWLEDGE],
+                                            decay_due_before=due)):
+            with self.stores.transaction() as tx:
+                for r in batch:
+                    imp = round(min(r.importance, max(floor, r.importance - cfg.decay_step)), 4)
+                    tx.update(r.model_copy(update={"importance": imp, "decayed_at": now}),
+                              fields=["importance", "decayed_at"])
+                    if imp != r.importance:
+                        self._log(tx, r, "rescore", now,
+                                  f"not used for {cfg.decay_after_days:g} days",
+                                  {"importance": r.importance}, {"importance": imp})
+                        job.counts["decayed"] = job.counts.get("decayed", 0) + 1
+        return job
+
+    # -- promotion (TIER-1/2 -> TIER-3) --------------------------------------------------------
+    def _job_promote(self, now: datetime, tenant: str | None) -> JobReport:
+        job = JobReport(name="promote")
+        sel = Selection(tenant=tenant, tiers=[Tier.ACTIVE, Tier.SHORT_TERM],
+                        importance_above=self.cfg.promote_above)
+        for batch in self._select(sel):
+            n = self._move(batch, Tier.MID_TERM, now,
+                           f"importance above {self.cfg.promote_above:g}")
+            job.counts["promoted"] = job.counts.get("promoted", 0) + n
+        return job
+
+    # -- abstraction (TIER-2/3 -> TIER-4) ------------------------------------------------------
+    def _job_abstract(self, now: datetime, tenant: str | None) -> JobReport:
+        cfg, job = self.cfg, JobReport(name="abstract")
+        nodes: dict[str, tuple[float, list[str], str, str | None]] = {}
+        sessions: dict[tuple[str, str], list[str]] = {}
+        sel = Selection(tenant=tenant, tiers=[Tier.SHORT_TERM, Tier.MID_TERM],
+                        types=_ABSTRACT_FROM, importance_above=cfg.promote_above,
+                        not_abstracted=True)
+        for batch in self._select(sel):
+            for r in batch:
+                nodes[r.memory_id] = (r.importance, r.related_memory_ids, r.scope.tenant,
+                                      r.scope.session)
+                if r.scope.session:
+                    sessions.setdefault((r.scope.tenant, r.scope.session), []).append(
+                        r.memory_id)
+        used: set[str] = set()
+        groups: list[tuple[str, list[str]]] = []
+        # Seeds by importance: each takes its eligible neighbours (associated, similar or from
+        # the same session; most important first). A seed above abstract_above stands on its
+        # own; a weaker one needs company.
+        for seed in sorted(nodes, key=lambda i: (-nodes[i][0], i)):
+            if seed in used:
+                continue
+            imp, related, ten, session = nodes[seed]
+            near = set(related) | self._similar(seed, ten) | set(
+                sessions.get((ten, session), []) if session else [])
+            company = sorted((n for n in near if n in nodes and n not in used and n != seed
+                              and nodes[n][2] == ten), key=lambda i: (-nodes[i][0], i))
+            group = [seed, *company[: cfg.abstract_max_sources - 1]]
+            if imp <= cfg.abstract_above and len(group) < cfg.cluster_min:
+                continue
+            used.update(group)
+            groups.append((ten, group))
+        # Written in chunks: one batched embedding and one linking transaction per chunk.
+        size = self.settings.embedder.batch_size
+        for i in range(0, len(groups), size):
+            for exp_id, path, n in self._abstract(groups[i: i + size], now, job.errors):
+                job.created.append(exp_id)
+                job.paths[path] = job.paths.get(path, 0) + 1
+                job.counts["experiences"] = job.counts.get("experiences", 0) + 1
+                job.counts["sources"] = job.counts.get("sources", 0) + n
+        return job
+
+    def _similar(self, memory_id: str, tenant: str) -> set[str]:
+        """Memories of the tenant at least ``lifecycle.abstract_similarity`` close to this one
+        (a failure and its fix are related, though rarely similar enough to be associated)."""
+        vec = self.stores.vectors.vectors([memory_id]).get(memory_id)
+        if vec is None:
+            return set()
+        found = self.stores.vectors.search(vec, 4 * self.cfg.abstract_max_sources,
+                                           SearchFilter(tenant=tenant))
+        return {i for i, cos in found if cos >= self.cfg.abstract_similarity}
+
+    def _abstract(self, groups: list[tuple[str, list[str]]], now: datetime,
+                  errors: list[str] | None = None) -> list[tuple[str, str, int]]:
+        """One experience per group, linked both ways to its sources: ``(id, path, sources)``.
+        Each distinct LLM failure (the group then abstracted extractively) goes to ``errors``."""
+        drafts, sources, paths = [], [], []
+        for tenant, ids in groups:
+            found = self.stores.records.get_many(tenant, ids)
+            records = [found[i] for i in ids if i in found]
+            path, text = "extractive", ""
+            if self.llm is not None and "abstract" in self.settings.llm.steps:
+                try:
+                    text = abstraction.llm_abstract(self.llm, records,
+                                                    self.cfg.abstract_max_chars)
+                    path = "llm"
+                except LLMError as exc:
+                    path = "extractive (llm failed)"
+                    log.warning("abstraction falls back to extractive: %s", exc)
+                    if errors is not None and str(exc) not in errors:
+                        errors.append(str(exc))
+            if not text:
+                text = abstraction.extractive(records, self.cfg.abstract_max_chars)
+            users = {r.scope.user for r in records}
+            agents = {r.scope.agent for r in records}
+            tags = list(dict.fromkeys(t for r in sorted(records, key=lambda r: -r.importance)
+                                      for t in r.tags))[:12]
+            drafts.append(Draft(
+                content=text, memory_type=MemoryType.EXPERIENCE, tier=Tier.LONG_TERM,
+                scope=Scope(tenant=tenant, user=users.pop() if len(users) == 1 else None,
+                            agent=agents.pop() if len(agents) == 1 else None),
+                source="experience:consolidate", importance=max(r.importance for r in records),
+                tags=tags, metadata={"sources": ids, "abstraction": path}, created_at=now))
+            sources.append(records)
+            paths.append(path)
+        # A re-run after a crash between the two writes finds the same texts: the exact
+        # duplicates are returned and linked, not made twice.
+        results = self.update.add(drafts, actor=ACTOR, merge=False)
+        max_related = self.settings.update.related_max
+        out = []
+        with self.stores.transaction() as tx:
+            for res, records, path, (tenant, ids) in zip(results, sources, paths, groups):
+                exp = self.stores.records.get(tenant, res.memory_id)
+                if exp is not None:
+                    related = list(dict.fromkeys([*ids, *exp.related_memory_ids]))[:max_related]
+                    tx.update(exp.model_copy(update={"related_memory_ids": related}),
+                              fields=["related_memory_ids"])
+                    self._log(tx, exp, "abstract", now,
+                              f"abstracted from {len(ids)} memories ({path})", None,
+                              {"sources": ids})
+                for r in records:
+                    related = list(dict.fromkeys([res.memory_id, *r.related_memory_ids]))
+                    tx.update(r.model_copy(update={
+                        "related_memory_ids": related[:max_related],
+                        "metadata": {**r.metadata, "experience_id": res.memory_id}}),
+                        fields=["related_memory_ids", "metadata"])
+                    self._log(tx, r, "abstract", now, "abstracted into an experience", None,
+                              {"experience_id": res.memory_id})
+                out.append((res.memory_id, path, len(records)))
+        return out
+
+    # -- forgetting (UPD-8) --------------------------------------------------------------------
+    def _job_forget(self, now: datetime, tenant: str | None) -> JobReport:
+        job = JobReport(name="forget")
+        for tier, rule in self.cfg.tiers.items():
+            if tier is Tier.ARCHIVE:
+                continue
+            base: dict[str, Any] = {"tenant": tenant, "tiers": [tier], "current_only": False,
+                                    "exclude_types": list(rule.keep_types)}
+            criteria = [("expired", Selection(**base, expired_at=now))]
+            if rule.max_age_days:
+                criteria.append((f"in {tier.value} for {rule.max_age_days:g} days", Selection(
+                    **base, in_tier_before=now - timedelta(days=rule.max_age_days))))
+            if rule.idle_days:
+                criteria.append((f"not retrieved for {rule.idle_days:g} days", Selection(
+                    **base, idle_before=now - timedelta(days=rule.idle_days))))
+            if rule.min_importance is not None:
+                criteria.append((f"importance below {rule.min_importance:g}", Selection(
+                    **base, importance_below=rule.min_importance,
+                    in_tier_before=now - timedelta(days=rule.min_importance_after_days))))
+            for reason, sel in criteria:
+                for batch in self._select(sel):
+                    if rule.forget == "delete":
+                        n = self._delete(batch, now, reason)
+                        job.counts["deleted"] = job.counts.get("deleted", 0) + n
+                    else:
+                        n = self.archive(batch, now, reason)
+                        job.counts["archived"] = job.counts.get("archived", 0) + n
+        return job
+
+    # -- the webhook inbox's retention --------------------------------------------------------
+    def _job_inbox(self, now: datetime, tenant: str | None) -> JobReport:
+        """Done events keep their row (a late redelivery is still known) but lose their payload
+        after ``webhooks.keep_done_days``; pending and failed events keep theirs."""
+        days = self.settings.webhooks.keep_done_days
+        pruned = 0 if days is None else self.stores.records.prune_inbox(
+            now - timedelta(days=days), tenant)
+        return JobReport(name="inbox", counts={"payloads_dropped": pruned} if pruned else {})
+
+    def _delete(self, records: list[MemoryRecord], now: datetime, reason: str) -> int:
+        with self.stores.transaction() as tx:
+            for r in records:
+                tx.delete(r.scope.tenant, r.memory_id)
+                self._log(tx, r, "delete", now, f"forgotten: {reason}", snapshot(r), None)
+        self._synced()
+        return len(records)
+
+    # -- the archive (TIER-5) ------------------------------------------------------------------
+    def archive(self, records: list[MemoryRecord], now: datetime, reason: str) -> int:
+        """Move ``records`` to the archive: the object is written (durably) first, then one
+        transaction removes them from the live store. If the archive cannot be written the
+        memories stay where they are; if the transaction fails the object is an orphan that
+        readers ignore."""
+        by_tenant: dict[str, list[str]] = {}
+        for r in records:
+            by_tenant.setdefault(r.scope.tenant, []).append(r.memory_id)
+        for tenant, ids in by_tenant.items():
+            full = self.stores.records.get_many(tenant, ids, with_embedding=True)
+            batch = [full[i] for i in ids if i in full]
+            name = self.stores.archive.write(tenant, batch, now)
+            try:
+                with self.stores.transaction() as tx:
+                    for r in batch:
+                        tx.archive(tenant, r.memory_id, name, r.tier.value, now)
+                        self._log(tx, r, "archive", now, f"forgotten: {reason}",
+                                  {"tier": r.tier.value}, {"tier": Tier.ARCHIVE.value,
+                                                           "object": name})
+            except BaseException:
+                self.stores.archive.delete(name)
+                raise
+        self._synced()
+        return len(records)
+
+    def erase_user(self, tenant: str, user: str, now: datetime,
+                   reason: str) -> tuple[dict[str, int], set[str]]:
+        """Delete every memory of ``user`` (live, superseded, archived) with its history's old
+        contents; returns the counts and the sessions they were in."""
+        counts = {"live": 0, "archived": 0}
+        sessions: set[str] = set()
+        sel = Selection(tenant=tenant, user=user, current_only=False)
+        while batch := self.stores.records.select(sel, 500):
+            with self.stores.transaction() as tx:
+                for rec in batch:
+                    tx.delete(tenant, rec.memory_id)
+                    tx.purge_history(tenant, rec.memory_id)
+                    self._log(tx, rec, "delete", now, reason, None, None, actor="api")
+                    if rec.scope.session:
+                        sessions.add(rec.scope.session)
+            counts["live"] += len(batch)
+        archived = [r for r in self.stores.archived_records(tenant) if r.scope.user == user]
+        sessions.update(r.scope.session for r in archived if r.scope.session)
+        counts["archived"] = self.delete_archived(archived, now, reason, erase=True)
+        return counts, sessions
+
+    def delete_archived(self, records: Sequence[MemoryRecord], now: datetime,
+                        reason: str, erase: bool = False) -> int:
+        """Delete archived memories (of one tenant) for good: each object holding one is
+        rewritten without them (objects are immutable), the other records it held are pointed
+        at the new object, the old one is removed. A crash in between leaves an orphan object,
+        never a lost record. ``erase`` also drops their history's old contents. Returns how
+        many were deleted."""
+        if not records:
+            return 0
+        tenant = records[0].scope.tenant
+        by_id = {r.memory_id: r for r in records}
+        refs = self.stores.records.archived(tenant, list(by_id))
+        if len(refs) < len(by_id):
+            missing = sorted(set(by_id) - {r.memory_id for r in refs})
+            raise NotFoundError(f"no memory {missing[0]}")
+        all_refs = self.stores.records.archived(tenant)
+        for old in sorted({r.object for r in refs}):
+            others = [r for r in all_refs if r.object == old and r.memory_id not in by_id]
+            gone = [r.memory_id for r in refs if r.object == old]
+            keep_ids = {r.memory_id for r in others}
+            keep = [r for r in self.stores.archive.read(old) if r.memory_id in keep_ids]
+            new = self.stores.archive.write(tenant, keep, now) if keep else None
+            from_tier = {r.memory_id: r.from_tier for r in others}
+            with self.stores.transaction() as tx:
+                for memory_id in gone:
+                    tx.unarchive(tenant, memory_id)
+                    if erase:
+                        tx.purge_history(tenant, memory_id)
+                    self._log(tx, by_id[memory_id], "delete", now,
+                              reason or "deleted from the archive",
+                              None if erase else snapshot(by_id[memory_id]), None, actor="api")
+                for r in keep:
+                    assert new is not None
+                    tx.archive(tenant, r.memory_id, new, from_tier[r.memory_id], now)
+            self.stores.archive.delete(old)
+        return len(refs)
+
+    def restore(self, tenant: str, memory_id: str, now: datetime) -> MemoryRecord:
+        """Bring an archived memory back to the tier it left (short-term for a session turn),
+        with a fresh retention period."""
+        refs = self.stores.records.archived(tenant, [memory_id])
+        if not refs:
+            if self.stores.records.get(tenant, memory_id) is not None:
+                raise ValidationError(f"memory {memory_id} is not archived")
+            raise NotFoundError(f"no memory {memory_id}")
+        ref = refs[0]
+        found = [r for r in self.stores.archive.read(ref.object) if r.memory_id == memory_id]
+        if not found or found[0].scope.tenant != tenant:
+            raise ArchiveError(f"archive object {ref.object} does not hold memory {memory_id}")
+        old = found[0]
+        tier = Tier(ref.from_tier)
+        tier = Tier.SHORT_TERM if tier in (Tier.ACTIVE, Tier.ARCHIVE) else tier
+        expired = old.expires_at is not None and old.expires_at <= now
+        rec = old.model_copy(update={"tier": tier, "tier_since": now, "updated_at": now,
+                                     "embedding": None,
+                                     "expires_at": None if expired else old.expires_at})
+        vector = None if old.embedding is None else np.asarray(old.embedding, np.float32)
+        with self.stores.transaction() as tx:
+            tx.insert(rec, vector)
+            tx.unarchive(tenant, memory_id)
+            self._log(tx, rec, "restore", now, f"restored from {ref.object}",
+                      {"tier": Tier.ARCHIVE.value}, {"tier": tier.value})
+        self._synced()
+        return rec

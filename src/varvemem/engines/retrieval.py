@@ -1,0 +1,254 @@
+"""The retrieval engine (SPEC RET-1..4, TTL-1, L2-3): hybrid candidates, filters, a re-rank by a
+named profile, and a context packed within a token budget."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta
+
+import numpy as np
+
+from ..embeddings import Embedder
+from ..model import (
+    MemoryRecord,
+    ScoreBreakdown,
+    SearchFilter,
+    SearchHit,
+    TierLimit,
+    normalise_tags,
+)
+from ..settings import Settings
+from ..stores import Stores
+from ..stores.base import Candidate
+from ..text import analyse, estimate_tokens, identifiers, index_terms
+from . import scoring
+
+
+class RetrievalEngine:
+    """The read path; ``embedder`` is a callable so the model loads only when first needed."""
+
+    def __init__(self, settings: Settings, stores: Stores, embedder: Callable[[], Embedder],
+                 clock: Callable[[], datetime]) -> None:
+        self.settings = settings
+        self.stores = stores
+        self._embedder = embedder
+        self.clock = clock
+        self._pool: ThreadPoolExecutor | None = None
+
+    def _worker(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="varvemem-fts")
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+    def query_tags(self, query: str, tenant: str) -> list[str]:
+        """Tags in a query that has none: its tokens and identifiers that are known tags."""
+        candidates = list(dict.fromkeys(analyse(query) + identifiers(query)))
+        known = self.stores.records.known_tags(tenant, candidates)
+        return known[: self.settings.retrieval.query_tags_max]
+
+    def search(self, query: str, flt: SearchFilter, top_k: int | None = None,
+               profile: str | None = None, tags: Sequence[str] | None = None,
+               now: datetime | None = None,
+               query_vector: np.ndarray | None = None) -> list[SearchHit]:
+        """The best ``top_k`` memories for ``query`` that pass ``flt``, with score breakdowns."""
+        cfg = self.settings.retrieval
+        prof = self.settings.profile(profile)
+        now = now or self.clock()
+        top_k = top_k or cfg.top_k
+        n = max(cfg.candidates_per_channel, top_k)
+        tokens = index_terms(query)
+        qtags = normalise_tags(tags) or self.query_tags(query, flt.tenant)
+
+        flt = flt.model_copy(update={"tier_limits": self.tier_limits(now)})
+        self.stores.sync(persist=False)
+        # Full text runs in a worker while the query is embedded and the vector index searched
+        # (SQLite, numpy and usearch all release the GIL). Its window is wider than the
+        # candidates it contributes: it also gives S_kw to the candidates the other channels
+        # found (outside the window, S_kw counts as 0).
+        keyword = self._worker().submit(self.stores.records.keyword_search, tokens, flt, now,
+                                        max(n, cfg.keyword_window), cfg.context_weight,
+                                        cfg.keyword_max_docs)
+        try:
+            qvec = query_vector if query_vector is not None else \
+                self._embedder().embed_query(query)
+            # The index knows only "valid now"; a point-in-time query checks validity in the store.
+            vflt = flt.model_copy(update={"include_superseded": True}) if flt.as_of else flt
+            post_filtered = any(v is not None for v in (flt.created_after, flt.created_before,
+                                                        flt.as_of)) or bool(flt.tags)
+            vec_hits = dict(self.stores.vectors.search(qvec, n * (4 if post_filtered else 1),
+                                                       vflt))
+        finally:
+            kw_window = keyword.result()
+        kw_hits = dict(kw_window)
+        tag_hits = dict(self.stores.records.tag_search(qtags, flt, now, n))
+        channels: dict[str, list[str]] = {}
+        for name, hits in (("vector", vec_hits), ("keyword", dict(kw_window[:n])),
+                           ("tag", tag_hits)):
+            for mid in hits:
+                channels.setdefault(mid, []).append(name)
+
+        # Ranked on slim candidates; full records are read for the hits kept only.
+        records = self.stores.records.filter(list(channels), flt, now)
+        full: dict[str, MemoryRecord] = {}
+        if flt.include_archive:
+            archived = self._archived_candidates(flt, now)
+            for r in archived:
+                channels[r.memory_id] = ["archive"]
+                if r.embedding is not None:
+                    vec_hits[r.memory_id] = float(np.asarray(r.embedding, np.float32) @ qvec)
+                full[r.memory_id] = r.model_copy(update={"embedding": None})
+            kw_hits.update(_bm25(tokens, archived, scale=max(kw_hits.values(), default=1.0)))
+            records += [Candidate.of(r) for r in archived]
+        if not records:
+            return []
+        ids = [r.memory_id for r in records]
+        missing_vec = [i for i in ids if i not in vec_hits and channels[i] != ["archive"]]
+        for mid, vec in self.stores.vectors.vectors(missing_vec).items():
+            vec_hits[mid] = float(vec @ qvec)
+        kw_max = max((kw_hits.get(i, 0.0) for i in ids), default=0.0)
+
+        ranked = []
+        for r in records:
+            parts = self._components(r, vec_hits.get(r.memory_id), kw_hits.get(r.memory_id, 0.0),
+                                     kw_max, qtags, now)
+            total = scoring.combine(parts, prof)
+            if total <= 0.0 or total < prof.min_score:
+                continue
+            ranked.append((total, r, parts))
+        ranked.sort(key=lambda t: (-t[0], -t[1].created_at.timestamp()))
+        ranked = ranked[:top_k]
+        full.update(self.stores.records.get_many(
+            flt.tenant, [r.memory_id for _, r, _ in ranked if r.memory_id not in full]))
+        hits = [SearchHit(memory=full[r.memory_id], score=total, scores=parts,
+                          channels=channels[r.memory_id])
+                for total, r, parts in ranked if r.memory_id in full]
+        live = [h.memory.memory_id for h in hits if h.channels != ["archive"]]
+        if cfg.record_retrieval and live:
+            self.stores.records.record_retrieval(flt.tenant, live, now)
+        return hits
+
+    def tier_limits(self, now: datetime) -> list[TierLimit]:
+        """The tiers' retrieval rules (``lifecycle.tiers``) as store filters at ``now``."""
+        out = []
+        for tier, rule in self.settings.lifecycle.tiers.items():
+            if rule.search_min_importance > 0 or rule.search_days:
+                since = now - timedelta(days=rule.search_days) if rule.search_days else None
+                out.append(TierLimit(tier=tier, min_importance=rule.search_min_importance,
+                                     since=since))
+        return out
+
+    def _archived_candidates(self, flt: SearchFilter, now: datetime) -> list[MemoryRecord]:
+        """Every archived memory of the tenant that passes ``flt`` (read in full: the archive
+        is searched on request only, slowly)."""
+        when = flt.as_of or now
+        out = []
+        for r in self.stores.archived_records(flt.tenant, notices=self.stores.notices):
+            s = r.scope
+            if any(want is not None and have != want for have, want in (
+                    (s.user, flt.user), (s.agent, flt.agent), (s.session, flt.session))):
+                continue
+            if (flt.types and r.memory_type not in flt.types) \
+                    or (flt.tags and not set(flt.tags) & set(r.tags)) \
+                    or (flt.created_after and r.created_at < flt.created_after) \
+                    or (flt.created_before and r.created_at >= flt.created_before) \
+                    or (flt.as_of and r.valid_from > when) \
+                    or (not flt.include_superseded and r.valid_to is not None
+                        and r.valid_to <= when):
+                continue
+            out.append(r)
+        return out
+
+    def _components(self, r: Candidate, cosine: float | None, bm25: float, kw_max: float,
+                    qtags: list[str], now: datetime) -> ScoreBreakdown:
+        age = scoring.age_days(r.created_at, now)
+        rule = self.settings.update.ttl_by_type[r.memory_type.value]
+        matched = len(set(qtags) & set(r.tags))
+        return ScoreBreakdown(
+            semantic=scoring.semantic_score(cosine) if cosine is not None else 0.0,
+            keyword=bm25 / kw_max if kw_max > 0 else 0.0,
+            tag=matched / len(qtags) if qtags else 0.0,
+            recency=scoring.recency(age, self.settings.retrieval.recency_lambda),
+            importance=r.importance,
+            reliability=r.source_reliability,
+            ttl_weight=scoring.ttl_weight(r.ttl_mode, age, r.ttl_days, rule.rate),
+            quality=r.score,
+        )
+
+    def pack(self, hits: Sequence[SearchHit], max_tokens: int,
+             session: Sequence[MemoryRecord] = ()) -> str:
+        """The hits as a Markdown list (SPEC RET-4), best first, cut to ``max_tokens``.
+
+        ``session`` (TIER-1, oldest first) comes first under its own heading; when it alone
+        exceeds the budget its oldest entries are dropped.
+        """
+        cfg = self.settings.context
+        out: list[str] = []
+        used = 0
+        if session:
+            entries = [_session_line(r) for r in session]
+            head = [cfg.session_header, ""]
+            base = estimate_tokens("\n".join(head))
+            costs = [estimate_tokens(e) + 1 for e in entries]
+            while entries and base + sum(costs) > max_tokens:
+                entries.pop(0)
+                costs.pop(0)
+            if entries:
+                out = [*head, *entries, ""]
+                used = base + sum(costs) + 1
+        lines = [cfg.header, ""]
+        used += estimate_tokens("\n".join(lines))
+        for h in hits:
+            m = h.memory
+            meta = [m.memory_type.value, m.created_at.strftime("%Y-%m-%d")]
+            if cfg.include_tags and m.tags:
+                meta.append("tags: " + ", ".join(m.tags[:6]))
+            if cfg.include_related and m.related_memory_ids:
+                meta.append("related: " + ", ".join(m.related_memory_ids[:3]))
+            text = " ".join(m.content.split())
+            line = f"- {text} _({'; '.join(meta)})_"
+            cost = estimate_tokens(line) + 1
+            if used + cost > max_tokens:
+                continue  # a shorter, lower-ranked memory may still fit
+            lines.append(line)
+            used += cost
+        if len(lines) > 2:
+            out += lines
+        return "\n".join(out) + "\n" if out else ""
+
+
+def _bm25(tokens: Sequence[str], records: Sequence[MemoryRecord], scale: float,
+          k1: float = 1.2, b: float = 0.75) -> dict[str, float]:
+    """BM25 of ``records`` (their analysed text) for the archive, which has no full-text index;
+    scaled so its best matches compare with the live index's (both are normalised later)."""
+    docs = {r.memory_id: Counter(index_terms(r.content + " " + " ".join(r.tags)))
+            for r in records}
+    if not docs or not tokens:
+        return {}
+    avg = sum(sum(d.values()) for d in docs.values()) / len(docs) or 1.0
+    idf = {t: math.log(1 + (len(docs) - df + 0.5) / (df + 0.5))
+           for t in set(tokens) if (df := sum(1 for d in docs.values() if t in d))}
+    out = {}
+    for mid, tf in docs.items():
+        size = sum(tf.values())
+        score = 0.0
+        for t, w in idf.items():
+            if tf[t]:
+                score += w * tf[t] * (k1 + 1) / (tf[t] + k1 * (1 - b + b * size / avg))
+        if score > 0:
+            out[mid] = score
+    best = max(out.values(), default=0.0)
+    return {k: v * scale / best for k, v in out.items()} if best else {}
+
+
+def _session_line(r: MemoryRecord) -> str:
+    """``- HH:MM role: text`` for a turn, ``- HH:MM tool: text`` for a tool call."""
+    who = "tool" if r.memory_type.value == "tool_call" else str(r.metadata.get("role", "user"))
+    return f"- {r.created_at.strftime('%H:%M')} {who}: {' '.join(r.content.split())}"

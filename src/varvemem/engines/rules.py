@@ -1,0 +1,80 @@
+"""The deterministic local defaults of the update engine: classification, scoring, update cues.
+
+Each has an LLM counterpart in :mod:`varvemem.engines.update`; these run when no LLM is
+configured, or when it fails.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..model import Draft, MemoryType, normalise_tags
+from ..settings import UpdateSettings
+from ..text import analyse, identifiers
+
+SIGNALS: dict[str, tuple[float, re.Pattern[str]]] = {
+    "failure": (0.15, re.compile(
+        r"\b(fail(ed|ure|s|ing)?|error|exception|crash\w*|outage|incident|broken|backoff|"
+        r"firing|timeout|denied|unauthori[sz]ed)\b|失败|错误|故障|报错|告警|异常|崩溃", re.I)),
+    "fix": (0.2, re.compile(
+        r"\b(fix(ed|es)?|resolved?|solution|workaround|root cause|the cause|solved|patched)\b"
+        r"|修复|解决|原因|修好", re.I)),
+    "decision": (0.1, re.compile(
+        r"\b(decided|decision|agreed|must|always|never|rules?|policy|required|mandatory)\b"
+        r"|规定|必须|决定|规范|禁止", re.I)),
+    "remember": (0.3, re.compile(
+        r"\b(remember(ed|s)?|don'?t forget|keep in mind|note that|noted|important)\b|记住|别忘|记得|重要",
+        re.I)),
+}
+
+UPDATE_CUE = re.compile(
+    r"\b(now|no longer|instead|changed|updated?|replaced?|supersedes?|deprecated|from now on|"
+    r"new rule|moved to|switched to|anymore|retired|upgraded?)\b"
+    r"|改为|改成|不再|现在|更新为|已更新|升级|替换|取代|以后|改用|换成|废弃", re.I)
+
+
+def classify(draft: Draft, cfg: UpdateSettings) -> tuple[MemoryType, list[str]]:
+    """Type (explicit, else dialogue in a session, else knowledge) and tags.
+
+    Tags: the draft's own, the speaker of a dialogue turn (``update.speaker_keys`` in its
+    metadata), then vocabulary tags whose trigger words occur, then hyphenated identifiers
+    such as service names (``microservice-order``).
+    """
+    if draft.memory_type is not None:
+        mtype = draft.memory_type
+    else:
+        mtype = MemoryType.DIALOGUE if draft.scope.session else MemoryType.KNOWLEDGE
+    tokens = set(analyse(draft.content))
+    lowered = draft.content.lower()
+    tags = list(draft.tags)
+    if mtype is MemoryType.DIALOGUE:
+        # Who said it: a question naming a person then matches that person's turns.
+        tags.extend(v for k in cfg.speaker_keys if isinstance(v := draft.metadata.get(k), str))
+    for tag, triggers in cfg.tag_vocabulary.items():
+        if any((t in tokens) if t.isalnum() else (t in lowered) for t in triggers):
+            tags.append(tag)
+    tags.extend(identifiers(draft.content))
+    return mtype, normalise_tags(tags)[:12]
+
+
+def importance(content: str, mtype: MemoryType, cfg: UpdateSettings) -> tuple[float, list[str]]:
+    """Base importance of the type plus content signals, in 0.05..1; returns the signals seen."""
+    score = cfg.importance_by_type[mtype]
+    seen = []
+    for name, (boost, pattern) in SIGNALS.items():
+        if pattern.search(content):
+            score += boost
+            seen.append(name)
+    return round(min(1.0, max(0.05, score)), 4), seen
+
+
+def reliability(source: str, cfg: UpdateSettings) -> float:
+    """``source_reliability`` from the table, by the part of ``source`` before the first ``:``."""
+    kind = source.split(":", 1)[0].strip().lower()
+    table = cfg.reliability_by_source
+    return table.get(kind, table.get("default", 0.6))
+
+
+def is_update(new_content: str) -> bool:
+    """Does the text announce that it changes something said before?"""
+    return bool(UPDATE_CUE.search(new_content))

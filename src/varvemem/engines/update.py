@@ -1,0 +1,664 @@
+"""The update engine (SPEC UPD-1..7, UPD-9): validate, classify, score, embed, dedup, supersede,
+associate and store, one batch per transaction.
+
+Steps that could use an LLM (classify, score, supersede) have a deterministic local default in
+:mod:`.rules`; every :class:`AddResult` says which path each step took.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import unicodedata
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..embeddings import Embedder, normalise
+from ..errors import LLMError, ValidationError
+from ..llm import ChatClient
+from ..model import (
+    AddResult,
+    Draft,
+    HistoryEntry,
+    IngestReport,
+    MemoryRecord,
+    MemoryType,
+    Scope,
+    SearchFilter,
+    Tier,
+    TTLMode,
+    normalise_tags,
+)
+from ..settings import Settings
+from ..stores import Stores, StoreTx
+from ..text import analyse, extract_keywords
+from . import rules
+from .extract import from_document
+
+ACTOR = "update-engine"
+log = logging.getLogger("varvemem.llm")  # the LLM steps' fallbacks
+_VALIDITY = ("valid_to", "superseded_by", "updated_at")
+
+
+def content_hash(content: str) -> str:
+    """Hash of the normalised content: case, width and whitespace do not matter."""
+    norm = " ".join(unicodedata.normalize("NFKC", content).lower().split())
+    return hashlib.sha256(norm.encode("utf-8")).hexdigest()[:32]
+
+
+def _live(r: MemoryRecord, now: datetime) -> bool:
+    """Served by default: not expired and not archived."""
+    return r.tier is not Tier.ARCHIVE and (r.expires_at is None or r.expires_at > now)
+
+
+def _supersede(tx: StoreTx, old: MemoryRecord, successor: str | None, reason: str, actor: str,
+               now: datetime) -> None:
+    """Invalidate ``old`` (kept, no longer served) and record why in its history."""
+    before = {"valid_to": None, "superseded_by": old.superseded_by}
+    old.valid_to = max(now, old.valid_from)
+    old.superseded_by = successor
+    old.updated_at = now
+    tx.update(old, fields=_VALIDITY)
+    tx.add_history(HistoryEntry(memory_id=old.memory_id, action="supersede", at=now, actor=actor,
+                                reason=reason, old=before,
+                                new={"valid_to": old.valid_to.isoformat(),
+                                     "superseded_by": successor}), old.scope.tenant)
+
+
+def embedding_text(r: MemoryRecord, context_turns: int) -> str:
+    """What a memory's vector is computed from: its content, then up to ``context_turns`` of
+    the turns before it (contextual keys: "Yes, every Sunday" is found by what it answers). A
+    Q&A pair is embedded by its question: a new question is matched to the questions asked
+    before (seed 2's matcher; the L3 fast path), while full text still sees the answer."""
+    if r.memory_type is MemoryType.QA and r.question:
+        return r.question
+    return "\n".join([r.content, *r.context_before[:context_turns]])
+
+
+def _key_text(r: MemoryRecord) -> str:
+    """What near-duplicates are compared on: a Q&A pair's question, else the content."""
+    return r.question if r.memory_type is MemoryType.QA and r.question else r.content
+
+
+def word_overlap(a: str, b: str) -> float:
+    """Jaccard overlap of the analysed words of two texts, in 0..1."""
+    x, y = set(analyse(a)), set(analyse(b))
+    return len(x & y) / len(x | y) if x | y else 1.0
+
+
+def new_id() -> str:
+    return "mem_" + uuid.uuid4().hex
+
+
+def snapshot(r: MemoryRecord) -> dict[str, Any]:
+    """A record as history stores it (no embedding)."""
+    return r.model_dump(mode="json", exclude={"embedding"})
+
+
+_ACTIVE_TYPES = (MemoryType.DIALOGUE, MemoryType.TOOL_CALL)  # TIER-1 while their session runs
+
+
+@dataclass
+class _Turn:
+    """Where a dialogue draft sits in its session: the turns before it (nearest first) and the
+    one it replies to, as a stored memory id or the index of an earlier draft of this call."""
+
+    before: list[str] = field(default_factory=list)
+    replies_to: str | int | None = None
+
+
+@dataclass
+class _Prepared:
+    draft: Draft
+    record: MemoryRecord
+    index: int = 0
+    turn: _Turn | None = None
+    steps: dict[str, str] = field(default_factory=dict)
+    vector: np.ndarray | None = None
+    neighbours: list[tuple[str, float]] = field(default_factory=list)  # in the index
+    llm_verdict: dict[str, str] | None = None  # memories the LLM says this one supersedes
+    llm_error: str = ""
+    result: AddResult | None = None
+    merge: bool = True
+
+
+class UpdateEngine:
+    """The write path. ``embedder`` is a callable so the model loads only when first needed."""
+
+    def __init__(self, settings: Settings, stores: Stores, embedder: Callable[[], Embedder],
+                 clock: Callable[[], datetime], llm: ChatClient | None = None) -> None:
+        self.settings = settings
+        self.cfg = settings.update
+        self.stores = stores
+        self._embedder = embedder
+        self.clock = clock
+        self.llm = llm
+
+    # -- public -----------------------------------------------------------------------------
+    def add(self, drafts: Sequence[Draft], actor: str = ACTOR,
+            vectors: np.ndarray | None = None, merge: bool = True,
+            in_tx: Callable[[StoreTx, list[tuple[AddResult, MemoryRecord]]], None] | None = None
+            ) -> list[AddResult]:
+        """Run the pipeline over ``drafts``; each embedder batch is committed as one transaction
+        (every draft is validated before the first one is written).
+
+        ``vectors`` (optional, one unit vector per draft) skips embedding. ``merge`` False
+        never folds a draft into a near duplicate (an abstracted experience must exist on its
+        own, however close to its one source). ``in_tx`` runs inside the last batch's
+        transaction with each result and its record (as stored when ``created``), so more
+        writes commit with the memories or not at all.
+        """
+        for d in drafts:
+            self.validate(d)
+            self._explicit_supersedes(d, d.scope.tenant)  # unknown ids fail before any write
+        dim = self.stores.check_model()[1]
+        if vectors is not None:
+            vectors = np.asarray(vectors, np.float32)
+            if vectors.shape != (len(drafts), dim) or not np.isfinite(vectors).all():
+                raise ValidationError(f"vectors must be {len(drafts)} finite rows of {dim} "
+                                      f"numbers (got shape {vectors.shape})")
+        results: list[AddResult] = []
+        size = self.settings.embedder.batch_size
+        starts = range(0, len(drafts), size)
+        turns = self._turns(drafts)
+        # The drafts that a later draft of this call replies to, kept by index once stored.
+        replied = {t.replies_to for t in turns if t is not None and isinstance(t.replies_to, int)}
+        done: dict[int, _Prepared] = {}
+        written: list[tuple[AddResult, MemoryRecord]] = []
+
+        def prepare(start: int) -> list[_Prepared]:
+            batch = [self._prepare(d, start + i, turns[start + i])
+                     for i, d in enumerate(drafts[start : start + size])]
+            self._embed(batch, None if vectors is None else vectors[start : start + size])
+            return batch
+
+        # Prepare and embed the next batch in a worker thread while this one is stored: the
+        # embedder's numpy work releases the GIL, so the two overlap on a second core.
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            pending = pool.submit(prepare, starts[0]) if starts else None
+            for n in range(len(starts)):
+                assert pending is not None
+                batch = pending.result()
+                if n + 1 < len(starts):
+                    pending = pool.submit(prepare, starts[n + 1])
+                self.stores.sync()
+                self._find_neighbours(batch)
+                self._judge_with_llm(batch)
+                with self.stores.transaction() as tx:
+                    self.stores.claim_model(tx)
+                    accepted: list[_Prepared] = []
+                    for p in batch:
+                        p.merge = merge
+                        self._store_one(tx, p, accepted, actor)
+                        self._link_reply(tx, p, done)
+                        if p.index in replied:
+                            done[p.index] = p
+                    written.extend((p.result, p.record) for p in batch if p.result is not None)
+                    if in_tx is not None and n + 1 == len(starts):
+                        in_tx(tx, written)
+                results.extend(p.result for p in batch if p.result is not None)
+                self.stores.sync()
+        return results
+
+    def validate(self, d: Draft) -> None:
+        if not d.content or not d.content.strip():
+            raise ValidationError("content is empty")
+        size = len(d.content.encode("utf-8"))
+        if size > self.cfg.max_content_bytes:
+            raise ValidationError(f"content is {size} bytes, over the limit of "
+                                  f"{self.cfg.max_content_bytes} (update.max_content_bytes)")
+        if d.importance is not None and not 0.0 <= d.importance <= 1.0:
+            raise ValidationError(f"importance {d.importance} is not in 0..1")
+        if not d.scope.tenant:
+            raise ValidationError("tenant is empty")
+
+    # -- steps --------------------------------------------------------------------------------
+    def _turns(self, drafts: Sequence[Draft]) -> list[_Turn | None]:
+        """Each dialogue draft's place in its session (``update.context_*``): the turns before
+        it come from the store, then from the earlier drafts of this call."""
+        cfg = self.cfg
+        keep = max(cfg.context_before, 1)
+        recent: dict[tuple[Any, ...], list[tuple[str, str | int]]] = {}  # newest first
+        out: list[_Turn | None] = []
+        for i, d in enumerate(drafts):
+            mtype = None if d.scope.session is None else \
+                d.memory_type or rules.classify(d, cfg)[0]
+            if mtype is None or mtype not in cfg.context_types:
+                out.append(None)
+                continue
+            key = (*d.scope.model_dump().values(), mtype)
+            if key not in recent:
+                recent[key] = [(r.content, r.memory_id) for r in
+                               self.stores.records.recent_in_session(d.scope, mtype, keep)]
+            history = recent[key]
+            out.append(_Turn([c for c, _ in history[: cfg.context_before]],
+                             history[0][1] if history else None))
+            history.insert(0, (d.content.strip(), i))
+            del history[keep:]
+        return out
+
+    def _link_reply(self, tx: StoreTx, p: _Prepared, done: dict[int, _Prepared]) -> None:
+        """Index a newly stored turn as the reply of the turn before it (``context_reply``).
+        The context is derived index data, so this is not a change in the history."""
+        if not self.cfg.context_reply or p.turn is None or p.turn.replies_to is None \
+                or p.result is None or p.result.status != "created":
+            return
+        ref = p.turn.replies_to
+        if isinstance(ref, int):
+            earlier = done.get(ref)
+            if earlier is None or earlier.result is None or earlier.result.status != "created":
+                return
+            prev: MemoryRecord | None = earlier.record
+        else:
+            prev = self.stores.records.get(p.record.scope.tenant, ref)
+        if prev is None or prev.context_after == [p.record.content]:
+            return
+        prev.context_after = [p.record.content]
+        tx.update(prev, fields=["context_after"])
+
+    def _prepare(self, d: Draft, index: int = 0, turn: _Turn | None = None) -> _Prepared:
+        now = self.clock()
+        steps: dict[str, str] = {"extract": "given"}
+        mtype, tags = rules.classify(d, self.cfg)
+        steps["classify"] = "explicit" if d.memory_type else "rules"
+        if self._llm_for("classify") and d.memory_type is None:
+            mtype, tags, steps["classify"] = self._llm_classify(d, mtype, tags)
+        if d.importance is not None:
+            imp, steps["score"] = d.importance, "explicit"
+        else:
+            imp, signals = rules.importance(d.content, mtype, self.cfg)
+            steps["score"] = "rules" + (f" ({', '.join(signals)})" if signals else "")
+            if self._llm_for("score"):
+                imp, steps["score"] = self._llm_score(d.content, imp, steps["score"])
+        reliability = (d.source_reliability if d.source_reliability is not None
+                       else rules.reliability(d.source, self.cfg))
+        created = d.created_at or now
+        rule = self.cfg.ttl_by_type[mtype.value]
+        ttl_mode = d.ttl_mode or rule.mode
+        ttl_days = d.ttl_days if d.ttl_days is not None else rule.days
+        expires = (created + timedelta(days=ttl_days)
+                   if ttl_mode is TTLMode.HARD and ttl_days else None)
+        life = self.settings.lifecycle
+        # TIER-1: a tool call expires after lifecycle.tool_call_ttl_hours unless important.
+        if mtype is MemoryType.TOOL_CALL and expires is None and life.tool_call_ttl_hours \
+                and imp < life.important_at:
+            expires = created + timedelta(hours=life.tool_call_ttl_hours)
+        tier = d.tier or (Tier.ACTIVE if d.scope.session and mtype in _ACTIVE_TYPES
+                          else self.cfg.tier_by_type[mtype])
+        record = MemoryRecord(
+            memory_id=new_id(), content=d.content.strip(), memory_type=mtype,
+            tier=tier, tier_since=created, scope=d.scope, source=d.source,
+            source_reliability=reliability, importance=imp, tags=tags,
+            keywords=d.keywords if d.keywords is not None else
+            extract_keywords(d.content, self.cfg.keywords_max),
+            created_at=created, updated_at=now, valid_from=created, expires_at=expires,
+            ttl_mode=ttl_mode, ttl_days=ttl_days, question=d.question, answer=d.answer,
+            score=d.score, content_hash=content_hash(d.content), metadata=dict(d.metadata),
+            context_before=turn.before if turn else [])
+        return _Prepared(d, record, index, turn, steps)
+
+    def _embed(self, batch: list[_Prepared], vectors: np.ndarray | None) -> None:
+        if vectors is not None:
+            vecs = normalise(vectors)
+            path = "given"
+        else:
+            vecs = self._embedder().embed_documents(
+                [embedding_text(p.record, self.cfg.context_embed) for p in batch])
+            path = self._embedder().model_id
+        for p, v in zip(batch, vecs):
+            p.vector = v
+            p.steps["embed"] = path
+
+    def _find_neighbours(self, batch: list[_Prepared]) -> None:
+        """The nearest committed memories of each item's tenant/user/agent, in one batched call."""
+        filters = [SearchFilter(tenant=p.record.scope.tenant, user=p.record.scope.user,
+                                agent=p.record.scope.agent) for p in batch]
+        queries = np.stack([p.vector for p in batch])  # type: ignore[misc]
+        k = max(self.cfg.neighbours, self.cfg.associate_max + 1)
+        for p, found in zip(batch, self.stores.vectors.search_many(queries, k, filters)):
+            p.neighbours = found
+
+    def _similar(self, p: _Prepared, accepted: list[_Prepared]) -> list[tuple[MemoryRecord, float]]:
+        """Current memories of the same tenant/user/agent most similar to ``p``, best first:
+        its neighbours in the index and the earlier items of this batch."""
+        s = p.record.scope
+        k = max(self.cfg.neighbours, self.cfg.associate_max + 1)
+        assert p.vector is not None
+        found = dict(p.neighbours)
+        for q in accepted:
+            if q.record.scope.tenant == s.tenant and q.record.scope.user == s.user \
+                    and q.record.scope.agent == s.agent and q.vector is not None:
+                found[q.record.memory_id] = float(q.vector @ p.vector)
+        best = sorted(found.items(), key=lambda kv: -kv[1])[:k]
+        batch = {q.record.memory_id: q.record for q in accepted}
+        stored = self.stores.records.get_many(s.tenant, [i for i, _ in best if i not in batch])
+        out = []
+        for mid, cos in best:
+            rec = batch.get(mid) or stored.get(mid)
+            if rec is not None and rec.valid_to is None and rec.scope.user == s.user \
+                    and rec.scope.agent == s.agent:
+                out.append((rec, cos))
+        return out
+
+    def _store_one(self, tx: StoreTx, p: _Prepared, accepted: list[_Prepared], actor: str) -> None:
+        rec, d, now = p.record, p.draft, self.clock()
+        # 1. exact duplicate
+        if self.cfg.dedup_exact and not d.supersedes:
+            dup = self._exact_duplicate(rec, accepted)
+            if dup is not None:
+                p.steps["dedup"] = "exact"
+                p.result = AddResult(memory_id=dup, status="duplicate", steps=p.steps)
+                return
+        p.steps["dedup"] = "none"
+        similar = self._similar(p, accepted)
+        # 2. supersession: explicit ids, then rules or the LLM on similar memories
+        superseded = self._explicit_supersedes(d, rec.scope.tenant)
+        if superseded:
+            p.steps["supersede"] = "explicit"
+        elif rec.memory_type in self.cfg.supersede_types:
+            superseded, p.steps["supersede"] = self._detect_supersede(p, similar)
+        # 3. near duplicate of a live memory of the very same scope: merged into or linked to it
+        # (Q&A pairs compare their questions: the same question with another answer).
+        near = next((r for r, cos in similar if cos >= self.cfg.near_duplicate_threshold
+                     and word_overlap(_key_text(r), _key_text(rec))
+                     >= self.cfg.near_duplicate_overlap
+                     and r.memory_type == rec.memory_type and r.scope == rec.scope
+                     and r.memory_id not in superseded and _live(r, now)), None)
+        if near is not None and rec.memory_type is MemoryType.QA and not superseded \
+                and (rec.score or 0.0) >= (near.score or 0.0):
+            # EVO-1: one better pair. The better-scored answer is kept, the other superseded
+            # by it (linked, in history, never served again); a worse new pair is merged.
+            superseded = {near.memory_id: "a better-scored answer to the same question"}
+            p.steps["dedup"] = "near-duplicate pair superseded"
+            near = None
+        if near is not None and not superseded and self.cfg.near_duplicate_action == "merge" \
+                and p.merge:
+            p.steps["dedup"] = "near-duplicate merged"
+            self._merge(tx, near, rec, actor, now)
+            p.result = AddResult(memory_id=near.memory_id, status="merged", steps=p.steps)
+            return
+        # 4. association, both directions
+        related = [r for r, cos in similar if cos >= self.cfg.associate_threshold
+                   and r.memory_id not in superseded][: self.cfg.associate_max]
+        p.steps["associate"] = f"vector ({len(related)})"
+        rec.related_memory_ids = [r.memory_id for r in related]
+        if near is not None and self.cfg.near_duplicate_action == "link" \
+                and near.memory_id not in rec.related_memory_ids:
+            rec.related_memory_ids.insert(0, near.memory_id)
+            related.insert(0, near)
+        # 5. store
+        tx.insert(rec, p.vector)
+        if rec.tier is Tier.ACTIVE and rec.scope.session:
+            tx.touch_session(rec.scope.tenant, rec.scope.session, rec.created_at)
+        tx.add_history(HistoryEntry(memory_id=rec.memory_id, action="create", at=now, actor=actor,
+                                    reason=d.metadata.get("reason", ""), new=snapshot(rec)),
+                       rec.scope.tenant)
+        batch = {q.record.memory_id: q for q in accepted}
+        superseded = {old_id: reason for old_id, reason in superseded.items()
+                      if self._invalidate(tx, old_id, rec, reason, actor, now, batch)}
+        for other in related:  # a batch item links back through its own record
+            self.link(tx, batch[other.memory_id].record if other.memory_id in batch else other,
+                       rec.memory_id, actor, now)
+        accepted.append(p)
+        p.result = AddResult(memory_id=rec.memory_id, status="created",
+                             superseded=list(superseded), related=rec.related_memory_ids,
+                             steps=p.steps)
+
+    def _exact_duplicate(self, rec: MemoryRecord, accepted: list[_Prepared]) -> str | None:
+        now = self.clock()
+
+        def same(o: MemoryRecord) -> bool:
+            return (o.content_hash == rec.content_hash and o.scope == rec.scope
+                    and o.memory_type == rec.memory_type and o.valid_to is None
+                    and _live(o, now))
+
+        for q in accepted:
+            if same(q.record):
+                return q.record.memory_id
+        for o in self.stores.records.find_by_hash(rec.scope.tenant, rec.content_hash):
+            if same(o):
+                return o.memory_id
+        return None
+
+    def _explicit_supersedes(self, d: Draft, tenant: str) -> dict[str, str]:
+        if not d.supersedes:
+            return {}
+        found = self.stores.records.get_many(tenant, d.supersedes)
+        missing = [i for i in d.supersedes if i not in found]
+        if missing:
+            raise ValidationError(f"cannot supersede unknown memory {missing[0]}")
+        return {i: "superseded explicitly" for i in d.supersedes}
+
+    def _supersede_candidates(self, rec: MemoryRecord, similar: list[tuple[MemoryRecord, float]],
+                              gate: float) -> list[tuple[MemoryRecord, float]]:
+        return [(r, cos) for r, cos in similar if cos >= gate and r.memory_type == rec.memory_type
+                and r.created_at <= rec.created_at]
+
+    def _judge_with_llm(self, batch: list[_Prepared]) -> None:
+        """Ask the LLM which memories each draft supersedes, before the write transaction
+        (never hold the store's write lock across an HTTP call). It sees the committed
+        memories associated with the draft; the transaction re-checks they are still current."""
+        if not self._llm_for("supersede"):
+            return
+        for p in batch:
+            if p.record.memory_type not in self.cfg.supersede_types or p.draft.supersedes:
+                continue
+            candidates = self._supersede_candidates(p.record, self._similar(p, []),
+                                                    self.cfg.associate_threshold)
+            if not candidates:
+                continue
+            try:
+                p.llm_verdict = self._llm_supersede(p.record, candidates)
+            except LLMError as exc:
+                p.llm_error = str(exc)
+                log.warning("supersede falls back to the rules: %s", exc)
+
+    def _detect_supersede(self, p: _Prepared, similar: list[tuple[MemoryRecord, float]]
+                          ) -> tuple[dict[str, str], str]:
+        if p.llm_verdict is not None:
+            return p.llm_verdict, "llm"
+        fallback = f"rules (llm failed: {p.llm_error})" if p.llm_error else "rules"
+        candidates = self._supersede_candidates(p.record, similar, self.cfg.supersede_threshold)
+        if not candidates:
+            return {}, "none" if not p.llm_error else fallback
+        if not rules.is_update(p.record.content):
+            return {}, fallback
+        old, cos = candidates[0]
+        return {old.memory_id: f"updated by a newer statement (cosine {cos:.2f})"}, fallback
+
+    def _invalidate(self, tx: StoreTx, old_id: str, new: MemoryRecord, reason: str, actor: str,
+                    now: datetime, batch: dict[str, _Prepared]) -> bool:
+        """Supersede ``old_id`` by ``new``; False when it was no longer current."""
+        old = batch[old_id].record if old_id in batch else \
+            self.stores.records.get(new.scope.tenant, old_id)
+        if old is None or old.valid_to is not None:
+            return False
+        _supersede(tx, old, new.memory_id, reason, actor, now)
+        return True
+
+    def _merge(self, tx: StoreTx, near: MemoryRecord, rec: MemoryRecord, actor: str,
+               now: datetime) -> None:
+        before = {"tags": near.tags, "importance": near.importance,
+                  "occurrences": near.metadata.get("occurrences", 1)}
+        near.tags = normalise_tags(near.tags + rec.tags)
+        near.importance = max(near.importance, rec.importance)
+        near.metadata["occurrences"] = int(near.metadata.get("occurrences", 1)) + 1
+        near.updated_at = now
+        tx.update(near, fields=["tags", "importance", "metadata", "updated_at"])
+        tx.add_history(HistoryEntry(
+            memory_id=near.memory_id, action="merge", at=now, actor=actor,
+            reason="near-duplicate merged",
+            old=before, new={"tags": near.tags, "importance": near.importance,
+                             "occurrences": near.metadata["occurrences"],
+                             "merged_content": rec.content}), near.scope.tenant)
+
+    def link(self, tx: StoreTx, other: MemoryRecord, new_id_: str, actor: str,
+             now: datetime, reason: str = "associated with a new similar memory") -> None:
+        """Add ``new_id_`` to ``other``'s related memories (the newest ``related_max`` kept)."""
+        if new_id_ in other.related_memory_ids:
+            return
+        grown = [*other.related_memory_ids, new_id_]
+        dropped = grown[: -self.cfg.related_max]
+        other.related_memory_ids = grown[-self.cfg.related_max:]
+        tx.update(other, fields=["related_memory_ids"])
+        # Links are the most frequent change: history keeps the difference, not both lists
+        # (either list follows from the other and the difference).
+        tx.add_history(HistoryEntry(memory_id=other.memory_id, action="link", at=now, actor=actor,
+                                    reason=reason,
+                                    old={"related_memory_ids_removed": dropped} if dropped
+                                    else None,
+                                    new={"related_memory_ids_added": [new_id_]}),
+                       other.scope.tenant)
+
+    # -- documents ----------------------------------------------------------------------------
+    def ingest_text(self, text: str, source: str, scope: Scope, tags: list[str],
+                    report: IngestReport, actor: str = ACTOR) -> None:
+        """Store a document's chunks; on re-ingestion keep unchanged chunks, add new ones and
+        invalidate the rest (kept in history, no longer served)."""
+        now = self.clock()
+        doc_hash = content_hash(text)
+        # Only the document's own chunks: other memories may carry the same source string.
+        every = [r for r in self.stores.records.find_by_source(scope.tenant, source,
+                                                                include_superseded=True)
+                 if "doc_hash" in r.metadata]
+        current = [r for r in every if r.valid_to is None]
+        if current and all(r.metadata.get("doc_hash") == doc_hash for r in current):
+            report.unchanged_files += 1
+            report.kept += len(current)
+            return
+        drafts = from_document(text, source, scope, self.cfg.chunk_max_chars, tags=tags)
+        drafts = [d for d in drafts if d.content.strip()]
+        for d in drafts:
+            d.metadata["doc_hash"] = doc_hash
+            self.validate(d)
+        by_hash = {r.content_hash: r for r in current}
+        # A chunk that a newer memory (not this document) superseded stays superseded.
+        overruled = {r.content_hash for r in every if r.valid_to is not None
+                     and r.superseded_by and r.superseded_by not in {x.memory_id for x in every}}
+        fresh = [d for d in drafts if content_hash(d.content) not in by_hash
+                 and content_hash(d.content) not in overruled]
+        kept_hashes = {content_hash(d.content) for d in drafts} & set(by_hash)
+        stale = [r for r in current if r.content_hash not in kept_hashes]
+        self.stores.check_model()
+        batch = [self._prepare(d) for d in fresh]
+        for p in batch:
+            p.steps["classify"] = "document"
+        if batch:
+            self._embed(batch, None)
+        self.stores.sync()
+        with self.stores.transaction() as tx:
+            self.stores.claim_model(tx)
+            for p in batch:
+                tx.insert(p.record, p.vector)
+                tx.add_history(HistoryEntry(memory_id=p.record.memory_id, action="create", at=now,
+                                            actor=actor, reason=f"ingested from {source}",
+                                            new=snapshot(p.record)), scope.tenant)
+            for r in current:  # bookkeeping only (which version of the file a chunk is in)
+                if r.content_hash in kept_hashes and r.metadata.get("doc_hash") != doc_hash:
+                    r.metadata["doc_hash"] = doc_hash
+                    tx.update(r, fields=["metadata"])
+            for old in stale:
+                succ = self._successor(old, batch)
+                reason = (f"document {source} re-ingested: section changed"
+                          if succ else f"document {source} re-ingested: section removed")
+                _supersede(tx, old, succ, reason, actor, now)
+        self.stores.sync()
+        report.added.extend(p.record.memory_id for p in batch)
+        report.kept += len(kept_hashes)
+        report.invalidated.extend(r.memory_id for r in stale)
+
+    def _successor(self, old: MemoryRecord, batch: list[_Prepared]) -> str | None:
+        """The new chunk that replaces ``old``: same section, else the most similar (cos >= .5)."""
+        for p in batch:
+            if p.record.metadata.get("section") == old.metadata.get("section"):
+                return p.record.memory_id
+        vec = self.stores.vectors.vectors([old.memory_id]).get(old.memory_id)
+        if vec is None or not batch:
+            return None
+        best = max(batch, key=lambda p: float(p.vector @ vec) if p.vector is not None else -1.0)
+        return best.record.memory_id if best.vector is not None and \
+            float(best.vector @ vec) >= self.cfg.successor_threshold else None
+
+    def ingest_paths(self, paths: Sequence[Path], scope: Scope, tags: list[str]) -> IngestReport:
+        """Ingest files and folders (recursively, by ``update.ingest_extensions``)."""
+        report = IngestReport()
+        files: list[Path] = []
+        for path in paths:
+            path = Path(path).expanduser()
+            if path.is_dir():
+                files.extend(sorted(f for f in path.rglob("*") if f.is_file()
+                                    and f.suffix.lower() in self.cfg.ingest_extensions))
+            elif path.is_file():
+                files.append(path)
+            else:
+                raise ValidationError(f"{path} does not exist")
+        for f in files:
+            try:
+                text = f.read_text("utf-8")
+            except (UnicodeDecodeError, OSError) as exc:
+                report.skipped.append(f"{f}: {exc.__class__.__name__}")
+                continue
+            if not text.strip():
+                report.skipped.append(f"{f}: empty")
+                continue
+            report.files += 1
+            self.ingest_text(text, f"document:{f.resolve()}", scope, tags, report)
+        return report
+
+    # -- LLM paths ------------------------------------------------------------------------------
+    def _llm_for(self, step: str) -> bool:
+        return self.llm is not None and step in self.settings.llm.steps
+
+    def _llm_classify(self, d: Draft, mtype: MemoryType,
+                      tags: list[str]) -> tuple[MemoryType, list[str], str]:
+        assert self.llm is not None
+        try:
+            data = self.llm.complete_json(
+                "Classify an agent memory. memory_type is one of: "
+                + ", ".join(t.value for t in MemoryType)
+                + '. Return {"memory_type": ..., "tags": [up to 6 short lower-case tags]}.',
+                d.content)
+            llm_type = MemoryType(str(data["memory_type"]))
+            llm_tags = [str(t) for t in data.get("tags", [])][:6]
+            return llm_type, normalise_tags(list(d.tags) + llm_tags + tags)[:12], "llm"
+        except (LLMError, KeyError, ValueError, TypeError) as exc:
+            log.warning("classify falls back to the rules: %s", exc)
+            return mtype, tags, f"rules (llm failed: {exc})"
+
+    def _llm_score(self, content: str, fallback: float, rule_path: str) -> tuple[float, str]:
+        assert self.llm is not None
+        try:
+            data = self.llm.complete_json(
+                "Rate how important this memory is for a DevOps/agent assistant to keep, from 0 "
+                '(trivia) to 1 (critical fix, decision or rule). Return {"importance": x}.',
+                content)
+            value = float(data["importance"])
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"importance {value} out of range")
+            return value, "llm"
+        except (LLMError, KeyError, ValueError, TypeError) as exc:
+            log.warning("score falls back to the rules: %s", exc)
+            return fallback, f"{rule_path}; llm failed: {exc}"
+
+    def _llm_supersede(self, rec: MemoryRecord,
+                       candidates: list[tuple[MemoryRecord, float]]) -> dict[str, str]:
+        assert self.llm is not None
+        listing = "\n".join(f"{i}. {r.content}" for i, (r, _) in enumerate(candidates))
+        data = self.llm.complete_json(
+            "Which OLD statements does the NEW statement update, correct or contradict (same "
+            'subject, newer truth)? Return {"superseded": [indexes], "reason": "..."}.',
+            f"NEW: {rec.content}\nOLD:\n{listing}")
+        try:
+            picks = [int(i) for i in data.get("superseded", [])]
+        except (TypeError, ValueError):
+            raise LLMError("superseded must be a list of indexes") from None
+        reason = str(data.get("reason") or "updated by a newer statement (llm)")
+        return {candidates[i][0].memory_id: reason for i in picks if 0 <= i < len(candidates)}
+

@@ -1,0 +1,55 @@
+"""Errors raised by varvemem. Every one carries a one-line message fit for a terminal."""
+
+from __future__ import annotations
+
+
+class VarvememError(Exception):
+    """Base class: a clear, one-line problem the caller can act on."""
+
+
+class ValidationError(VarvememError, ValueError):
+    """Input rejected at a boundary (empty content, oversize payload, unknown type...)."""
+
+
+class NotFoundError(VarvememError, KeyError):
+    """No memory with that id (in this tenant)."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else "not found"
+
+
+class ConfigError(VarvememError):
+    """Settings that cannot be used; the message names the offending key."""
+
+
+class StorageError(VarvememError):
+    """The home folder or a store cannot be used (not writable, corrupted, locked)."""
+
+
+class EmbedderMismatchError(VarvememError):
+    """The store's vectors were made by another embedding model than the configured one."""
+
+
+class EmbedderError(VarvememError):
+    """The embedding model could not be loaded or called."""
+
+
+class LLMError(VarvememError):
+    """The configured OpenAI-compatible chat endpoint failed or answered nonsense."""
+
+
+class ArchiveError(VarvememError):
+    """The archive (TIER-5) cannot be reached, or one of its objects is missing or malformed."""
+
+
+class UnsupportedEventError(ValidationError):
+    """A webhook delivery of an event type that varvemem does not turn into memories."""
+
+
+class AuthError(VarvememError):
+    """A missing, unknown, expired or revoked API key or webhook signature (``forbidden``
+    False), or a valid key whose role is too low (``forbidden`` True)."""
+
+    def __init__(self, message: str, forbidden: bool = False) -> None:
+        super().__init__(message)
+        self.forbidden = forbidden

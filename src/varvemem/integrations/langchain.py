@@ -1,0 +1,189 @@
+"""LangChain adapters: a chat message history on a varvemem session, and a retriever.
+
+* :class:`VarvememChatMessageHistory` keeps a conversation in a varvemem session: every message
+  becomes a dialogue memory (TIER-1, searchable, consolidated on varvemem's schedule) and a turn
+  of the session's Markdown history (L1), which :attr:`~VarvememChatMessageHistory.messages`
+  reads back in full.
+* :class:`VarvememRetriever` is a ``BaseRetriever`` over :meth:`varvemem.Memory.search`.
+
+Needs ``langchain-core``: ``pip install 'varvemem[langchain]'``. Only the public
+:class:`varvemem.Memory` API is used.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ConfigError
+
+try:
+    from langchain_core.callbacks import CallbackManagerForRetrieverRun
+    from langchain_core.chat_history import BaseChatMessageHistory
+    from langchain_core.documents import Document
+    from langchain_core.messages import (
+        AIMessage,
+        BaseMessage,
+        ChatMessage,
+        HumanMessage,
+        SystemMessage,
+        ToolMessage,
+    )
+    from langchain_core.retrievers import BaseRetriever
+    from pydantic import ConfigDict, Field
+except ImportError as exc:  # the optional extra is not installed
+    raise ConfigError(f"varvemem.integrations.langchain needs langchain-core ({exc}): "
+                      "pip install 'varvemem[langchain]'") from None
+
+if TYPE_CHECKING:
+    from ..api import Memory
+
+__all__ = ["VarvememChatMessageHistory", "VarvememRetriever"]
+
+_ROLE = re.compile(r"[A-Za-z0-9_-]{1,32}")  # what a session file accepts as a role
+
+
+def _role(message: BaseMessage) -> str:
+    """varvemem's role for a LangChain message (chunks count as their message class)."""
+    if isinstance(message, HumanMessage):
+        return "user"
+    if isinstance(message, AIMessage):
+        return "assistant"
+    if isinstance(message, SystemMessage):
+        return "system"
+    if isinstance(message, ToolMessage):
+        return "tool"
+    if isinstance(message, ChatMessage) and _ROLE.fullmatch(message.role):
+        return message.role
+    return message.type
+
+
+def _text(content: Any) -> str:
+    """A message's text: the string, or its text parts (strings, ``{"type": "text"}`` blocks)
+    joined by newlines; images and other blocks are dropped."""
+    if isinstance(content, str):
+        return content
+    parts = []
+    for part in content or []:
+        if isinstance(part, str):
+            parts.append(part)
+        elif (isinstance(part, Mapping) and part.get("type", "text") == "text"
+              and isinstance(part.get("text"), str)):
+            parts.append(part["text"])
+    return "\n".join(parts)
+
+
+def _message(role: str, content: str) -> BaseMessage:
+    """A LangChain message for a session turn."""
+    if role in ("user", "human"):
+        return HumanMessage(content=content)
+    if role in ("assistant", "ai"):
+        return AIMessage(content=content)
+    if role == "system":
+        return SystemMessage(content=content)
+    if role == "tool":  # the file keeps no tool_call_id
+        return ToolMessage(content=content, tool_call_id="")
+    return ChatMessage(role=role, content=content)
+
+
+class VarvememChatMessageHistory(BaseChatMessageHistory):
+    """A LangChain chat history kept in a varvemem session (L1 file + TIER-1 memories).
+
+    ``add_messages`` writes each message with text twice: as a turn of the session's Markdown
+    history (``memory.sessions.save``) and as a dialogue memory (``memory.add_messages``) with
+    ``user``/``agent`` as its scope. ``messages`` returns the whole Markdown history, oldest
+    first (not only the TIER-1 window). Messages without text (an ``AIMessage`` carrying only
+    tool calls) are skipped; text is stored stripped, and a ``ToolMessage`` comes back with an
+    empty ``tool_call_id`` (the file keeps role and text only). The history is per tenant and
+    session: ``user``/``agent`` scope the memories, not the file.
+    """
+
+    def __init__(self, memory: Memory, session: str, *, tenant: str | None = None,
+                 user: str | None = None, agent: str | None = None) -> None:
+        super().__init__()
+        memory.sessions.path(session, tenant=tenant)  # a bad session id or tenant fails here
+        self.memory = memory
+        self.session = session
+        self.tenant = tenant
+        self.user = user
+        self.agent = agent
+
+    @property
+    def messages(self) -> list[BaseMessage]:  # type: ignore[override]
+        """The session's messages, oldest first, read from its Markdown history."""
+        return [_message(t["role"], t["content"])
+                for t in self.memory.sessions.load_session(self.session, tenant=self.tenant)]
+
+    def add_messages(self, messages: Sequence[BaseMessage]) -> None:
+        """Append ``messages`` to the session's history and remember them as dialogue."""
+        rows: list[dict[str, Any]] = []
+        for msg in messages:
+            text = _text(msg.content)
+            if not text.strip():
+                continue
+            row: dict[str, Any] = {"role": _role(msg), "content": text}
+            if msg.name:
+                row["name"] = msg.name
+            if isinstance(msg, ToolMessage) and msg.tool_call_id:
+                row["metadata"] = {"tool_call_id": msg.tool_call_id}
+            rows.append(row)
+        if not rows:
+            return
+        # The L1 log first: it is what ``messages`` reads, and it refuses bad roles or marker
+        # lines before any memory is made.
+        self.memory.sessions.save(self.session, [{"role": r["role"], "content": r["content"]}
+                                                 for r in rows], tenant=self.tenant)
+        self.memory.add_messages(rows, session=self.session, user=self.user, agent=self.agent,
+                                 tenant=self.tenant)
+
+    def clear(self) -> None:
+        """Forget the conversation: end the session (its TIER-1 memories move to short-term)
+        and delete its Markdown history, so ``messages`` is empty.
+
+        Long-term memories already made from the session stay; varvemem consolidates and
+        forgets them on its own schedule (delete them with ``Memory.delete`` if need be).
+        """
+        self.memory.close_session(self.session, tenant=self.tenant)
+        self.memory.sessions.delete_session(self.session, tenant=self.tenant)
+
+
+class VarvememRetriever(BaseRetriever):
+    """A LangChain retriever over :meth:`varvemem.Memory.search`, best hit first.
+
+    Each hit becomes a ``Document`` (id: the memory id) whose metadata holds ``memory_id``,
+    ``score``, ``scores`` (the breakdown), ``channels``, ``type``, ``tier``, ``tags``,
+    ``created_at`` (ISO 8601) and ``source``.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    memory: Any
+    """The :class:`varvemem.Memory` to search."""
+    top_k: int = Field(5, ge=1)
+    tenant: str | None = None
+    user: str | None = None
+    agent: str | None = None
+    session: str | None = None
+    types: list[str] | None = None
+    """Memory types to keep (``dialogue``, ``knowledge``...); ``None``: all."""
+    memory_tags: list[str] | None = None
+    """Memory tags that restrict (a hit carries at least one) and score. (``tags`` is
+    LangChain's own field: the run's tags for callbacks and tracing.)"""
+    profile: str | None = None
+    """A scoring profile of the settings; ``None``: the default."""
+
+    def _get_relevant_documents(self, query: str, *,
+                                run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
+        hits = self.memory.search(query, top_k=self.top_k, type=self.types, tags=self.memory_tags,
+                                  user=self.user, agent=self.agent, session=self.session,
+                                  tenant=self.tenant, profile=self.profile)
+        return [_document(hit) for hit in hits]
+
+
+def _document(hit: Any) -> Document:
+    rec = hit.memory
+    return Document(page_content=rec.content, id=rec.memory_id, metadata={
+        "memory_id": rec.memory_id, "score": hit.score, "scores": hit.scores.model_dump(),
+        "channels": list(hit.channels), "type": rec.memory_type.value, "tier": rec.tier.value,
+        "tags": list(rec.tags), "created_at": rec.created_at.isoformat(), "source": rec.source})

@@ -1,0 +1,287 @@
+"""The HTTP service (``varvemem serve``): one FastAPI app over one :class:`~varvemem.Memory`.
+
+Requests run in FastAPI's thread pool; a lock gives the ``Memory`` one thread at a time (its
+vector index has no lock of its own). API keys and webhook deliveries only touch the store of
+record, which is thread-safe, so they never wait behind a search. A background thread drains
+the webhook inbox unless ``server.process_inbox`` is off (separate ``varvemem worker``s).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from datetime import datetime
+from typing import Any
+
+import anyio
+import anyio.to_thread
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .. import __version__
+from ..api import Memory
+from ..engines.inbox import PayloadTooLargeError, default_worker_name
+from ..errors import (
+    ArchiveError,
+    AuthError,
+    ConfigError,
+    EmbedderMismatchError,
+    NotFoundError,
+    StorageError,
+    UnsupportedEventError,
+    ValidationError,
+    VarvememError,
+)
+from ..settings import Settings
+from .metrics import Metrics
+
+log = logging.getLogger("varvemem.server")
+
+
+class Service:
+    """What the routes share: the ``Memory``, its lock, the metrics, the inbox thread."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+        self.settings = memory.settings
+        self.lock = threading.Lock()
+        self.metrics = Metrics(self)
+        self.stopping = threading.Event()
+        # Webhook receipts and readiness checks get threads of their own: requests queued
+        # behind the memory's lock must not keep a delivery from being committed.
+        self.receiving = anyio.CapacityLimiter(max(4, self.settings.server.threads // 4))
+        self._drainer: threading.Thread | None = None
+        self.worker = default_worker_name()
+
+    def start_inbox(self) -> None:
+        if self.settings.server.process_inbox:
+            self._drainer = threading.Thread(target=self._drain_loop, name="varvemem-inbox",
+                                             daemon=True)
+            self._drainer.start()
+
+    def _drain_loop(self) -> None:
+        poll = self.settings.webhooks.poll_seconds
+        while not self.stopping.is_set():
+            try:
+                with self.lock:
+                    report = self.memory.process_inbox(worker=self.worker,
+                                                       stop=self.stopping)
+                self.metrics.processed(report)
+                if not report.claimed:
+                    self.stopping.wait(poll)
+            except VarvememError as exc:  # the store is away: try again later
+                log.warning("inbox drain failed: %s", exc)
+                self.stopping.wait(poll)
+            except Exception:  # a bug must not end the thread: the inbox would stall unseen
+                log.exception("inbox drain failed")
+                self.stopping.wait(max(poll, 5.0))
+
+    def stop(self) -> None:
+        """Finish the event in hand, give the rest of the batch back, close the memory."""
+        self.stopping.set()
+        if self._drainer is not None:
+            self._drainer.join(self.settings.server.shutdown_seconds + 30)
+        with self.lock:
+            self.memory.close()
+        log.info("varvemem stopped: requests and the inbox event in hand finished")
+
+
+def _error(status: int, kind: str, message: str, **extra: Any) -> JSONResponse:
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    return JSONResponse({"error": {"type": kind, "message": message, **extra}}, status_code=status,
+                        headers=headers)
+
+
+def _status(exc: VarvememError) -> tuple[int, str]:
+    if isinstance(exc, AuthError):
+        return (403, "forbidden") if exc.forbidden else (401, "unauthorized")
+    if isinstance(exc, NotFoundError):
+        return 404, "not_found"
+    if isinstance(exc, PayloadTooLargeError):
+        return 413, "payload_too_large"
+    if isinstance(exc, UnsupportedEventError):
+        return 422, "unsupported_event"
+    if isinstance(exc, ValidationError):
+        return 422, "invalid"
+    if isinstance(exc, EmbedderMismatchError):
+        return 409, "embedder_mismatch"
+    if isinstance(exc, (StorageError, ConfigError, ArchiveError)):
+        return 503, "unavailable"
+    return 400, "error"
+
+
+class BodyLimit:
+    """Refuse a body over ``limit`` bytes (413) and a body that is not JSON (415), before any
+    route reads it: by its ``Content-Length``, and by counting a streamed body."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] not in ("POST", "PUT", "PATCH"):
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        length = headers.get("content-length", "")
+        if length.isdigit() and int(length) > self.limit:
+            await _error(413, "payload_too_large",
+                         f"the body is over {self.limit} bytes")(scope, receive, send)
+            return
+        ctype = headers.get("content-type", "").split(";")[0].strip().lower()
+        has_body = length not in ("", "0") or "transfer-encoding" in headers
+        if has_body and not (ctype == "application/json" or ctype.endswith("+json")):
+            await _error(415, "unsupported_media_type",
+                         "send JSON with Content-Type: application/json")(scope, receive, send)
+            return
+        if length.isdigit():
+            await self.app(scope, receive, send)  # the server stops at Content-Length
+            return
+        # A chunked body: read it here, up to the limit, then hand it on.
+        chunks, seen, more = [], 0, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client went away
+            chunks.append(message.get("body", b""))
+            seen += len(chunks[-1])
+            more = message.get("more_body", False)
+            if seen > self.limit:
+                await _error(413, "payload_too_large",
+                             f"the body is over {self.limit} bytes")(scope, receive, send)
+                return
+        body = b"".join(chunks)
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+def create_app(settings: Settings | None = None, *, memory: Memory | None = None,
+               clock: Callable[[], datetime] | None = None) -> FastAPI:
+    """The ASGI app. ``memory`` (owned by the app from then on) or one opened from
+    ``settings`` (default: ``Settings.load()``) at startup."""
+    from .routes import router
+    from .webhooks import router as webhook_router
+
+    settings = memory.settings if memory is not None else (settings or Settings.load())
+    holder: dict[str, Service] = {}
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # Sync routes run on this pool: a burst waits for a thread, it is not refused.
+        anyio.to_thread.current_default_thread_limiter().total_tokens = settings.server.threads
+        service = Service(memory or Memory(settings=settings, clock=clock))
+        app.state.service = service
+        holder["service"] = service
+        service.start_inbox()
+        log.info("varvemem %s serving home %s", __version__, settings.home)
+        try:
+            yield
+        finally:
+            service.stop()
+
+    app = FastAPI(title="varvemem", version=__version__, lifespan=lifespan,
+                  description="Long-term memory for LLM agents: memories, hybrid search, "
+                              "context, the FAQ fast path, sessions, documents and DevOps "
+                              "webhooks. Every call is scoped to the API key's tenant.")
+    app.include_router(router)
+    app.include_router(webhook_router)
+
+    @app.exception_handler(VarvememError)
+    async def _varvemem_error(request: Request, exc: VarvememError) -> JSONResponse:
+        status, kind = _status(exc)
+        if status >= 500:
+            log.warning("%s %s: %s", request.method, request.url.path, exc)
+        return _error(status, kind, str(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = []
+        for err in exc.errors():
+            loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
+            problems.append(f"{loc}: {err.get('msg')}" if loc else str(err.get("msg")))
+        kind = "malformed_json" if any(e.get("type") == "json_invalid" for e in exc.errors()) \
+            else "invalid"
+        return _error(400 if kind == "malformed_json" else 422, kind, "; ".join(problems)[:2000])
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        kind = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "error")
+        return _error(exc.status_code, kind, str(exc.detail))
+
+    @app.exception_handler(Exception)
+    async def _crash(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("%s %s failed", request.method, request.url.path)
+        return _error(500, "internal", "internal error (logged on the server)")
+
+    # Added before _observe, so _observe is the outer one: refused bodies are logged too.
+    app.add_middleware(BodyLimit, limit=settings.server.max_body_bytes)
+
+    @app.middleware("http")
+    async def _observe(request: Request, call_next: Callable[..., Any]) -> Any:
+        start = time.perf_counter()
+        status = 500
+        try:
+            response = await call_next(request)
+            status = response.status_code
+            return response
+        finally:
+            route = request.scope.get("route")
+            path = getattr(route, "path", "unmatched")
+            elapsed = time.perf_counter() - start
+            service = holder.get("service")
+            if service is not None:
+                service.metrics.request(request.method, path, status, elapsed)
+            log.info("request", extra={"fields": {
+                "method": request.method, "path": request.url.path, "route": path,
+                "status": status, "ms": round(elapsed * 1000, 2),
+                "tenant": getattr(request.state, "tenant", None)}})
+
+    return app
+
+
+class JsonLogFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message and the record's ``fields``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, Any] = {"ts": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),
+                               "level": record.levelname.lower(), "logger": record.name,
+                               "message": record.getMessage()}
+        out.update(getattr(record, "fields", {}) or {})
+        if record.exc_info:
+            out["exc"] = self.formatException(record.exc_info)
+        return json.dumps(out, ensure_ascii=False, default=str)
+
+
+def configure_logging(settings: Settings) -> None:
+    """Structured (JSON) or plain logs on stderr for the ``varvemem`` loggers, at
+    ``server.log_level``."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(JsonLogFormatter() if settings.server.log_json
+                         else logging.Formatter("%(asctime)s %(levelname)s %(name)s %(message)s"))
+    root = logging.getLogger("varvemem")
+    root.handlers[:] = [handler]
+    root.setLevel(settings.server.log_level.upper())
+    root.propagate = False
+
+
+def app_from_environment() -> FastAPI:
+    """The uvicorn factory for ``varvemem serve --workers N`` (settings from the environment:
+    ``VARVEMEM_HOME``, ``VARVEMEM_CONFIG`` and the other ``VARVEMEM_*`` variables)."""
+    settings = Settings.load()
+    configure_logging(settings)
+    return create_app(settings)

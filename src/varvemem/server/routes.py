@@ -1,0 +1,288 @@
+"""The ``/v1`` routes: thin faces over :class:`~varvemem.Memory`, every call scoped to the API
+key's tenant (a memory of another tenant is a 404, never a 403)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import anyio.to_thread
+from fastapi import APIRouter, Depends, Query, Request, Response, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from ..api import Memory
+from ..errors import StorageError
+from ..keys import ApiKey
+from .app import Service
+from .schemas import (
+    AskIn,
+    BatchIn,
+    ConsolidateIn,
+    ContextIn,
+    DocumentIn,
+    FeedbackIn,
+    InboxRetryIn,
+    MemoryIn,
+    MemoryPatch,
+    Name,
+    Page,
+    SearchIn,
+    TurnsIn,
+)
+
+router = APIRouter()
+bearer = HTTPBearer(auto_error=False, description="An API key (`varvemem keys create`)")
+T = TypeVar("T")
+
+
+@dataclass
+class Caller:
+    """The service and the key a request came with."""
+
+    service: Service
+    key: ApiKey
+
+    @property
+    def tenant(self) -> str:
+        return self.key.tenant
+
+    @contextmanager
+    def memory(self) -> Iterator[Memory]:
+        """The memory, for this request's thread alone."""
+        with self.service.lock:
+            yield self.service.memory
+
+    def call(self, fn: Callable[[Memory], T]) -> T:
+        with self.memory() as mem:
+            return fn(mem)
+
+
+def need(role: str) -> Any:
+    """A dependency: the caller, whose key must be valid and allow ``role``."""
+
+    def dependency(request: Request,
+                   cred: HTTPAuthorizationCredentials | None = Security(bearer)) -> Caller:
+        service: Service = request.app.state.service
+        key = service.memory.keys.authenticate(cred.credentials if cred else None, role)
+        request.state.tenant = key.tenant
+        return Caller(service, key)
+
+    return Depends(dependency)
+
+
+def _record(rec: Any) -> dict[str, Any]:
+    return rec.model_dump(mode="json", exclude={"embedding"})
+
+
+# -- health ------------------------------------------------------------------------------------
+@router.get("/healthz", tags=["operations"], summary="The process is up")
+async def health() -> dict[str, str]:
+    return {"status": "ok"}  # async: answered on the event loop, even with every thread busy
+
+
+@router.get("/readyz", tags=["operations"], summary="The store of record answers",
+            responses={503: {"description": "The store is unreachable"}})
+async def ready(request: Request) -> dict[str, Any]:
+    service: Service = request.app.state.service
+    try:
+        inbox = await anyio.to_thread.run_sync(service.memory.inbox_counts,
+                                               limiter=service.receiving)
+    except StorageError as exc:
+        raise StorageError(f"not ready: {exc}") from None
+    return {"status": "ready", "inbox": inbox}
+
+
+@router.get("/metrics", tags=["operations"], summary="Prometheus metrics",
+            response_class=Response)
+def metrics(request: Request) -> Response:
+    from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+    service: Service = request.app.state.service
+    return Response(generate_latest(service.metrics.registry), media_type=CONTENT_TYPE_LATEST)
+
+
+# -- memories ----------------------------------------------------------------------------------
+@router.post("/v1/memories", status_code=201, tags=["memories"], summary="Add a memory")
+def add_memory(body: MemoryIn, caller: Caller = need("write")) -> dict[str, Any]:
+    args = body.model_dump(exclude_none=True)
+    content = args.pop("content")
+    return caller.call(lambda m: m.add(content, tenant=caller.tenant, **args)).model_dump()
+
+
+@router.post("/v1/memories/batch", status_code=201, tags=["memories"],
+             summary="Add several memories (embedded in batches)")
+def add_batch(body: BatchIn, caller: Caller = need("write")) -> dict[str, Any]:
+    items = [{**i.model_dump(exclude_none=True), "tenant": caller.tenant} for i in body.items]
+    results = caller.call(lambda m: m.add_many(items))
+    return {"results": [r.model_dump() for r in results]}
+
+
+@router.get("/v1/memories", tags=["memories"], summary="List memories by id, a page at a time")
+def list_memories(caller: Caller = need("read"),
+                  user: Name | None = None, type: list[str] | None = Query(None),
+                  tier: list[str] | None = Query(None), include_superseded: bool = False,
+                  limit: int | None = Query(None, ge=1), after: str = "") -> Page:
+    size = min(limit or caller.service.settings.server.page_size,
+               caller.service.settings.server.max_page_size)
+    recs = caller.call(lambda m: m.get_all(tenant=caller.tenant, user=user, types=type,
+                                           tiers=tier, include_superseded=include_superseded,
+                                           limit=size + 1, after=after))
+    more = len(recs) > size
+    recs = recs[:size]
+    return Page(items=[_record(r) for r in recs], next=recs[-1].memory_id if more else None)
+
+
+@router.get("/v1/memories/{memory_id}", tags=["memories"], summary="Get a memory")
+def get_memory(memory_id: str, caller: Caller = need("read")) -> dict[str, Any]:
+    return _record(caller.call(lambda m: m.get(memory_id, tenant=caller.tenant)))
+
+
+@router.patch("/v1/memories/{memory_id}", tags=["memories"],
+              summary="Change a memory (history keeps the old values)")
+def update_memory(memory_id: str, body: MemoryPatch,
+                  caller: Caller = need("write")) -> dict[str, Any]:
+    args = body.model_dump(exclude_none=True)
+    return _record(caller.call(lambda m: m.update(memory_id, tenant=caller.tenant,
+                                                  actor=f"key:{caller.key.key_id}", **args)))
+
+
+@router.delete("/v1/memories/{memory_id}", status_code=204, tags=["memories"],
+               summary="Delete a memory (also from the archive)")
+def delete_memory(memory_id: str, reason: str = Query("", max_length=1000),
+                  caller: Caller = need("write")) -> Response:
+    caller.call(lambda m: m.delete(memory_id, tenant=caller.tenant, reason=reason))
+    return Response(status_code=204)
+
+
+@router.get("/v1/memories/{memory_id}/history", tags=["memories"],
+            summary="Every change to a memory")
+def memory_history(memory_id: str, caller: Caller = need("read")) -> dict[str, Any]:
+    entries = caller.call(lambda m: m.history(memory_id, tenant=caller.tenant))
+    return {"items": [e.model_dump(mode="json") for e in entries]}
+
+
+@router.post("/v1/memories/{memory_id}/feedback", tags=["memories"],
+             summary="Score a memory up (helpful) or down")
+def feedback(memory_id: str, body: FeedbackIn, caller: Caller = need("write")) -> dict[str, Any]:
+    return _record(caller.call(lambda m: m.feedback(
+        memory_id, body.helpful, weight=body.weight, reason=body.reason, tenant=caller.tenant)))
+
+
+# -- retrieval ---------------------------------------------------------------------------------
+@router.post("/v1/search", tags=["retrieval"],
+             summary="Hybrid search, each hit with its score components")
+def search(body: SearchIn, caller: Caller = need("read")) -> dict[str, Any]:
+    hits = caller.call(lambda m: m.search(body.query, tenant=caller.tenant, **body.args()))
+    return {"query": body.query, "hits": [h.to_json() for h in hits]}
+
+
+@router.post("/v1/context", tags=["retrieval"],
+             summary="The best memories as Markdown within a token budget")
+def context(body: ContextIn, caller: Caller = need("read")) -> dict[str, Any]:
+    args = body.args()
+    max_tokens = args.pop("max_tokens", None)
+    top_k = args.pop("top_k", None)
+    text = caller.call(lambda m: m.context(body.query, max_tokens=max_tokens, top_k=top_k,
+                                           tenant=caller.tenant, **args))
+    return {"query": body.query, "context": text}
+
+
+@router.post("/v1/ask", tags=["retrieval"],
+             summary="Answer a question: chit-chat, a reused Q&A pair (fast path) or retrieval")
+def ask(body: AskIn, caller: Caller = need("write")) -> dict[str, Any]:
+    res = caller.call(lambda m: m.ask(body.question, session=body.session, user=body.user,
+                                      tenant=caller.tenant))
+    return res.model_dump()
+
+
+# -- sessions ----------------------------------------------------------------------------------
+@router.post("/v1/sessions/{session}/turns", status_code=201, tags=["sessions"],
+             summary="Append messages to a session (each a dialogue memory)")
+def append_turns(session: str, body: TurnsIn, caller: Caller = need("write")) -> dict[str, Any]:
+    by_who: dict[tuple[str | None, str | None], list[dict[str, Any]]] = {}
+    for msg in body.messages:
+        by_who.setdefault((msg.user, msg.agent), []).append(
+            msg.model_dump(include={"role", "content"}))
+
+    def run(m: Memory) -> list[Any]:
+        out = []
+        for (user, agent), messages in by_who.items():
+            out += m.add_messages(messages, user=user, agent=agent, session=session,
+                                  tenant=caller.tenant)
+        return out
+
+    return {"results": [r.model_dump() for r in caller.call(run)]}
+
+
+@router.get("/v1/sessions/{session}", tags=["sessions"],
+            summary="A session's recent turns and tool calls (TIER-1), oldest first")
+def read_session(session: str, caller: Caller = need("read"), user: Name | None = None,
+                 agent: Name | None = None) -> dict[str, Any]:
+    window = caller.call(lambda m: m.session_window(session, tenant=caller.tenant, user=user,
+                                                    agent=agent))
+    return {"session": session, "items": [_record(r) for r in window]}
+
+
+@router.post("/v1/sessions/{session}/close", tags=["sessions"],
+             summary="End a session: its active memories move to short-term")
+def close_session(session: str, caller: Caller = need("write")) -> dict[str, Any]:
+    moved = caller.call(lambda m: m.close_session(session, tenant=caller.tenant))
+    return {"session": session, "moved": moved}
+
+
+# -- documents ---------------------------------------------------------------------------------
+@router.post("/v1/documents", tags=["documents"],
+             summary="Ingest (or re-ingest) a Markdown or text document")
+def ingest(body: DocumentIn, caller: Caller = need("write")) -> dict[str, Any]:
+    report = caller.call(lambda m: m.ingest_text(body.text, body.source, tags=body.tags,
+                                                 tenant=caller.tenant))
+    return report.model_dump()
+
+
+# -- operations --------------------------------------------------------------------------------
+@router.post("/v1/consolidate", tags=["operations"],
+             summary="Run the lifecycle jobs once for the tenant")
+def consolidate(body: ConsolidateIn, caller: Caller = need("admin")) -> dict[str, Any]:
+    report = caller.call(lambda m: m.consolidate(body.jobs, tenant=caller.tenant))
+    return report.model_dump(mode="json")
+
+
+@router.get("/v1/stats", tags=["operations"], summary="Counts by type and tier")
+def stats(caller: Caller = need("read")) -> dict[str, Any]:
+    out = caller.call(lambda m: m.stats(tenant=caller.tenant))
+    for key in ("home", "disk_bytes"):  # the server's, shared by every tenant
+        out.pop(key, None)
+    return out
+
+
+@router.delete("/v1/users/{user}", tags=["operations"],
+               summary="Delete a user's memories from every tier, the archive and the caches")
+def delete_user(user: str, caller: Caller = need("admin")) -> dict[str, Any]:
+    counts = caller.call(lambda m: m.delete_user(user, tenant=caller.tenant))
+    return {"user": user, "deleted": counts}
+
+
+@router.post("/v1/inbox/retry", tags=["webhooks"],
+             summary="Re-arm failed webhook events, once their cause is fixed")
+def inbox_retry(body: InboxRetryIn, caller: Caller = need("admin")) -> dict[str, Any]:
+    return {"retried": caller.call(lambda m: m.retry_inbox(body.event_ids, tenant=caller.tenant))}
+
+
+@router.get("/v1/inbox", tags=["webhooks"], summary="The tenant's webhook inbox, a page at a time")
+def inbox(caller: Caller = need("admin"), status: str | None = None,
+          limit: int | None = Query(None, ge=1),
+          after: int = Query(0, ge=0, le=2**63 - 1)) -> Page:
+    size = min(limit or caller.service.settings.server.page_size,
+               caller.service.settings.server.max_page_size)
+    events = caller.service.memory.inbox_events(tenant=caller.tenant, status=status,
+                                                limit=size + 1, after=after)
+    more = len(events) > size
+    events = events[:size]
+    items = [{"event_id": e.event_id, "source": e.source, "kind": e.kind,
+              "delivery": e.delivery, "status": e.status, "attempts": e.attempts,
+              "received_at": e.received_at.isoformat(), "error": e.error,
+              "memory_ids": list(e.memory_ids)} for e in events]
+    return Page(items=items, next=str(events[-1].event_id) if more else None)
+

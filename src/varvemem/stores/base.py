@@ -1,0 +1,509 @@
+"""The small interfaces every backend implements: a record store and a vector index.
+
+Engines talk only to these; nothing backend-specific lives outside its own module.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from ..model import HistoryEntry, MemoryRecord, MemoryType, Scope, SearchFilter, Tier, TTLMode
+
+
+@dataclass(frozen=True)
+class VectorAttrs:
+    """The scalar fields a vector index filters on (as Milvus does with scalar fields)."""
+
+    tenant: str
+    user: str | None
+    agent: str | None
+    session: str | None
+    memory_type: str
+    tier: str
+    valid: bool
+
+
+@dataclass
+class VectorChanges:
+    """What changed in the store of record since a vector-sequence number."""
+
+    seq: int
+    upserts: list[tuple[str, np.ndarray, VectorAttrs]]
+    removals: list[str]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """What ranking needs of a memory; full records are read only for the hits kept."""
+
+    memory_id: str
+    memory_type: MemoryType
+    created_at: datetime
+    importance: float
+    source_reliability: float
+    tags: list[str]
+    ttl_mode: TTLMode
+    ttl_days: float | None
+    score: float | None
+
+    @classmethod
+    def of(cls, r: MemoryRecord) -> Candidate:
+        return cls(r.memory_id, r.memory_type, r.created_at, r.importance,
+                   r.source_reliability, r.tags, r.ttl_mode, r.ttl_days, r.score)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which memories a lifecycle job works on, across tenants unless ``tenant`` is set.
+
+    Every condition given must hold. Ages count from ``tier_since``, else ``created_at``.
+    """
+
+    tenant: str | None = None
+    tiers: Sequence[Tier] | None = None
+    types: Sequence[MemoryType] | None = None
+    exclude_types: Sequence[MemoryType] = ()
+    current_only: bool = True  # not superseded
+    importance_above: float | None = None
+    importance_below: float | None = None
+    in_tier_before: datetime | None = None  # entered its tier before this
+    idle_before: datetime | None = None  # last retrieved (else entered its tier) before this
+    expired_at: datetime | None = None  # expires_at at or before this
+    unscored_retrievals: bool = False  # retrieved since re-scoring last credited it
+    decay_due_before: datetime | None = None  # neither used nor decayed since this
+    not_abstracted: bool = False  # no ``experience_id`` in its metadata yet
+    session: tuple[str, str] | None = None  # (tenant, session id)
+    user: str | None = None  # the memories of one user (with ``tenant``)
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """A TIER-1 session: open until closed or idle."""
+
+    tenant: str
+    session: str
+    started_at: datetime
+    last_active_at: datetime
+    ended_at: datetime | None = None
+    end_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class ArchivedRef:
+    """Where an archived memory's record lies."""
+
+    memory_id: str
+    tenant: str
+    object: str
+    from_tier: str
+    archived_at: datetime
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    """An API key's stored form: only a hash of its secret is kept."""
+
+    key_id: str
+    tenant: str
+    role: str  # read, write or admin
+    name: str
+    secret_hash: str  # SHA-256 hex of the secret
+    created_at: datetime
+    expires_at: datetime | None = None
+    revoked_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class InboxEvent:
+    """A webhook delivery, committed before it is acknowledged and turned into memories later.
+
+    ``status``: ``pending`` (waiting), ``processing`` (claimed by ``worker`` until
+    ``lease_until``), ``done`` (its memories are ``memory_ids``) or ``failed`` (``error`` says
+    why; a malformed event, or one that failed ``attempts`` times)."""
+
+    event_id: int
+    tenant: str
+    source: str  # the configured webhook source's name
+    kind: str  # harness, github, alertmanager, generic
+    delivery: str  # the sender's delivery id, else a hash of the body
+    body: str
+    headers: dict[str, str]
+    received_at: datetime
+    status: str = "pending"
+    attempts: int = 0
+    worker: str | None = None
+    lease_until: datetime | None = None
+    processed_at: datetime | None = None
+    error: str | None = None
+    memory_ids: tuple[str, ...] = ()
+
+
+class StoreTx(ABC):
+    """One atomic unit of writes: all of it lands, or none of it."""
+
+    @abstractmethod
+    def insert(self, record: MemoryRecord, vector: np.ndarray | None) -> None: ...
+
+    @abstractmethod
+    def update(self, record: MemoryRecord, vector: np.ndarray | None = None,
+               fields: Collection[str] | None = None) -> None:
+        """Rewrite the record (matched by id); ``vector`` None keeps the stored one.
+
+        ``fields`` (model field names) limits the write to those, e.g. ``["related_memory_ids"]``.
+        """
+
+    @abstractmethod
+    def delete(self, tenant: str, memory_id: str) -> None: ...
+
+    @abstractmethod
+    def add_history(self, entry: HistoryEntry, tenant: str) -> None: ...
+
+    @abstractmethod
+    def set_meta(self, key: str, value: str) -> None: ...
+
+    @abstractmethod
+    def touch_session(self, tenant: str, session: str, at: datetime) -> None:
+        """Note activity in a session (opening it, or re-opening an ended one)."""
+
+    @abstractmethod
+    def end_session(self, tenant: str, session: str, at: datetime, reason: str) -> None: ...
+
+    @abstractmethod
+    def archive(self, tenant: str, memory_id: str, obj: str, from_tier: str,
+                at: datetime) -> None:
+        """Remove the memory from the live tables (as :meth:`delete`) and note where the
+        archive keeps it."""
+
+    @abstractmethod
+    def unarchive(self, tenant: str, memory_id: str) -> None:
+        """Forget the archive reference (after a restore has inserted the record again)."""
+
+    @abstractmethod
+    def purge_history(self, tenant: str, memory_id: str) -> None:
+        """Delete the memory's history (its old contents), for erasing a user."""
+
+    @abstractmethod
+    def complete_event(self, event_id: int, worker: str, memory_ids: Sequence[str],
+                       at: datetime) -> bool:
+        """Mark an inbox event done with its memories, in the same transaction as them.
+        False (and the caller rolls back) when ``worker`` no longer holds its lease."""
+
+
+class RecordStore(ABC):
+    """The system of record: memories, their history, full-text and tag indexes."""
+
+    @abstractmethod
+    def transaction(self) -> AbstractContextManager[StoreTx]: ...
+
+    @abstractmethod
+    def get_meta(self, key: str) -> str | None: ...
+
+    @abstractmethod
+    def put_meta(self, key: str, value: str) -> None:
+        """Write a meta value outside the change feed (no sequence number is used): derived
+        bookkeeping, such as how far a shared vector index has caught up."""
+
+    @abstractmethod
+    def get_many(self, tenant: str, ids: Sequence[str],
+                 with_embedding: bool = False) -> dict[str, MemoryRecord]: ...
+
+    def get(self, tenant: str, memory_id: str, with_embedding: bool = False) -> MemoryRecord | None:
+        return self.get_many(tenant, [memory_id], with_embedding).get(memory_id)
+
+    @abstractmethod
+    def find_by_hash(self, tenant: str, content_hash: str) -> list[MemoryRecord]:
+        """Current (not superseded) memories with this content hash."""
+
+    @abstractmethod
+    def find_by_source(self, tenant: str, source: str,
+                       include_superseded: bool = False) -> list[MemoryRecord]:
+        """Memories whose ``source`` is exactly ``source`` (current ones unless asked)."""
+
+    @abstractmethod
+    def keyword_search(self, tokens: Sequence[str], flt: SearchFilter, now: datetime,
+                       limit: int, context_weight: float = 0.5,
+                       max_docs: int | None = None) -> list[tuple[str, float]]:
+        """``(memory_id, bm25)`` best first; bm25 positive, higher is better. ``tokens`` are
+        :func:`varvemem.text.index_terms`; a match in a memory's context (neighbouring turns,
+        date) counts ``context_weight`` times a match in its own text. Terms found in more than
+        ``max_docs`` memories are left out (the rarest one is kept)."""
+
+    @abstractmethod
+    def recent_in_session(self, scope: Scope, memory_type: MemoryType, limit: int,
+                          exact: bool = True) -> list[MemoryRecord]:
+        """The newest current memories of ``memory_type`` in ``scope``'s session, newest first;
+        none when the scope has no session. ``exact``: the same user and agent (None included);
+        else a None user or agent matches any."""
+
+    @abstractmethod
+    def tag_search(self, tags: Sequence[str], flt: SearchFilter, now: datetime,
+                   limit: int) -> list[tuple[str, int]]:
+        """``(memory_id, matched tag count)`` best first."""
+
+    @abstractmethod
+    def known_tags(self, tenant: str, candidates: Sequence[str]) -> list[str]:
+        """Those of ``candidates`` that some memory of the tenant carries as a tag."""
+
+    @abstractmethod
+    def filter(self, ids: Sequence[str], flt: SearchFilter, now: datetime) -> list[Candidate]:
+        """The memories among ``ids`` that pass ``flt`` at ``now``, as ranking candidates."""
+
+    @abstractmethod
+    def history(self, tenant: str, memory_id: str) -> list[HistoryEntry]: ...
+
+    @abstractmethod
+    def record_retrieval(self, tenant: str, ids: Sequence[str], when: datetime) -> None: ...
+
+    @abstractmethod
+    def iter_records(self, tenant: str | None = None,
+                     with_embedding: bool = False) -> Iterator[MemoryRecord]: ...
+
+    @abstractmethod
+    def tenants(self) -> list[str]:
+        """Every tenant with a live or archived memory."""
+
+    @abstractmethod
+    def select(self, sel: Selection, limit: int, after: str = "") -> list[MemoryRecord]:
+        """Up to ``limit`` memories matching ``sel`` with ids above ``after``, by id."""
+
+    @abstractmethod
+    def sessions(self, tenant: str | None = None, open_only: bool = True,
+                 idle_before: datetime | None = None) -> list[SessionInfo]: ...
+
+    @abstractmethod
+    def archived(self, tenant: str, ids: Sequence[str] | None = None) -> list[ArchivedRef]:
+        """Archive references of the tenant (of ``ids`` only, when given)."""
+
+    @abstractmethod
+    def vector_seq(self) -> int: ...
+
+    @abstractmethod
+    def vector_changes(self, since: int) -> VectorChanges: ...
+
+    @abstractmethod
+    def stats(self, tenant: str) -> dict[str, Any]: ...
+
+    # -- the service's tables: API keys and the webhook inbox --------------------------------
+    @abstractmethod
+    def put_key(self, key: ApiKey) -> None: ...
+
+    @abstractmethod
+    def get_key(self, key_id: str) -> ApiKey | None: ...
+
+    @abstractmethod
+    def keys(self, tenant: str | None = None) -> list[ApiKey]: ...
+
+    @abstractmethod
+    def revoke_key(self, key_id: str, at: datetime) -> bool:
+        """Revoke a key; False when there is no such key (or it was revoked already)."""
+
+    @abstractmethod
+    def enqueue_event(self, event: InboxEvent) -> tuple[int, bool]:
+        """Commit ``event`` (its ``event_id`` is ignored) durably; returns (its id, True), or the
+        id of the event already stored with the same (tenant, source, delivery) and False. A
+        redelivery of an event that ``failed`` re-arms it (pending, no attempts): True."""
+
+    @abstractmethod
+    def claim_events(self, worker: str, limit: int, now: datetime, lease_seconds: float,
+                     max_attempts: int) -> list[InboxEvent]:
+        """Lease up to ``limit`` pending events (or ones whose lease ran out: their worker
+        died), oldest first, so that no two workers hold the same event. An event leased
+        ``max_attempts`` times already is marked failed instead."""
+
+    @abstractmethod
+    def renew_leases(self, worker: str, event_ids: Sequence[int], until: datetime) -> set[int]:
+        """Extend ``worker``'s leases on these events to ``until``; returns the ids it still
+        held (an event whose lease ran out and went to another worker is not among them)."""
+
+    @abstractmethod
+    def release_event(self, event_id: int, worker: str, now: datetime, error: str,
+                      final: bool, retry_at: datetime | None = None) -> None:
+        """Give a leased event back after a failed attempt: ``pending`` again (claimed no
+        sooner than ``retry_at``), or ``failed`` for good when ``final`` (a malformed event
+        retries in vain)."""
+
+    @abstractmethod
+    def inbox(self, tenant: str | None = None, status: str | None = None, limit: int = 100,
+              after: int = 0) -> list[InboxEvent]:
+        """Inbox events by id, ``after`` the given id."""
+
+    @abstractmethod
+    def inbox_counts(self) -> dict[str, int]:
+        """How many events are in each status."""
+
+    @abstractmethod
+    def retry_events(self, tenant: str, event_ids: Sequence[int] | None = None) -> list[int]:
+        """Re-arm the tenant's ``failed`` events (those of ``event_ids``, or all): pending, no
+        attempts, no error. Returns their ids; other events are left as they are."""
+
+    @abstractmethod
+    def prune_inbox(self, processed_before: datetime, tenant: str | None = None) -> int:
+        """Drop the body and headers of ``done`` events processed before the given time; the
+        row stays, so a late redelivery is still known. Returns how many were pruned."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+
+class VectorIndex(ABC):
+    """Nearest neighbours by cosine over unit vectors, filtered on :class:`VectorAttrs`.
+
+    Always rebuildable from the record store; ``applied_seq`` says how far it has caught up.
+    """
+
+    dim: int
+    applied_seq: int = 0
+
+    @abstractmethod
+    def upsert(self, ids: Sequence[str], vectors: np.ndarray,
+               attrs: Sequence[VectorAttrs]) -> None: ...
+
+    @abstractmethod
+    def remove(self, ids: Sequence[str]) -> None: ...
+
+    @abstractmethod
+    def search(self, query: np.ndarray, k: int, flt: SearchFilter, *,
+               approximate: bool = False) -> list[tuple[str, float]]:
+        """``(memory_id, cosine)`` best first, only vectors whose attrs pass ``flt``.
+
+        ``approximate``: the caller looks for near-duplicates only (the FAQ fast path), so an
+        ANN graph may answer even where a full search would be exact."""
+
+    def search_many(self, queries: np.ndarray, k: int,
+                    filters: Sequence[SearchFilter]) -> list[list[tuple[str, float]]]:
+        """:meth:`search` for each row of ``queries`` with its own filter: the update engine's
+        neighbour lookups. Backends that can batch (one ANN call for all rows) override this."""
+        return [self.search(q, k, f) for q, f in zip(queries, filters)]
+
+    @abstractmethod
+    def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    @abstractmethod
+    def __len__(self) -> int: ...
+
+    @abstractmethod
+    def clear(self) -> None: ...
+
+    def save(self) -> None:  # noqa: B027 - persistent servers need nothing
+        """Persist what is in memory (a no-op for server-side indexes)."""
+
+    def close(self) -> None:  # noqa: B027 - only server indexes hold a connection
+        """Release the connection, if any."""
+
+
+class Archive(ABC):
+    """TIER-5: immutable objects, each a batch of archived records (embeddings included).
+
+    An object is durable when :meth:`write` returns; the store of record then notes it. A
+    record whose id is live again (restored) is ignored by readers: the live store wins.
+    """
+
+    location: str
+
+    @abstractmethod
+    def write(self, tenant: str, records: Sequence[MemoryRecord], at: datetime) -> str:
+        """Store the batch; returns the object's name."""
+
+    @abstractmethod
+    def read(self, name: str) -> list[MemoryRecord]:
+        """The records of one object; :class:`~varvemem.errors.ArchiveError` naming it when
+        it is missing or malformed."""
+
+    @abstractmethod
+    def delete(self, name: str) -> None: ...
+
+
+class ActiveCache(ABC):
+    """TIER-1: the newest turns and tool calls of each session, read back in order without
+    search. The default reads the store of record; a server cache (Redis) mirrors them."""
+
+    @abstractmethod
+    def push(self, record: MemoryRecord) -> None:
+        """A session's memory was written (new, changed, or no longer current)."""
+
+    @abstractmethod
+    def remove(self, tenant: str, session: str, memory_id: str) -> None:
+        """A session's memory left the store (deleted or archived)."""
+
+    @abstractmethod
+    def window(self, scope: Scope, memory_type: MemoryType, limit: int) -> list[MemoryRecord]:
+        """The newest ``limit`` memories of the type in the session, oldest first (a None user
+        or agent in ``scope`` matches any)."""
+
+    @abstractmethod
+    def drop(self, tenant: str, session: str) -> None: ...
+
+    def close(self) -> None:  # noqa: B027 - only server caches hold a connection
+        """Release the connection, if any."""
+
+
+AnswerKey = tuple[str, "str | None", str]  # (tenant, user, normalised question)
+
+
+class AnswerCache(ABC):
+    """L3: questions answered well before -> (pair id, content hash). The caller checks the
+    pair against the store of record on every use; this only saves the search."""
+
+    @abstractmethod
+    def get(self, key: AnswerKey) -> tuple[str, str] | None: ...
+
+    @abstractmethod
+    def put(self, key: AnswerKey, memory_id: str, content_hash: str) -> None: ...
+
+    @abstractmethod
+    def drop(self, key: AnswerKey) -> None: ...
+
+    @abstractmethod
+    def drop_tenant(self, tenant: str) -> None:
+        """Forget every entry of the tenant (after deleting a user's memories)."""
+
+
+class LocalAnswerCache(AnswerCache):
+    """The embedded default: a dict in this process, the oldest entry out past ``size``."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._d: dict[AnswerKey, tuple[str, str]] = {}
+
+    def get(self, key: AnswerKey) -> tuple[str, str] | None:
+        return self._d.get(key)
+
+    def put(self, key: AnswerKey, memory_id: str, content_hash: str) -> None:
+        if self.size <= 0:
+            return
+        if key not in self._d and len(self._d) >= self.size:
+            self._d.pop(next(iter(self._d)))
+        self._d[key] = (memory_id, content_hash)
+
+    def drop(self, key: AnswerKey) -> None:
+        self._d.pop(key, None)
+
+    def drop_tenant(self, tenant: str) -> None:
+        for key in [k for k in self._d if k[0] == tenant]:
+            del self._d[key]
+
+
+class StoreActiveCache(ActiveCache):
+    """The embedded default: the store of record already keeps each session in order."""
+
+    def __init__(self, records: RecordStore) -> None:
+        self.records = records
+
+    def push(self, record: MemoryRecord) -> None:
+        pass
+
+    def remove(self, tenant: str, session: str, memory_id: str) -> None:
+        pass
+
+    def window(self, scope: Scope, memory_type: MemoryType, limit: int) -> list[MemoryRecord]:
+        return self.records.recent_in_session(scope, memory_type, limit, exact=False)[::-1]
+
+    def drop(self, tenant: str, session: str) -> None:
+        pass

@@ -1,0 +1,250 @@
+"""TIER-1 on Redis: each active session's newest turns and tool calls, shared by every process.
+
+Derived data, never the system of record. A session's window is filled from the store of
+record on first read (a sorted set per session and type, scored by time, that expires after the
+session's idle time) and appended to after each committed write; a change to one of its memories
+drops it. When Redis is unreachable the store of record answers, and sessions written meanwhile
+are dropped once Redis is back, so nothing acknowledged is lost or served stale.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections.abc import Iterable, Iterator
+from typing import Any
+from urllib.parse import quote
+
+from ..errors import StorageError
+from ..model import MemoryRecord, MemoryType, Scope
+from ..settings import redact_url
+from .base import ActiveCache, AnswerCache, AnswerKey, RecordStore
+
+try:
+    import redis
+except ImportError as _exc:  # pragma: no cover - the optional extra
+    from ..errors import ConfigError
+
+    raise ConfigError("store.cache_url: a redis:// cache needs the Redis extra: "
+                      f"pip install 'varvemem[redis]' ({_exc})") from None
+
+log = logging.getLogger("varvemem")
+_TYPES = (MemoryType.DIALOGUE, MemoryType.TOOL_CALL)
+# A window is a sorted set of memory ids by time plus a hash of their records. Scripts run
+# atomically: a write goes only into a window that exists (was filled from the store), so a
+# window is always the store's newest ``keep``.
+_PUT = """
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  redis.call('ZREM', KEYS[1], ARGV[2])
+  redis.call('HDEL', KEYS[2], ARGV[2])
+  if ARGV[5] == '1' then
+    redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+    redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
+    local old = redis.call('ZRANGE', KEYS[1], 0, -tonumber(ARGV[4]) - 1)
+    for _, id in ipairs(old) do
+      redis.call('ZREM', KEYS[1], id)
+      redis.call('HDEL', KEYS[2], id)
+    end
+  end
+  redis.call('EXPIRE', KEYS[1], ARGV[6])
+  redis.call('EXPIRE', KEYS[2], ARGV[6])
+end
+return 0
+"""
+_EMPTY = "-"  # the member that marks a filled window with no memories
+
+
+def _mine(records: list[MemoryRecord], scope: Scope, limit: int) -> list[MemoryRecord]:
+    """The newest ``limit`` of ``records`` (oldest first) that ``scope``'s user and agent see
+    (None matches any)."""
+    return [r for r in records if (scope.user is None or r.scope.user == scope.user)
+            and (scope.agent is None or r.scope.agent == scope.agent)][-limit:]
+
+
+class RedisActiveCache(ActiveCache):
+    """Windows of up to ``keep`` memories per session and type under ``prefix``, namespaced by
+    tenant; each expires ``ttl_seconds`` after its last write."""
+
+    def __init__(self, url: str, records: RecordStore, *, prefix: str = "varvemem",
+                 keep: int = 50, ttl_seconds: int = 3600, timeout: float = 2.0) -> None:
+        self.records = records
+        self.prefix = prefix
+        self.keep = keep
+        self.ttl = max(1, int(ttl_seconds))
+        self._where = redact_url(url)
+        self._r = redis.Redis.from_url(url, socket_timeout=timeout,
+                                       socket_connect_timeout=timeout)
+        try:
+            self._r.ping()
+        except redis.RedisError as exc:
+            raise StorageError(f"store.cache_url: cannot reach Redis at {self._where}: "
+                               f"{exc}") from None
+        self._put = self._r.register_script(_PUT)
+        self._lock = threading.Lock()
+        self._stale: set[tuple[str, str]] = set()  # sessions written while Redis was away
+
+    @property
+    def client(self) -> redis.Redis:
+        """The connection (the L3 answer cache shares it)."""
+        return self._r
+
+    def _key(self, tenant: str, session: str, memory_type: MemoryType) -> str:
+        return (f"{self.prefix}:{quote(tenant, safe='')}:active:{quote(session, safe='')}:"
+                f"{memory_type.value}")
+
+    def _keys(self, tenant: str, session: str) -> list[str]:
+        return [k + suffix for t in _TYPES for k in [self._key(tenant, session, t)]
+                for suffix in ("", ":rec")]
+
+    def _away(self, exc: Exception, tenant: str | None = None,
+              session: str | None = None) -> None:
+        if tenant is not None and session is not None:
+            with self._lock:
+                self._stale.add((tenant, session))
+        log.warning("Redis at %s unreachable (%s); the store of record answers", self._where, exc)
+
+    def _drop_stale(self) -> None:
+        with self._lock:
+            stale, self._stale = self._stale, set()
+        try:
+            for tenant, session in stale:
+                self._r.delete(*self._keys(tenant, session))
+        except redis.RedisError:
+            with self._lock:
+                self._stale |= stale
+            raise
+
+    def push(self, record: MemoryRecord) -> None:
+        s = record.scope
+        if s.session is None:
+            return
+        current = record.valid_to is None and record.memory_type in _TYPES
+        try:
+            self._drop_stale()
+            for t in _TYPES:  # out of every window, into its own while current
+                key = self._key(s.tenant, s.session, t)
+                self._put(keys=[key, key + ":rec"],
+                          args=[record.created_at.timestamp(), record.memory_id,
+                                record.model_dump_json(exclude={"embedding"}), self.keep,
+                                "1" if current and t is record.memory_type else "0", self.ttl])
+        except redis.RedisError as exc:
+            self._away(exc, s.tenant, s.session)
+
+    def remove(self, tenant: str, session: str, memory_id: str) -> None:
+        try:
+            self._drop_stale()
+            for t in _TYPES:
+                key = self._key(tenant, session, t)
+                self._put(keys=[key, key + ":rec"], args=[0, memory_id, "", self.keep, "0",
+                                                          self.ttl])
+        except redis.RedisError as exc:
+            self._away(exc, tenant, session)
+
+    def window(self, scope: Scope, memory_type: MemoryType, limit: int) -> list[MemoryRecord]:
+        if scope.session is None or limit < 1:
+            return []
+        if memory_type not in _TYPES or limit > self.keep:
+            return self._from_store(scope, memory_type, limit)
+        key = self._key(scope.tenant, scope.session, memory_type)
+        try:
+            self._drop_stale()
+            ids = [i for i in self._r.zrange(key, 0, -1) if i != _EMPTY.encode()]
+            if not ids and not self._r.exists(key):
+                return self._fill(key, scope, memory_type, limit)
+            cached = self._r.hmget(key + ":rec", ids) if ids else []
+        except redis.RedisError as exc:
+            self._away(exc)
+            return self._from_store(scope, memory_type, limit)
+        if any(c is None for c in cached):  # expired half-way: ask the store
+            return self._from_store(scope, memory_type, limit)
+        return _mine([MemoryRecord.model_validate_json(c) for c in cached], scope, limit)
+
+    def _from_store(self, scope: Scope, memory_type: MemoryType,
+                    limit: int) -> list[MemoryRecord]:
+        return self.records.recent_in_session(scope, memory_type, limit, exact=False)[::-1]
+
+    def _fill(self, key: str, scope: Scope, memory_type: MemoryType,
+              limit: int) -> list[MemoryRecord]:
+        """The session's whole window (any user or agent) from the store, cached."""
+        everyone = Scope(tenant=scope.tenant, session=scope.session)
+        records = self._from_store(everyone, memory_type, self.keep)
+        pipe = self._r.pipeline()  # MULTI/EXEC: readers see the whole window or none
+        pipe.delete(key, key + ":rec")
+        if records:
+            pipe.zadd(key, {r.memory_id: r.created_at.timestamp() for r in records})
+            pipe.hset(key + ":rec", mapping={r.memory_id: r.model_dump_json(exclude={"embedding"})
+                                             for r in records})
+        else:  # an empty window is cached too (a placeholder scored below any time)
+            pipe.zadd(key, {_EMPTY: float("-inf")})
+        pipe.expire(key, self.ttl)
+        pipe.expire(key + ":rec", self.ttl)
+        pipe.execute()
+        return _mine(records, scope, limit)
+
+    def drop(self, tenant: str, session: str) -> None:
+        try:
+            self._drop_stale()
+            self._r.delete(*self._keys(tenant, session))
+        except redis.RedisError as exc:
+            self._away(exc, tenant, session)
+
+    def close(self) -> None:
+        self._r.close()
+
+
+class RedisAnswerCache(AnswerCache):
+    """L3 answers shared by every process: one key per question, expiring after ``ttl_seconds``.
+    Unreachable Redis is a miss (the fast path then searches), never an error."""
+
+    def __init__(self, client: redis.Redis, prefix: str, ttl_seconds: int) -> None:
+        self._r = client
+        self.prefix = prefix
+        self.ttl = max(1, int(ttl_seconds))
+
+    def _key(self, key: AnswerKey) -> str:
+        tenant, user, question = key
+        digest = hashlib.sha256(f"{user or ''}\0{question}".encode()).hexdigest()[:32]
+        return f"{self.prefix}:{quote(tenant, safe='')}:answer:{digest}"
+
+    def get(self, key: AnswerKey) -> tuple[str, str] | None:
+        try:
+            raw = self._r.get(self._key(key))
+        except redis.RedisError as exc:
+            log.warning("Redis answer cache unreachable (%s)", exc)
+            return None
+        if not raw:
+            return None
+        mid, _, version = raw.decode().partition("\t")
+        return mid, version
+
+    def put(self, key: AnswerKey, memory_id: str, content_hash: str) -> None:
+        try:
+            self._r.set(self._key(key), f"{memory_id}\t{content_hash}", ex=self.ttl)
+        except redis.RedisError as exc:
+            log.warning("Redis answer cache unreachable (%s)", exc)
+
+    def drop(self, key: AnswerKey) -> None:
+        try:
+            self._r.delete(self._key(key))
+        except redis.RedisError as exc:
+            log.warning("Redis answer cache unreachable (%s)", exc)
+
+    def drop_tenant(self, tenant: str) -> None:
+        pattern = f"{self.prefix}:{quote(tenant, safe='')}:answer:*"
+        try:
+            for chunk in _chunks(self._r.scan_iter(match=pattern, count=500), 500):
+                self._r.delete(*chunk)
+        except redis.RedisError as exc:
+            log.warning("Redis answer cache unreachable (%s)", exc)
+
+
+def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    batch: list[Any] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
