@@ -1,19 +1,30 @@
 # Two entry points for a fresh machine: `make demo` and `make test` (both install first).
+# One venv, one stamp per install: the demo needs the base package alone (no extras); the
+# tests need [dev] (every extra and the test tools), installed on top when first needed.
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: install demo test lint bench
+.PHONY: install install-base demo test lint bench
 
-install: $(VENV)/.installed
+install: $(VENV)/.installed-dev
+install-base: $(VENV)/.installed-base
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.created:
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $@
 
-demo: install
+$(VENV)/.installed-base: pyproject.toml | $(VENV)/.created
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+# [dev] holds the base package too, so it stamps both.
+$(VENV)/.installed-dev: pyproject.toml | $(VENV)/.created
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $@ $(VENV)/.installed-base
+
+demo: install-base
 	$(VENV)/bin/varvemem demo
 
 lint: install

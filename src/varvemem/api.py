@@ -19,7 +19,7 @@ import numpy as np
 import pydantic
 
 from . import qa_files
-from .embeddings import Embedder, create_embedder
+from .embeddings import Embedder, check_installed, create_embedder
 from .engines import extract
 from .engines.inbox import DrainReport, InboxEngine, Receipt
 from .engines.intent import chit_chat
@@ -52,6 +52,13 @@ from .stores.session_log import SessionLog
 from .text import extract_keywords
 
 Clock = Callable[[], datetime]
+
+_HEX = frozenset("0123456789abcdef")
+_ID_PREFIX_MIN = 6  # hex digits of a short id, as git's shortest
+_ID_MATCHES = 10  # ids an ambiguous short id lists
+# The history actions whose change also set updated_at (a link only when made by an update).
+_STAMPS_UPDATED = {"create", "update", "feedback", "supersede", "merge", "move", "restore",
+                   "link"}
 
 
 def _enum(cls: type, value: Any, what: str) -> Any:
@@ -89,6 +96,8 @@ class Memory:
             settings = settings.model_copy(update={"home": Path(home).expanduser()})
         self.settings = settings
         self.clock: Clock = clock or utcnow
+        if embedder is None:  # its optional package, found without loading the model
+            check_installed(settings.embedder.name)
         self._embedder = embedder
         self._own_llm = llm is None and settings.llm.enabled  # closed by close()
         if llm is None and settings.llm.enabled:
@@ -358,19 +367,150 @@ class Memory:
         return rec
 
     # -- reads ---------------------------------------------------------------------------------
-    def get(self, memory_id: str, *, tenant: str | None = None,
-            with_embedding: bool = False) -> MemoryRecord:
+    def get(self, memory_id: str, *, tenant: str | None = None, with_embedding: bool = False,
+            as_of: datetime | None = None) -> MemoryRecord:
         """The memory with this id (read from the archive when it is archived, with tier
-        ``archive``); :class:`NotFoundError` when the tenant has none."""
+        ``archive``); :class:`NotFoundError` when the tenant has none.
+
+        ``as_of``: the memory as it was at that time, rebuilt from :meth:`history`: the changes
+        made after it are undone, newest first, from the current record (a deleted memory's
+        from the snapshot its delete kept). :class:`NotFoundError` when it was created after
+        that time or deleted by then. Rebuilt exactly: every field history records (content,
+        keywords, tags, importance, score, question and answer, TTL, tier, validity and
+        supersession, related ids, metadata written through an update), and ``updated_at``
+        and ``tier_since`` from the times of the changes kept. Left as they are now, because
+        no history entry records them: the usage counters (``retrieval_count``,
+        ``last_retrieved_at``, ``scored_retrievals``, ``decayed_at``), ``context_after``, a
+        document chunk's ``doc_hash`` bookkeeping and an experience's related ids added by
+        abstraction. The embedding (``with_embedding``) is the stored one, or None when the
+        content was different then.
+        """
         ten = self._tenant(tenant)
-        rec = self.stores.records.get(ten, memory_id, with_embedding)
+        if as_of is not None:
+            return self._get_as_of(ten, memory_id, _utc(as_of, "as_of"), with_embedding)
+        rec = self._current(ten, memory_id, with_embedding)
         if rec is None:
-            archived = self.stores.archived_records(ten, [memory_id])
+            raise NotFoundError(f"no memory {memory_id}")
+        return rec
+
+    def _current(self, tenant: str, memory_id: str, with_embedding: bool) -> MemoryRecord | None:
+        """The live record, else the archived one (tier ``archive``), else None."""
+        rec = self.stores.records.get(tenant, memory_id, with_embedding)
+        if rec is None:
+            archived = self.stores.archived_records(tenant, [memory_id])
             if not archived:
-                raise NotFoundError(f"no memory {memory_id}")
+                return None
             rec = archived[0] if with_embedding else \
                 archived[0].model_copy(update={"embedding": None})
         return rec
+
+    def _get_as_of(self, tenant: str, memory_id: str, when: datetime,
+                   with_embedding: bool) -> MemoryRecord:
+        entries = self.stores.records.history(tenant, memory_id)
+        rec = self._current(tenant, memory_id, with_embedding)
+        if rec is not None:
+            state = snapshot(rec)
+        else:
+            deletes = [i for i, e in enumerate(entries) if e.action == "delete"]
+            if not deletes:
+                raise NotFoundError(f"no memory {memory_id}")
+            gone = entries[deletes[-1]]
+            if gone.at <= when:
+                raise NotFoundError(f"memory {memory_id} did not exist at {when.isoformat()} "
+                                    f"(deleted at {gone.at.isoformat()})")
+            if not gone.old:
+                raise NotFoundError(f"memory {memory_id} was erased: its past states are gone")
+            state, entries = dict(gone.old), entries[: deletes[-1]]
+        later = [i for i, e in enumerate(entries) if e.at > when and e.action != "create"]
+        if rec is not None and not later:
+            past = rec
+        else:
+            past = self._rebuild(state, entries, later, when)
+            if rec is not None and with_embedding and past.content_hash == rec.content_hash:
+                past.embedding = rec.embedding
+        if past.created_at > when:
+            raise NotFoundError(f"memory {memory_id} did not exist at {when.isoformat()}")
+        return past
+
+    @classmethod
+    def _rebuild(cls, state: dict[str, Any], entries: list[HistoryEntry], later: list[int],
+                 when: datetime) -> MemoryRecord:
+        """``state`` with the changes ``entries[i]`` of ``later`` undone, newest first."""
+        for i in reversed(later):
+            cls._undo(state, entries, i)
+        kept = [e for e in entries if e.at <= when or e.action == "create"]
+        for field, stamps in (("updated_at", _STAMPS_UPDATED), ("tier_since", {"move", "restore"})):
+            at = next((e.at for e in reversed(kept) if e.action in stamps
+                       and "related_memory_ids_added" not in (e.new or {})), None)
+            if at is not None:
+                state[field] = at.isoformat()
+            elif field == "tier_since" and kept and kept[0].action == "create":
+                state[field] = (kept[0].new or {}).get(field, state[field])
+        return MemoryRecord.model_validate(state)
+
+    @staticmethod
+    def _undo(state: dict[str, Any], entries: list[HistoryEntry], i: int) -> None:
+        """Put ``state`` back to what it was before ``entries[i]``."""
+        e = entries[i]
+        old, new = e.old or {}, e.new or {}
+        related: list[str] = state.get("related_memory_ids") or []
+        meta = dict(state.get("metadata") or {})
+        if "related_memory_ids_added" in new:  # a link keeps the difference, not the lists
+            added = set(new["related_memory_ids_added"])
+            state["related_memory_ids"] = [*old.get("related_memory_ids_removed", []),
+                                           *(r for r in related if r not in added)]
+            return
+        if e.action == "abstract":  # the experience and its sources were linked both ways
+            made = set(new.get("sources") or []) | {new.get("experience_id")}
+            state["related_memory_ids"] = [r for r in related if r not in made]
+            if "experience_id" in new:
+                meta.pop("experience_id", None)
+                state["metadata"] = meta
+            return
+        if e.action == "merge":
+            if old.get("occurrences", 1) == 1:
+                meta.pop("occurrences", None)
+            else:
+                meta["occurrences"] = old["occurrences"]
+            state["metadata"] = meta
+        keys = {*old, *new} & set(MemoryRecord.model_fields)
+        if e.action == "restore":
+            keys.add("expires_at")  # a restore drops a passed expiry, unrecorded
+        for key in keys:
+            if key in old:
+                state[key] = old[key]
+            else:  # an update records the keywords it recomputed as new values only
+                state[key] = next((p.new[key] for p in reversed(entries[:i])
+                                   if p.new and key in p.new), state.get(key))
+
+    def resolve_id(self, prefix: str, *, tenant: str | None = None) -> str:
+        """The full id of the tenant's memory whose id starts with ``prefix``: ``mem_`` and at
+        least 6 hex digits, or the digits alone (like git's short hashes). Live, archived and
+        deleted memories (their history remains) count. :class:`NotFoundError` when none
+        matches; :class:`ValidationError` when the prefix is too short, or when several
+        match (they are listed)."""
+        ten = self._tenant(tenant)
+        text = prefix.strip() if isinstance(prefix, str) else ""
+        if not text:
+            raise ValidationError("memory id is empty")
+        digits = (text[4:] if text.lower().startswith("mem_") else text).lower()
+        if not set(digits) <= _HEX:  # not an id this library makes: only itself can match
+            records = self.stores.records
+            if records.get(ten, text) or records.archived(ten, [text]) \
+                    or records.history(ten, text):
+                return text
+            raise NotFoundError(f"no memory {text}")
+        if len(digits) < _ID_PREFIX_MIN:
+            raise ValidationError(f"memory id {text} is too short: give at least "
+                                  f"{_ID_PREFIX_MIN} hex digits after mem_")
+        found = self.stores.records.ids_with_prefix(ten, "mem_" + digits, _ID_MATCHES + 1)
+        if not found:
+            raise NotFoundError(f"no memory {text}")
+        if len(found) > 1:
+            more = ", ..." if len(found) > _ID_MATCHES else ""
+            raise ValidationError(f"memory id {text} is ambiguous: "
+                                  f"{', '.join(found[:_ID_MATCHES])}{more}")
+        return found[0]
 
     def history(self, memory_id: str, *, tenant: str | None = None) -> list[HistoryEntry]:
         """Every change to the memory, oldest first (also after it was deleted)."""
@@ -452,9 +592,9 @@ class Memory:
         ``lifecycle.active_tool_calls`` unexpired tool calls, oldest first."""
         scope = self._scope(tenant, user, agent, session)
         cfg, now = self.settings.lifecycle, self._now()
-        turns = self.stores.active.window(scope, MemoryType.DIALOGUE, cfg.active_turns)
+        turns = self.stores.active.window(scope, MemoryType.DIALOGUE, cfg.active_turns, now)
         calls = [r for r in self.stores.active.window(scope, MemoryType.TOOL_CALL,
-                                                      cfg.active_tool_calls)
+                                                      cfg.active_tool_calls, now)
                  if r.expires_at is None or r.expires_at > now]
         return sorted(turns + calls, key=lambda r: r.created_at)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -40,8 +41,9 @@ class SessionHistory:
 
     def save(self, session: str, messages: Iterable[Mapping[str, Any]], *,
              summary: str | None = None, tenant: str | None = None) -> Path:
-        """Append ``{"role", "content"}`` messages to the session's file, time-stamped. With
-        ``summary``, an assistant message is kept as that summary instead of in full."""
+        """Append ``{"role", "content"}`` messages to the session's file, time-stamped, in full.
+        ``summary`` is kept beside the last assistant message of the call (the answer it
+        summarises; an error when there is none), for :meth:`compress_history`."""
         now = self._clock()
         turns = []
         for i, msg in enumerate(messages):
@@ -49,12 +51,16 @@ class SessionHistory:
                 raise ValidationError(f"message {i} has no 'content'")
             role = str(msg.get("role") or "user")
             text = message_text(msg["content"]).strip()
-            if role == "assistant" and summary is not None:
-                turns.append(Turn(now, role, summary.strip(), summary=True))
-            elif text:
+            if text:
                 turns.append(Turn(now, role, text))
         if not turns:
             raise ValidationError("no message with text to save")
+        if summary is not None and summary.strip():
+            last = max((i for i, t in enumerate(turns) if t.role == "assistant"), default=None)
+            if last is None:
+                raise ValidationError("a summary needs an assistant message with text to "
+                                      "summarise")
+            turns[last] = replace(turns[last], summary=summary.strip())
         return self._log.append(self._tenant(tenant), session, turns)
 
     def delete_session(self, session: str, *, tenant: str | None = None) -> int:
@@ -62,22 +68,21 @@ class SessionHistory:
         return self._log.delete(self._tenant(tenant), session)
 
     def load_session(self, session: str, *, tenant: str | None = None) -> list[dict[str, Any]]:
-        """The session's turns, oldest first: ``{"role", "content", "at", "summary"}``."""
+        """The session's turns, oldest first: ``{"role", "content", "at", "summary"}``, with
+        each turn's full text and its summary (None when it was saved without one)."""
         return [{"role": t.role, "content": t.content, "at": t.at, "summary": t.summary}
                 for t in self._log.load(self._tenant(tenant), session)]
 
     def compress_history(self, messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Seed 2's compression for a prompt: a user message over ``history.slim_chars`` keeps
-        its head and a marker; an assistant answer is replaced by its ``summary`` (its own, or
-        one made here: by the LLM when configured, else its first sentences)."""
+        its head and a marker; an assistant answer is replaced by its ``summary`` (its own, as
+        :meth:`load_session` returns it, or one made here: by the LLM when configured, else its
+        first sentences)."""
         out = []
         for msg in messages:
             role = str(msg.get("role") or "user")
             text = message_text(msg.get("content")).strip()
             if role == "assistant":
-                if msg.get("summary") is True:  # a turn loaded from the file: already one
-                    out.append({"role": role, "content": text})
-                    continue
                 given = msg.get("summary")
                 out.append({"role": role, "content": given.strip() if isinstance(given, str)
                             and given.strip() else self.summarise(text)})

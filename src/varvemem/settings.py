@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import pydantic
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -21,6 +21,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from .embeddings import embedder_spec
 from .errors import ConfigError
 from .model import MemoryType, Tier, TTLMode
 
@@ -92,8 +93,8 @@ class RetrievalSettings(_Section):
     keyword_max_docs: int = Field(5_000, ge=1)
     top_k: int = Field(10, ge=1, le=1000)
     recency_lambda: float = Field(0.01, ge=0.0, le=10.0)
-    default_profile: str = "default"
     profiles: dict[str, Profile] = Field(default_factory=_default_profiles)
+    default_profile: str = "default"  # after profiles: its check reads them
     query_tags_max: int = Field(5, ge=0)
     record_retrieval: bool = True
 
@@ -105,11 +106,24 @@ class RetrievalSettings(_Section):
             return {**_default_profiles(), **v}
         return v
 
+    @field_validator("default_profile")
+    @classmethod
+    def _default_profile_exists(cls, v: str, info: ValidationInfo) -> str:
+        profiles = info.data.get("profiles")
+        if profiles is not None and v not in profiles:
+            raise ValueError(_unknown_profile(v, profiles))
+        return v
+
     @model_validator(mode="after")
-    def _profile_exists(self) -> RetrievalSettings:
+    def _profile_exists(self) -> RetrievalSettings:  # profiles assigned without the default
         if self.default_profile not in self.profiles:
-            raise ValueError(f"default_profile {self.default_profile!r} is not in profiles")
+            raise ValueError("default_profile: "
+                             + _unknown_profile(self.default_profile, self.profiles))
         return self
+
+
+def _unknown_profile(name: str, profiles: dict[str, Any]) -> str:
+    return f"unknown retrieval profile {name!r} (known: {', '.join(sorted(profiles))})"
 
 
 class UpdateSettings(_Section):
@@ -457,6 +471,14 @@ class ArchiveSettings(_Section):
     secret_key: str | None = Field(None, repr=False)
     timeout: float = Field(10.0, gt=0)
 
+    @field_validator("url")
+    @classmethod
+    def _archive_url(cls, v: str | None) -> str | None:
+        if v is not None and "://" in v and not v.startswith(("file://", "s3://")):
+            raise ValueError(f"unsupported archive URL {redact_url(v)!r} (use a path, "
+                             "file:///path or s3://bucket/prefix)")
+        return v
+
 
 _SIGNATURE_HEADERS = {"github": "X-Hub-Signature-256"}
 URL_TOKEN_HEADER = "X-Varvemem-Url-Token"  # where the REST surface puts a URL's ?token=
@@ -626,6 +648,26 @@ class Settings(BaseSettings):
     webhooks: WebhookSettings = Field(default_factory=WebhookSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
 
+    @model_validator(mode="after")
+    def _references(self) -> Settings:
+        """Settings that name an implementation must name one that exists and has what it
+        needs (checked here, at load, not at first use). Messages name their keys."""
+        try:
+            name, spec = embedder_spec(self.embedder.name)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        missing = [k for k in spec.needs if not getattr(self.embedder, k)]
+        if missing:
+            keys = " and ".join(f"embedder.{k}" for k in missing)
+            raise ValueError(f"{keys} {'is' if len(missing) == 1 else 'are'} required for "
+                             f"embedder {name!r}")
+        pg = self.store.url is not None and self.store.url.startswith(("postgresql://",
+                                                                        "postgres://"))
+        if self.store.vector_url == "pgvector" and not pg:
+            raise ValueError("store.vector_url: pgvector lives in the store's PostgreSQL; "
+                             "set store.url = postgresql://...")
+        return self
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -680,7 +722,8 @@ def describe_validation_error(exc: pydantic.ValidationError, what: str) -> str:
     """``invalid <what>: key: problem; ...``, each problem naming its dotted key."""
     parts = []
     for err in exc.errors():
-        key = ".".join(str(p) for p in err["loc"] if p != "__root__") or what
+        key = ".".join(str(p) for p in err["loc"] if p != "__root__")
         msg = err["msg"].removeprefix("Value error, ")
-        parts.append(f"{key}: {msg}")
+        # A check of the whole object (no key of its own) names the keys in its message.
+        parts.append(f"{key}: {msg}" if key else msg)
     return f"invalid {what}: " + "; ".join(parts)

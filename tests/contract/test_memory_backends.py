@@ -4,6 +4,7 @@ archive and restore."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -159,3 +160,31 @@ def test_every_backend_tells_the_same_story(combo_settings, tmp_path: Path, embe
             table = f'"{combo_settings["store"]["pg_schema"]}".memories'
             assert conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == \
                 got["stats"]["memories"]
+
+
+@pytest.mark.parametrize("combo_settings", COMBOS, indirect=True)
+def test_a_replayed_clock_never_shows_what_came_later(combo_settings, tmp_path: Path, embedder,
+                                                      clock) -> None:
+    """Search, context and the session window at a clock set back (``Memory(clock=...)``, the
+    CLI's ``--now``) show only what existed then, on every backend."""
+    mem = Memory(settings=Settings.load(home=tmp_path, **combo_settings), embedder=embedder,
+                 clock=clock)
+    try:
+        start = clock.now
+        early = mem.add("The deploy window is Tuesday 10:00-16:00 UTC").memory_id
+        mem.add("when is the deploy window?", type="dialogue", session="s1")
+        clock.advance(days=10)
+        late = mem.add("The deploy freeze starts on Thursday 10:00 UTC").memory_id
+        mem.add("and the release train?", type="dialogue", session="s1")
+        assert {h.memory.memory_id for h in mem.search("deploy window freeze")} >= {early, late}
+        clock.now = start + timedelta(days=1)
+        ids = [h.memory.memory_id for h in mem.search("deploy window freeze")]
+        assert early in ids and late not in ids
+        text = mem.context("deploy window freeze", session="s1")
+        assert "Tuesday" in text and "Thursday" not in text and "release train" not in text
+        assert [r.content for r in mem.session_window("s1")] == ["when is the deploy window?"]
+        clock.now = start + timedelta(days=11)
+        assert [r.content for r in mem.session_window("s1")] == [
+            "when is the deploy window?", "and the release train?"]
+    finally:
+        mem.close()

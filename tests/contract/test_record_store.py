@@ -302,3 +302,33 @@ def test_retrieval_counts_never_wait_for_a_writer(store: RecordStore, open_store
     got = store.get("default", "a")
     assert got is not None and got.retrieval_count == 3
     assert got.last_retrieved_at == T0 + timedelta(hours=1)
+
+
+def test_nothing_shows_before_it_exists(store: RecordStore) -> None:
+    """Without ``as_of`` the point in time is ``now``: a memory created later is not there yet
+    (a replayed clock, or a memory dated ahead)."""
+    later = T0 + timedelta(days=3)
+    put(store, rec("early", "rollout checklist", tags=["deploy"]),
+        rec("late", "rollout checklist revised", tags=["deploy"], created=later))
+    ids = ["early", "late"]
+    for now, want in ((T0 + timedelta(days=1), ["early"]), (later, ["early", "late"])):
+        assert sorted(r.memory_id for r in store.filter(ids, SearchFilter(), now)) == want
+        assert sorted(m for m, _ in store.keyword_search(["rollout"], SearchFilter(), now,
+                                                          10)) == want
+        assert sorted(m for m, _ in store.tag_search(["deploy"], SearchFilter(), now, 10)) == want
+    # as_of still decides when given, whatever now is
+    assert {r.memory_id for r in store.filter(ids, SearchFilter(as_of=later), T0)} == set(ids)
+    assert [r.memory_id for r in store.filter(ids, SearchFilter(as_of=T0), later)] == ["early"]
+
+
+def test_recent_in_session_until(store: RecordStore) -> None:
+    s1 = Scope(session="s1")
+    put(store, *[MemoryRecord(memory_id=f"d{i}", content=f"turn {i}",
+                              memory_type=MemoryType.DIALOGUE, tier=Tier.ACTIVE, scope=s1,
+                              created_at=T0 + timedelta(minutes=i), updated_at=T0,
+                              valid_from=T0 + timedelta(minutes=i)) for i in range(5)])
+    recent = store.recent_in_session(s1, MemoryType.DIALOGUE, 2,
+                                     until=T0 + timedelta(minutes=2))
+    assert [r.memory_id for r in recent] == ["d2", "d1"]
+    assert [r.memory_id for r in store.recent_in_session(s1, MemoryType.DIALOGUE, 2)] == [
+        "d4", "d3"]

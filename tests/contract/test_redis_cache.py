@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -104,6 +105,27 @@ def test_redis_paused_then_back_never_serves_stale(tmp_path: Path, redis_process
     finally:
         os.kill(proc.pid, signal.SIGCONT)
     assert contents(mem) == ["the on-call phone is with Ben"]
+    mem.close()
+
+
+def test_window_at_a_clock_set_back_shows_no_later_turn(tmp_path: Path, redis_url: str,
+                                                         cache_prefix: str, embedder,
+                                                         clock) -> None:
+    """Redis holds a session's newest turns: at a clock behind them the store answers, and
+    neither a filled window nor a fresh one shows a turn before it was said."""
+    mem = make(tmp_path, redis_url, cache_prefix, embedder, clock)
+    start = clock.now
+    for i in range(3):
+        mem.add(f"turn {i} about the rollout", type="dialogue", session="s1")
+        clock.advance(minutes=10)
+    assert len(contents(mem)) == 3  # the window is filled, and served from Redis
+    clock.now = start + timedelta(minutes=15)
+    assert contents(mem) == ["turn 0 about the rollout", "turn 1 about the rollout"]
+    redis.Redis.from_url(redis_url).delete(*redis.Redis.from_url(redis_url).keys(
+        f"{cache_prefix}:*"))
+    assert contents(mem) == ["turn 0 about the rollout", "turn 1 about the rollout"]  # a fill
+    clock.now = start + timedelta(hours=1)
+    assert len(contents(mem)) == 3
     mem.close()
 
 

@@ -99,6 +99,7 @@ def test_config_show_reports_weights_and_environment(tmp_path: Path) -> None:
 ])
 def test_bad_input_is_one_line_and_exit_1(tmp_path: Path, args: list[str],
                                           env: dict[str, str] | None, message: str) -> None:
+    run(tmp_path / "home", "init")
     proc = run(tmp_path / "home", *args, env=env, ok=False)
     assert proc.returncode == 1
     assert message in proc.stderr
@@ -119,16 +120,6 @@ def test_corrupted_vector_index_is_rebuilt_and_reported(tmp_path: Path) -> None:
     assert json.loads(proc.stdout)["hits"][0]["memory_id"] == mid
     assert "note: vector index rebuilt from SQLite" in proc.stderr
     assert "vector index rebuilt: 1 vectors" in run(home, "reindex").stdout
-
-
-def test_demo_runs_offline_and_passes_its_checks(tmp_path: Path) -> None:
-    proc = run(tmp_path, "demo", env={"COLUMNS": "160"})
-    out = proc.stdout
-    assert "Before" in out and "After" in out and "Summary" in out
-    assert "spec 3.0 smoke-test rule: invalidated" in out
-    assert "re-ingested handbook.md" in out
-    assert "experience abstracted from the image pull credentials fix" in out
-    assert "imagePullSecrets" in out.split("Consolidation")[1]
 
 
 def test_lifecycle_by_time_travel_through_the_cli(tmp_path: Path) -> None:

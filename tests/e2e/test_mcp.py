@@ -37,6 +37,7 @@ def _env() -> dict[str, str]:
 
 
 def _command(home: Path, *args: str) -> list[str]:
+    home.mkdir(parents=True, exist_ok=True)  # mcp serves an existing home
     return [sys.executable, "-m", "varvemem", "--home", str(home), "mcp", *args]
 
 

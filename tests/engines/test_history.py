@@ -29,10 +29,37 @@ def test_save_and_load_a_session_as_markdown(mem: Memory, clock: Clock) -> None:
     assert text.startswith("# Session s1\n") and "工单怎么提交？" in text and "## Steps" in text
     turns = mem.sessions.load_session("s1")
     assert [(t["role"], t["summary"]) for t in turns] == [
-        ("user", False), ("assistant", False), ("assistant", True)]
+        ("user", None), ("assistant", None), ("assistant", "Use the form.")]
     assert turns[1]["content"] == "## Steps\n1. Open the form.\n2. Submit it."
-    assert turns[2]["content"] == "Use the form." and "a long answer" not in text
+    # the full answer is kept, its summary beside it (both readable with cat)
+    assert turns[2]["content"] == "a long answer"
+    assert text.endswith("role=assistant -->\na long answer\n<!-- varvemem summary -->\n"
+                         "Use the form.\n")
     assert turns[0]["at"] == clock.now.replace(minute=0) and turns[2]["at"] == clock.now
+
+
+def test_a_summary_goes_beside_the_last_answer_and_markdown_round_trips(mem: Memory) -> None:
+    answer = ("## Reset\n\n1. Open *Settings*.\n\n```sh\n# not a heading\n<!-- a comment -->\n"
+              "```\n\n> quoted <!-- varvemem turn --> text\n---\n| a | b |\n|---|---|")
+    summary = "**Open Settings**, then:\n\n- Security\n- Reset"
+    mem.sessions.save("s1", [{"role": "user", "content": "how do I reset?"},
+                             {"role": "assistant", "content": "Let me check."},
+                             {"role": "assistant", "content": answer}], summary=summary)
+    turns = mem.sessions.load_session("s1")
+    assert [(t["content"], t["summary"]) for t in turns] == [
+        ("how do I reset?", None), ("Let me check.", None), (answer, summary)]
+    compressed = mem.sessions.compress_history(turns)
+    assert compressed[2]["content"] == summary  # the stored summary, not a new one
+    assert compressed[1]["content"] == "Let me check."  # no summary of its own: made here
+    with pytest.raises(ValidationError, match="assistant message"):
+        mem.sessions.save("s1", [{"role": "user", "content": "thanks"}], summary="Thanks.")
+    for bad in ("fine\n<!-- varvemem summary -->\nnot a summary",
+                "<!-- varvemem turn at=2026-01-01T00:00:00 role=user -->"):
+        with pytest.raises(ValidationError, match="marker"):
+            mem.sessions.save("s1", [{"role": "assistant", "content": "ok"}], summary=bad)
+        with pytest.raises(ValidationError, match="marker"):
+            mem.sessions.save("s1", [{"role": "assistant", "content": bad}])
+    assert len(mem.sessions.load_session("s1")) == 3  # nothing refused was written
 
 
 def test_sessions_and_tenants_are_isolated(mem: Memory) -> None:
@@ -88,8 +115,11 @@ def test_compress_history_cuts_long_questions_and_summarises_answers(
     assert out[2]["content"] == "Reassign the approver."
     assert out[3]["content"] == "short"
     mem.sessions.save("s1", [{"role": "assistant", "content": answer}], summary="Reassign.")
-    assert mem.sessions.compress_history(mem.sessions.load_session("s1"))[0]["content"] == \
-        "Reassign."
+    mem.sessions.save("s1", [{"role": "assistant", "content": answer}])
+    loaded = mem.sessions.load_session("s1")
+    assert [t["content"] for t in loaded] == [answer, answer]
+    assert [m["content"] for m in mem.sessions.compress_history(loaded)] == [
+        "Reassign.", "The review is stuck because the approver left."]
 
 
 def test_answer_summary_by_the_llm_and_its_fallback(home, embedder, clock) -> None:

@@ -149,3 +149,24 @@ def test_point_in_time_after_timestamps(mem: Memory, clock) -> None:
     clock.advance(days=3)
     assert mem.search("on-call phone", as_of=t0 - timedelta(days=1)) == []
     assert len(mem.search("on-call phone", as_of=t0 + timedelta(days=1))) == 1
+
+
+def test_a_clock_set_back_hides_later_memories_and_the_vector_channel_still_fills(
+        make_memory, clock) -> None:
+    """The vector index does not know when a memory began: the store drops later ones and the
+    channel searches deeper until it has its candidates again."""
+    mem = make_memory(retrieval={"candidates_per_channel": 3})
+    start = clock.now
+    early = mem.add("Card payments are settled by the ledger job overnight").memory_id
+    clock.advance(days=30)
+    names = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
+             "juliet", "kilo", "lima", "mike", "november", "oscar", "papa"]
+    mem.add_many([f"Service {n} retries card payments after a gateway timeout" for n in names],
+                 type="event")
+    query = "which service retries card payments"
+    assert early not in [h.memory.memory_id for h in mem.search(query, top_k=3)]
+    clock.now = start + timedelta(days=1)
+    hits = mem.search(query, top_k=3)
+    assert [h.memory.memory_id for h in hits] == [early]
+    assert "vector" in hits[0].channels  # found past the 3 later ones the index ranks first
+    assert len(mem.search(query, top_k=3, as_of=start + timedelta(days=31))) == 3

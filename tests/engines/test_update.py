@@ -4,14 +4,15 @@ document re-ingestion, and which path (rules or LLM) each step took."""
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from collections.abc import Iterator
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import httpx
 import pytest
-from tests.conftest import mock_llm
+from tests.conftest import Clock, mock_llm
 
-from varvemem import Memory, MemoryType, NotFoundError, Tier, ValidationError
+from varvemem import Memory, MemoryType, NotFoundError, Settings, Tier, ValidationError
 
 
 def test_add_returns_id_and_reports_steps(mem: Memory) -> None:
@@ -240,6 +241,8 @@ def test_llm_path_for_classify_score_and_supersede(home, embedder, clock) -> Non
         assert b.steps["score"] == "llm" and b.steps["supersede"] == "llm"
         assert b.superseded == [a.memory_id]
         assert mem.history(a.memory_id)[-1].reason == "newer cluster"
+        assert mem.history(b.memory_id)[0].reason == f"supersedes {a.memory_id}: newer cluster"
+        assert "eks-stg-2" not in mem.get(b.memory_id).tags  # the old words' identifier
         c = mem.add("the payment API returned 502s for ten minutes")
         assert c.steps["classify"] == "llm"
         rec = mem.get(c.memory_id)
@@ -280,3 +283,112 @@ def test_a_near_duplicate_must_also_share_its_words(make_memory) -> None:
     assert other.status == "created"
     again = mem.add("The deploy window is on Tuesday 10:00-16:00 UTC.")
     assert again.status == "merged" and again.memory_id == first.memory_id
+
+
+class TickingClock(Clock):
+    """Moves on by a millisecond at each reading: a draft is prepared before it is committed."""
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(milliseconds=1)
+        return self.now
+
+
+@pytest.fixture
+def ticking(home: Path, embedder) -> Iterator[Memory]:
+    with Memory(settings=Settings.load(home=home), embedder=embedder,
+                clock=TickingClock()) as mem:
+        yield mem
+
+
+def _succession(mem: Memory, old_id: str, new_id: str) -> None:
+    """Both sides name the other and the validity of one ends where the other's begins."""
+    old, new = mem.get(old_id), mem.get(new_id)
+    assert old.superseded_by == new_id and old.valid_to == new.valid_from
+    assert mem.history(old_id)[-1].new["superseded_by"] == new_id
+    create = mem.history(new_id)[0]
+    assert create.action == "create" and create.new["supersedes"] == [old_id]
+    assert f"supersedes {old_id}: " in create.reason
+
+
+def test_a_successor_inherits_the_tags_of_the_fact_it_supersedes(ticking: Memory) -> None:
+    mem = ticking
+    old = mem.add("The staging cluster is eks-stg-2", tags=["infra"])
+    new = mem.add("The staging cluster is now eks-stg-3", tags=["Staging"])
+    assert new.superseded == [old.memory_id] and new.steps["supersede"] == "rules"
+    # its own tags first, then the old one's, normalised and once each; the identifier the
+    # old words produced (eks-stg-2) stays with the old statement
+    assert mem.get(new.memory_id).tags == ["staging", "eks-stg-3", "infra"]
+    assert [h.memory.memory_id for h in mem.search("staging cluster", tags=["infra"])] == [
+        new.memory_id]
+    _succession(mem, old.memory_id, new.memory_id)
+    assert "updated by a newer statement" in mem.history(new.memory_id)[0].reason
+    # at the moment of the change exactly one of the two is current
+    at = mem.get(new.memory_id).valid_from
+    for t, want in ((at - timedelta(microseconds=1), old.memory_id), (at, new.memory_id)):
+        ids = [h.memory.memory_id for h in mem.search("staging cluster", as_of=t)]
+        assert want in ids and len({old.memory_id, new.memory_id} & set(ids)) == 1
+
+
+def test_explicit_supersession_inherits_only_from_memories_still_current(
+        ticking: Memory) -> None:
+    mem = ticking
+    old = mem.add("On-call rotation changes on Mondays", tags=["oncall"])
+    first, second = mem.add_many([
+        {"content": "Rotation handover happens at 09:00 UTC", "supersedes": [old.memory_id]},
+        {"content": "Pager duty escalates after 15 minutes", "supersedes": [old.memory_id],
+         "tags": ["pager"]}])
+    assert first.superseded == [old.memory_id] and second.superseded == []
+    _succession(mem, old.memory_id, first.memory_id)
+    assert "oncall" in mem.get(first.memory_id).tags
+    # the second came when the old one was no longer current: nothing inherited or claimed
+    assert "oncall" not in mem.get(second.memory_id).tags
+    create = mem.history(second.memory_id)[0]
+    assert "supersedes" not in create.new and create.reason == ""
+
+
+def test_a_better_pair_inherits_the_superseded_pairs_tags(ticking: Memory) -> None:
+    mem = ticking
+    q = "How do I restart the payment service?"
+    first = mem.add(f"{q}\nAsk the on-call.", type="qa", question=q, answer="Ask the on-call.",
+                    score=0.6, tags=["payments"])
+    better = mem.add(f"{q}\nRun the rollout restart.", type="qa", question=q,
+                     answer="Run the rollout restart.", score=0.9)
+    assert better.superseded == [first.memory_id]
+    assert "payments" in mem.get(better.memory_id).tags
+    _succession(mem, first.memory_id, better.memory_id)
+    assert "better-scored answer" in mem.history(better.memory_id)[0].reason
+
+
+def test_a_backdated_memory_superseding_a_later_one_leaves_it_never_valid(
+        mem: Memory, clock) -> None:
+    later = mem.add("The release branch is cut on Wednesdays", tags=["release"])
+    start = clock.now
+    clock.advance(days=10)
+    fix = mem.add("The release branch is cut on Thursdays", created_at=start - timedelta(days=5),
+                  supersedes=[later.memory_id])
+    old, new = mem.get(later.memory_id), mem.get(fix.memory_id)
+    # recorded as never true: its validity is empty, the correction holds from its own time
+    assert old.valid_to == old.valid_from == start and new.valid_from == start - timedelta(days=5)
+    assert "release" in new.tags
+    for t in (start - timedelta(days=1), start, start + timedelta(days=1)):
+        ids = [h.memory.memory_id for h in mem.search("release branch cut", as_of=t)]
+        assert fix.memory_id in ids and later.memory_id not in ids
+
+
+def test_a_reingested_chunk_succeeds_the_old_one(ticking: Memory, tmp_path: Path) -> None:
+    mem = ticking
+    doc = tmp_path / "handbook.md"
+    doc.write_text("# Handbook\n\n## Smoke tests\n\nBefore a PR you must manually run a local "
+                   "smoke test.\n\n## Legacy\n\nFTP deploys are allowed on Fridays.\n", "utf-8")
+    first = mem.ingest(doc, tags=["handbook"])
+    doc.write_text("# Handbook\n\n## Smoke tests\n\nSmoke tests run automatically in CI.\n",
+                   "utf-8")
+    second = mem.ingest(doc)
+    old = {mem.get(i).metadata["section"]: i for i in first.added}
+    new = second.added[0]
+    assert set(second.invalidated) == set(old.values())
+    assert "handbook" in mem.get(new).tags
+    _succession(mem, old["Smoke tests"], new)
+    assert mem.history(new)[0].reason.startswith(f"ingested from document:{doc.resolve()}; ")
+    removed = mem.get(old["Legacy"])
+    assert removed.superseded_by is None and removed.valid_to is not None

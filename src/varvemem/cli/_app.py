@@ -2,29 +2,101 @@
 
 from __future__ import annotations
 
+import copy
 import json
+import shlex
 import sys
 from datetime import datetime, timezone
+from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any
 
 import typer
 from rich.console import Console
+from typer.core import TyperGroup
 
 from ..api import Memory
+from ..errors import StorageError
 from ..settings import Settings
 
+# The commands that make the home when it does not exist yet; every other one refuses it.
+CREATING = ("init", "add", "ingest", "qa add", "qa import", "keys create")
+_SHARED = ("home", "config")  # root options every subcommand takes as well
+
+
+class Group(TyperGroup):
+    """A typer group whose subcommands also take the root's ``--home`` and ``--config``
+    (``varvemem search foo --home H``) and whose help shows flags bare.
+
+    typer 0.29 vendors its own click (``typer._click``; the installed click is not used) and
+    its rich help prints every option's type from ``display_type_rich()``: for a flag that is
+    its annotation, ``<bool>``. Only the plain help checks ``is_flag``. An empty metavar
+    leaves a flag's type column blank.
+    """
+
+    def get_params(self, ctx: typer.Context) -> list[Any]:
+        params = super().get_params(ctx)
+        _bare_flags(params)
+        return params
+
+    def get_command(self, ctx: typer.Context, cmd_name: str) -> Any:
+        cmd = super().get_command(ctx, cmd_name)
+        if cmd is None:
+            return None
+        _bare_flags(cmd.get_params(ctx))
+        taken = {o for p in cmd.params for o in getattr(p, "opts", ())}
+        for param in ctx.find_root().command.params:
+            if param.name in _SHARED and not taken & set(param.opts):
+                cmd.params.append(_shared_copy(param))
+        return cmd
+
+
+def _bare_flags(params: list[Any]) -> None:
+    for p in params:
+        if getattr(p, "is_flag", False) and p.metavar is None:
+            p.metavar = ""
+
+
+def _shared_copy(param: Any) -> Any:
+    """The root option ``param`` for a subcommand: given after the command, it overrides the
+    root's value (the root alone reads the environment variable)."""
+    shared = copy.copy(param)
+    shared.expose_value, shared.envvar, shared.show_envvar = False, None, False
+
+    def remember(ctx: typer.Context, _param: Any, value: Any) -> Any:
+        if value is not None:
+            ctx.find_root().ensure_object(dict)[param.name] = value
+        return value
+
+    shared.callback = remember
+    return shared
+
+
 app = typer.Typer(
-    name="varvemem", no_args_is_help=True, add_completion=False,
+    name="varvemem", cls=Group, no_args_is_help=True, add_completion=False,
     pretty_exceptions_enable=False,
-    help="Long-term memory for LLM agents: add, search and manage memories offline.")
-config_app = typer.Typer(no_args_is_help=True, help="Inspect the effective settings.")
+    help="Long-term memory for LLM agents: add, search and manage memories offline.\n\n"
+         "Memories live in a home folder (--home, else $VARVEMEM_HOME, else ~/.varvemem). "
+         f"Only {', '.join(CREATING[:-1])} and {CREATING[-1]} create a home that does not "
+         "exist; every other command refuses it. --home and --config may also follow the "
+         "command.")
+config_app = typer.Typer(cls=Group, no_args_is_help=True, help="Inspect the effective settings.")
 app.add_typer(config_app, name="config")
-db_app = typer.Typer(no_args_is_help=True, help="The store of record's schema.")
+db_app = typer.Typer(cls=Group, no_args_is_help=True, help="The store of record's schema.")
 app.add_typer(db_app, name="db")
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
+
+
+def version_text() -> str:
+    return f"varvemem {package_version('varvemem')}"
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        print(version_text())
+        raise typer.Exit()
 
 
 @app.callback()
@@ -34,41 +106,36 @@ def _root(
                                      help="Home folder (default ~/.varvemem)."),
     config: Path | None = typer.Option(None, "--config", envvar="VARVEMEM_CONFIG",
                                        help="Settings file (default <home>/varvemem.toml)."),
+    _version: bool = typer.Option(False, "--version", is_eager=True, callback=_show_version,
+                                  help="Print the version and exit."),
 ) -> None:
     ctx.obj = {"home": home, "config": config}
 
 
 def settings_of(ctx: typer.Context) -> Settings:
+    """The effective settings; reads no data, so the home need not exist."""
     obj = ctx.find_root().obj or {}
     return Settings.load(home=obj.get("home"), config_file=obj.get("config"))
 
 
-def parse_now(value: str | None) -> datetime | None:
-    """``--now``: an ISO 8601 time (UTC when it names no zone)."""
-    if value is None:
-        return None
-    try:
-        when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise typer.BadParameter(f"{value!r} is not an ISO 8601 time such as "
-                                 "2026-01-31T09:00:00Z") from None
-    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+def home_settings(ctx: typer.Context, *, create: bool = False) -> Settings:
+    """The settings of a command that opens the home: a home that does not exist is refused
+    (nothing is made) unless the command is one of :data:`CREATING` (``create``)."""
+    settings = settings_of(ctx)
+    home = settings.home
+    if not create and not home.exists():
+        raise StorageError(f"home {home} does not exist; create it with "
+                           f"'varvemem init --home {shlex.quote(str(home))}'")
+    return settings
 
 
-def _check_now(value: str | None) -> str | None:
-    parse_now(value)
-    return value
-
-
-NOW = typer.Option(None, "--now", envvar="VARVEMEM_NOW", callback=_check_now,
-                   help="Act as of this time (ISO 8601): records and ranks as if it were then.")
-
-
-def memory_of(ctx: typer.Context) -> Memory:
+def memory_of(ctx: typer.Context, *, create: bool = False) -> Memory:
     """Open the Memory for this invocation; it is closed (and notices printed) at the end.
-    A command's ``--now`` (see :data:`NOW`) fixes the clock."""
-    now = parse_now(ctx.params.get("now"))
-    mem = Memory(settings=settings_of(ctx), clock=(lambda: now) if now else None)
+    A command's ``--now`` (see :data:`NOW`) fixes the clock; ``create`` as in
+    :func:`home_settings`."""
+    now = parse_time(ctx.params.get("now"))
+    mem = Memory(settings=home_settings(ctx, create=create),
+                 clock=(lambda: now) if now else None)
 
     def _close() -> None:
         mem.close()
@@ -77,6 +144,41 @@ def memory_of(ctx: typer.Context) -> Memory:
 
     ctx.call_on_close(_close)
     return mem
+
+
+def parse_time(value: str | None) -> datetime | None:
+    """``--now``, ``--as-of``: an ISO 8601 date or time, UTC when it names no zone (a date
+    alone is its midnight, UTC)."""
+    if value is None:
+        return None
+    try:
+        when = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not an ISO 8601 date or time such as "
+                                 "2026-01-31 or 2026-01-31T09:00:00Z") from None
+    return when.astimezone(timezone.utc) if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
+def _check_time(value: str | None) -> str | None:
+    parse_time(value)
+    return value
+
+
+NOW = typer.Option(None, "--now", envvar="VARVEMEM_NOW", callback=_check_time, metavar="<time>",
+                   help="Act as of this time (ISO 8601): records and ranks as if it were then.")
+AS_OF = typer.Option(None, "--as-of", callback=_check_time, metavar="<time>",
+                     help="Read the memories as they were at this time (ISO 8601 date or "
+                          "time, UTC unless it names a zone); default --now.")
+
+
+MEMORY_ID = typer.Argument(..., metavar="ID",
+                           help="A memory id, or a unique prefix of it (6 hex digits at least).")
+
+
+def as_of_of(ctx: typer.Context) -> datetime | None:
+    """What a read command (search, context, get) reads as of: ``--as-of``, else ``--now``
+    (memories made after it are hidden), else now."""
+    return parse_time(ctx.params.get("as_of")) or parse_time(ctx.params.get("now"))
 
 
 def print_json(data: Any) -> None:

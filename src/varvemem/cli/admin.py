@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 import typer
-from rich.table import Table
 
 from ..api import upgrade_store
 from ..settings import redact_url
-from ._app import NOW, app, config_app, console, db_app, memory_of, print_json, settings_of
+from ._app import (
+    NOW,
+    app,
+    config_app,
+    console,
+    db_app,
+    home_settings,
+    memory_of,
+    print_json,
+    settings_of,
+)
+from .render import fields
 
 
 @app.command()
@@ -22,10 +32,14 @@ def stats(
     if json_out:
         print_json(data)
         return
-    table = Table(show_header=False, box=None)
+    rows = []
     for key, value in data.items():
-        table.add_row(f"[bold]{key}[/bold]", str(value))
-    console.print(table)
+        if key == "embedder" and value:
+            value = f"{value['model']} ({value['dim']}-d)"
+        elif isinstance(value, dict):
+            value = ", ".join(f"{k} {v}" for k, v in value.items()) or "-"
+        rows.append((key, str(value)))
+    console.print(fields(rows))
 
 
 @config_app.command("show")
@@ -61,7 +75,7 @@ def _flatten(data: dict, prefix: str = "") -> list[tuple[str, object]]:
 @db_app.command("upgrade")
 def db_upgrade(ctx: typer.Context) -> None:
     """Create or migrate the store of record's schema (store.url) to this release's version."""
-    settings = settings_of(ctx)
+    settings = home_settings(ctx)
     before, after = upgrade_store(settings)
     where = redact_url(settings.store.url) if settings.store.url else \
         str(settings.home / "varvemem.db")

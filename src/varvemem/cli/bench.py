@@ -13,9 +13,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..errors import ValidationError
-from ._app import app, console, err_console, print_json, split_csv
+from ._app import Group, app, console, err_console, print_json, split_csv
 
-bench_app = typer.Typer(no_args_is_help=True,
+bench_app = typer.Typer(cls=Group, no_args_is_help=True,
                         help="Measure retrieval on LoCoMo and LongMemEval (data read in place).")
 app.add_typer(bench_app, name="bench")
 

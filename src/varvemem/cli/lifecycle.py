@@ -13,7 +13,7 @@ from rich.table import Table
 from ..api import Memory
 from ..engines.lifecycle import JOBS, ConsolidationReport
 from ..errors import VarvememError
-from ._app import NOW, app, console, err_console, memory_of, print_json, split_csv
+from ._app import MEMORY_ID, NOW, app, console, err_console, memory_of, print_json, split_csv
 
 
 def _print_report(report: ConsolidationReport) -> None:
@@ -113,12 +113,13 @@ def _run_due(mem: Memory, once: bool) -> None:
 @app.command()
 def restore(
     ctx: typer.Context,
-    memory_id: str = typer.Argument(...),
+    memory_id: str = MEMORY_ID,
     tenant: str | None = typer.Option(None, "--tenant"),
     now: str | None = NOW,
 ) -> None:
     """Bring an archived memory back to the tier it left."""
-    rec = memory_of(ctx).restore(memory_id, tenant=tenant)
+    mem = memory_of(ctx)
+    rec = mem.restore(mem.resolve_id(memory_id, tenant=tenant), tenant=tenant)
     print(f"restored {rec.memory_id} to {rec.tier.value}")
 
 

@@ -7,7 +7,7 @@ from enum import Enum
 import typer
 
 from ..mcp_server import run
-from ._app import app, settings_of
+from ._app import app, home_settings
 
 
 class Transport(str, Enum):
@@ -37,4 +37,4 @@ def mcp_command(
 
     Needs the MCP SDK: the mcp extra of varvemem.
     """
-    run(settings_of(ctx), transport.value, host, port, tenant, allow_remote)
+    run(home_settings(ctx), transport.value, host, port, tenant, allow_remote)

@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import typer
-from rich.table import Table
+from rich.text import Text
 
-from ._app import NOW, app, console, memory_of, print_json, split_csv
+from ..model import HistoryEntry
+from ._app import (
+    AS_OF,
+    MEMORY_ID,
+    NOW,
+    app,
+    as_of_of,
+    console,
+    memory_of,
+    print_json,
+    split_csv,
+)
+from .render import Indented, clip, fields, render_hits
 
 
 @app.command()
@@ -27,7 +41,7 @@ def add(
     now: str | None = NOW,
 ) -> None:
     """Remember TEXT; prints its id (the existing id when it was a duplicate)."""
-    mem = memory_of(ctx)
+    mem = memory_of(ctx, create=True)
     res = mem.add(text, type=type, tags=split_csv(tags), source=source, importance=importance,
                   user=user, agent=agent, session=session, tenant=tenant)
     if json_out:
@@ -46,7 +60,7 @@ def ingest(
     now: str | None = NOW,
 ) -> None:
     """Ingest documents; a changed file replaces its old chunks, an unchanged one is skipped."""
-    report = memory_of(ctx).ingest(paths, tags=split_csv(tags), tenant=tenant)
+    report = memory_of(ctx, create=True).ingest(paths, tags=split_csv(tags), tenant=tenant)
     if json_out:
         print_json(report.model_dump())
         return
@@ -61,7 +75,7 @@ def ingest(
 def search(
     ctx: typer.Context,
     query: str = typer.Argument(...),
-    top_k: int | None = typer.Option(None, "--top-k", "-k", help="How many hits."),
+    top_k: int | None = typer.Option(None, "--top-k", "-k", min=1, help="How many hits."),
     type: str | None = typer.Option(None, "--type", "-t", help="Memory type(s), comma-separated."),
     tier: str | None = typer.Option(None, "--tier", help="Tier(s), comma-separated."),
     tags: str | None = typer.Option(None, "--tags", help="Only hits with one of these tags."),
@@ -73,6 +87,7 @@ def search(
     include_superseded: bool = typer.Option(False, "--include-superseded"),
     archive: bool = typer.Option(False, "--archive", help="Also search the archive (slow)."),
     json_out: bool = typer.Option(False, "--json"),
+    as_of: str | None = AS_OF,
     now: str | None = NOW,
 ) -> None:
     """Hybrid search (vector + full text + tags), with the score breakdown of every hit."""
@@ -80,27 +95,14 @@ def search(
     hits = mem.search(query, top_k=top_k, type=split_csv(type), tier=split_csv(tier),
                       tags=split_csv(tags), user=user, agent=agent, session=session,
                       tenant=tenant, profile=profile, include_superseded=include_superseded,
-                      include_archive=archive)
+                      include_archive=archive, as_of=as_of_of(ctx))
     if json_out:
         print_json({"query": query, "hits": [h.to_json() for h in hits]})
         return
     if not hits:
         console.print("no memories found")
         return
-    table = Table("score", "sem", "kw", "tag", "rec", "imp", "rel", "type", "memory",
-                  show_lines=False)
-    for h in hits:
-        s = h.scores
-        table.add_row(f"{h.score:.3f}", *(f"{v:.2f}" for v in (
-            s.semantic, s.keyword, s.tag, s.recency, s.importance, s.reliability)),
-            h.memory.memory_type.value,
-            f"{_clip(h.memory.content)}\n[dim]{h.memory.memory_id}[/dim]")
-    console.print(table)
-
-
-def _clip(text: str, width: int = 160) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    console.print(render_hits(hits))
 
 
 @app.command()
@@ -108,68 +110,114 @@ def context(
     ctx: typer.Context,
     query: str = typer.Argument(...),
     max_tokens: int | None = typer.Option(None, "--max-tokens", help="Token budget."),
-    top_k: int | None = typer.Option(None, "--top-k", "-k"),
+    top_k: int | None = typer.Option(None, "--top-k", "-k", min=1),
     user: str | None = typer.Option(None, "--user"),
     session: str | None = typer.Option(None, "--session"),
     tenant: str | None = typer.Option(None, "--tenant"),
+    as_of: str | None = AS_OF,
     now: str | None = NOW,
 ) -> None:
     """The best memories for QUERY as a Markdown block for a prompt, within the budget."""
     text = memory_of(ctx).context(query, max_tokens=max_tokens, top_k=top_k, user=user,
-                                  session=session, tenant=tenant)
+                                  session=session, tenant=tenant, as_of=as_of_of(ctx))
     print(text, end="")
 
 
 @app.command()
 def get(
     ctx: typer.Context,
-    memory_id: str = typer.Argument(...),
+    memory_id: str = MEMORY_ID,
     tenant: str | None = typer.Option(None, "--tenant"),
     json_out: bool = typer.Option(False, "--json"),
+    as_of: str | None = AS_OF,
     now: str | None = NOW,
 ) -> None:
-    """Show one memory."""
-    rec = memory_of(ctx).get(memory_id, tenant=tenant)
+    """Show one memory (with --as-of or --now: as it was then, rebuilt from its history)."""
+    mem = memory_of(ctx)
+    rec = mem.get(mem.resolve_id(memory_id, tenant=tenant), tenant=tenant, as_of=as_of_of(ctx))
     data = rec.model_dump(mode="json", exclude={"embedding"})
     if json_out:
         print_json(data)
         return
-    table = Table(show_header=False, box=None)
-    for key, value in data.items():
-        if value not in (None, [], {}):
-            table.add_row(f"[bold]{key}[/bold]", str(value))
-    console.print(table)
+    console.print(fields([(key, _value(value)) for key, value in data.items()
+                          if value not in (None, [], {}, "")]))
+
+
+def _value(value: Any) -> str:
+    """A field for the terminal (lines break between the items of a list, never in an id)."""
+    if isinstance(value, list):
+        return ", ".join(map(str, value))
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
 
 
 @app.command()
 def history(
     ctx: typer.Context,
-    memory_id: str = typer.Argument(...),
+    memory_id: str = MEMORY_ID,
     tenant: str | None = typer.Option(None, "--tenant"),
     json_out: bool = typer.Option(False, "--json"),
     now: str | None = NOW,
 ) -> None:
-    """Every change to a memory: action, time, actor, reason, old and new values."""
-    entries = memory_of(ctx).history(memory_id, tenant=tenant)
+    """Every change to a memory: time, action, actor, reason, old and new values (also after
+    it was deleted)."""
+    mem = memory_of(ctx)
+    full = mem.resolve_id(memory_id, tenant=tenant)
+    entries = mem.history(full, tenant=tenant)
     if json_out:
         print_json([e.model_dump(mode="json") for e in entries])
         return
-    table = Table("at", "action", "actor", "reason", "change")
+    console.print(Text(f"history of {full}", style="bold"))
     for e in entries:
-        change = ", ".join(sorted((e.new or e.old or {}).keys()))
-        table.add_row(e.at.strftime("%Y-%m-%d %H:%M:%S"), e.action, e.actor, e.reason,
-                      _clip(change, 80))
-    console.print(table)
+        console.print()
+        head = Text.assemble((f"{e.at:%Y-%m-%d %H:%M:%S}", "bold"), "  ",
+                             (e.action, "magenta"), f"  by {e.actor}")
+        console.print(head)
+        for line in ([f"reason: {e.reason}"] if e.reason else []) + _changes(e):
+            console.print(Indented(Text(line), 2))
+
+
+# Values shown whole: they are ids (or times) a user may copy.
+_WHOLE = {"superseded_by", "related_memory_ids_added", "related_memory_ids_removed",
+          "experience_id", "sources", "valid_to", "object"}
+
+
+def _changes(e: HistoryEntry) -> list[str]:
+    """The lines of one change: a snapshot (create, delete) by its content, else each field
+    as ``old -> new``."""
+    if e.action in ("create", "delete"):
+        snap = e.new if e.action == "create" else e.old
+        if not snap:
+            return ["(its old contents were erased)"] if e.action == "delete" else []
+        return [f"{snap.get('memory_type')} in {snap.get('tier')}: "
+                f"{clip(str(snap.get('content', '')), 160)}"]
+    old, new = e.old or {}, e.new or {}
+    out = []
+    for key in [*new, *(k for k in old if k not in new)]:
+        if key in old and key in new:
+            out.append(f"{key}: {_shown(key, old[key])} -> {_shown(key, new[key])}")
+        else:
+            out.append(f"{key}: {_shown(key, new[key] if key in new else old[key])}")
+    return out
+
+
+def _shown(key: str, value: Any) -> str:
+    if isinstance(value, list):
+        value = ", ".join(map(str, value)) or "[]"
+    return str(value) if key in _WHOLE else clip(str(value), 60)
 
 
 @app.command()
 def delete(
     ctx: typer.Context,
-    memory_id: str = typer.Argument(...),
+    memory_id: str = MEMORY_ID,
     reason: str = typer.Option("", "--reason"),
     tenant: str | None = typer.Option(None, "--tenant"),
     now: str | None = NOW,
 ) -> None:
     """Delete a memory (its history is kept)."""
-    memory_of(ctx).delete(memory_id, reason=reason, tenant=tenant)
-    print(f"deleted {memory_id}")
+    mem = memory_of(ctx)
+    full = mem.resolve_id(memory_id, tenant=tenant)
+    mem.delete(full, reason=reason, tenant=tenant)
+    print(f"deleted {full}")

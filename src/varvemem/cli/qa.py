@@ -6,11 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import typer
-from rich.table import Table
+from rich.text import Text
 
-from ._app import NOW, app, console, memory_of, print_json, split_csv
+from ._app import MEMORY_ID, NOW, Group, app, console, memory_of, print_json, split_csv
+from .render import Indented, render_hits
 
-qa_app = typer.Typer(no_args_is_help=True,
+qa_app = typer.Typer(cls=Group, no_args_is_help=True,
                      help="Scored question/answer pairs (L2) and their qa-*.md files.")
 app.add_typer(qa_app, name="qa")
 
@@ -28,15 +29,15 @@ def qa_add(
     now: str | None = NOW,
 ) -> None:
     """Remember a pair; prints its id."""
-    print(memory_of(ctx).save_qa(question, answer, score, split_csv(keywords), ttl_mode=ttl,
-                                 ttl_days=ttl_days, tenant=tenant))
+    print(memory_of(ctx, create=True).save_qa(question, answer, score, split_csv(keywords),
+                                              ttl_mode=ttl, ttl_days=ttl_days, tenant=tenant))
 
 
 @qa_app.command("search")
 def qa_search(
     ctx: typer.Context,
     question: str = typer.Argument(...),
-    top_k: int = typer.Option(5, "--top-k", "-k"),
+    top_k: int = typer.Option(5, "--top-k", "-k", min=1),
     tenant: str | None = typer.Option(None, "--tenant"),
     json_out: bool = typer.Option(False, "--json"),
     now: str | None = NOW,
@@ -48,13 +49,10 @@ def qa_search(
             {**h.to_json(), "question": h.memory.question, "answer": h.memory.answer,
              "qa_score": h.memory.score} for h in hits]})
         return
-    table = Table("score", "rel", "ttl", "quality", "question", "answer")
-    for h in hits:
-        s = h.scores
-        table.add_row(f"{h.score:.3f}", f"{s.semantic:.2f}/{s.keyword:.2f}",
-                      f"{s.ttl_weight:.2f}", f"{h.memory.score or 0:.2f}",
-                      h.memory.question or "", (h.memory.answer or "")[:120])
-    console.print(table)
+    if not hits:
+        console.print("no pairs found")
+        return
+    console.print(render_hits(hits))
 
 
 @qa_app.command("list")
@@ -71,10 +69,12 @@ def qa_list(
                      "score": r.score, "keywords": r.keywords, "ttl_mode": r.ttl_mode.value,
                      "created_at": r.created_at.isoformat()} for r in pairs])
         return
-    table = Table("id", "score", "question")
-    for r in pairs:
-        table.add_row(r.memory_id, f"{r.score or 0:.2f}", r.question or "")
-    console.print(table)
+    if not pairs:
+        console.print("no pairs")
+        return
+    for r in pairs:  # the question wraps under itself, after the full id and the score
+        console.print(Indented(Text(r.question or ""), len(r.memory_id) + 8,
+                               first=Text(f"{r.memory_id}  {r.score or 0:.2f}")))
 
 
 @qa_app.command("export")
@@ -99,7 +99,7 @@ def qa_import(
 ) -> None:
     """Read qa-*.md files: edited ones update their pair, new ones add one, bad ones are
     reported by name and skipped."""
-    report = memory_of(ctx).import_qa(folder, tenant=tenant)
+    report = memory_of(ctx, create=True).import_qa(folder, tenant=tenant)
     if json_out:
         print_json(report)
         return
@@ -135,11 +135,12 @@ def ask(
 @qa_app.command("feedback")
 def qa_feedback(
     ctx: typer.Context,
-    memory_id: str = typer.Argument(...),
+    memory_id: str = MEMORY_ID,
     kind: str = typer.Argument(..., help="up, down or followup."),
     tenant: str | None = typer.Option(None, "--tenant"),
     now: str | None = NOW,
 ) -> None:
     """Move a pair's score: up, down, or followup (the answer was not enough)."""
-    rec = memory_of(ctx).qa_feedback(memory_id, kind, tenant=tenant)
+    mem = memory_of(ctx)
+    rec = mem.qa_feedback(mem.resolve_id(memory_id, tenant=tenant), kind, tenant=tenant)
     print(f"{rec.memory_id} score {rec.score:.2f}")

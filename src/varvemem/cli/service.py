@@ -8,15 +8,18 @@ import tempfile
 
 import typer
 from pydantic import ValidationError as PydanticValidationError
-from rich.table import Table
+from rich.text import Text
 
 from ..errors import ConfigError
 from ..settings import ServerSettings
-from ._app import app, console, memory_of, print_json, settings_of
+from ._app import Group, app, console, err_console, home_settings, memory_of, print_json
+from .render import Indented
 
-keys_app = typer.Typer(no_args_is_help=True, help="API keys of the service (one tenant and role each).")
+keys_app = typer.Typer(cls=Group, no_args_is_help=True,
+                       help="API keys of the service (one tenant and role each).")
 app.add_typer(keys_app, name="keys")
-inbox_app = typer.Typer(no_args_is_help=True, help="The webhook inbox: list events, retry failed ones.")
+inbox_app = typer.Typer(cls=Group, no_args_is_help=True,
+                        help="The webhook inbox: list events, retry failed ones.")
 app.add_typer(inbox_app, name="inbox")
 
 
@@ -43,7 +46,7 @@ def serve(
     except ImportError as exc:
         raise ConfigError(f"serve needs the server extra: pip install 'varvemem[server]' "
                           f"({exc})") from None
-    settings = settings_of(ctx)
+    settings = home_settings(ctx)
     if log_level is not None:
         try:
             settings = settings.model_copy(update={"server": ServerSettings.model_validate(
@@ -91,13 +94,14 @@ def keys_create(
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """Create a key and print it once: only its hash is stored."""
-    key, secret = memory_of(ctx).keys.create(tenant, role, name, expires_days)
+    key, secret = memory_of(ctx, create=True).keys.create(tenant, role, name, expires_days)
     if json_out:
         print_json({"key": secret, "key_id": key.key_id, "tenant": key.tenant, "role": key.role,
                     "expires_at": key.expires_at})
         return
-    console.print(f"key {key.key_id} for tenant {key.tenant!r} ({key.role}); "
-                  "shown this once, keep it safe:")
+    # The secret alone on stdout, so KEY=$(varvemem keys create ...) captures it.
+    err_console.print(f"key {key.key_id} for tenant {key.tenant!r} ({key.role}); "
+                      "shown this once, keep it safe:")
     print(secret)
 
 
@@ -115,12 +119,13 @@ def keys_list(
     if json_out:
         print_json(rows)
         return
-    table = Table("id", "tenant", "role", "name", "created", "state", box=None, pad_edge=False)
+    # Not a table: one would cut a column (an id) to fit a narrow terminal.
     for k in keys:
         state = "revoked" if k.revoked_at else (f"expires {k.expires_at:%Y-%m-%d}"
                                                 if k.expires_at else "active")
-        table.add_row(k.key_id, k.tenant, k.role, k.name, f"{k.created_at:%Y-%m-%d %H:%M}", state)
-    console.print(table)
+        console.print(Indented(Text(f"{k.role}  {state}  created {k.created_at:%Y-%m-%d %H:%M}"
+                                    f"  tenant {k.tenant}" + (f"  {k.name}" if k.name else "")),
+                               len(k.key_id) + 2, first=Text(k.key_id, style="bold")))
 
 
 @keys_app.command("revoke")
@@ -148,12 +153,13 @@ def inbox_list(
     if json_out:
         print_json(rows)
         return
-    table = Table("id", "source", "delivery", "status", "attempts", "received", "error",
-                  box=None, pad_edge=False)
     for e in events:
-        table.add_row(str(e.event_id), e.source, e.delivery, e.status, str(e.attempts),
-                      f"{e.received_at:%Y-%m-%d %H:%M}", e.error or "")
-    console.print(table)
+        lines = [f"{e.status}  {e.attempts} attempt(s)  received {e.received_at:%Y-%m-%d %H:%M}"
+                 f"  {e.source} ({e.kind})  delivery {e.delivery}"]
+        lines += [f"error: {e.error}"] if e.error else []
+        lines += [f"memories: {', '.join(e.memory_ids)}"] if e.memory_ids else []
+        console.print(Indented(Text("\n".join(lines)), 6, first=Text(f"#{e.event_id}",
+                                                                       style="bold")))
 
 
 @inbox_app.command("retry")

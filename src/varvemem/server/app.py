@@ -22,6 +22,7 @@ import anyio.to_thread
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -43,6 +44,7 @@ from ..settings import Settings
 from .metrics import Metrics
 
 log = logging.getLogger("varvemem.server")
+DOCS_ASSETS = "/docs/static"  # where /docs loads its assets from
 
 
 class Service:
@@ -194,10 +196,16 @@ def create_app(settings: Settings | None = None, *, memory: Memory | None = None
         finally:
             service.stop()
 
-    app = FastAPI(title="varvemem", version=__version__, lifespan=lifespan,
-                  description="Long-term memory for LLM agents: memories, hybrid search, "
-                              "context, the FAQ fast path, sessions, documents and DevOps "
-                              "webhooks. Every call is scoped to the API key's tenant.")
+    # /docs: Swagger UI with its script, style and favicon served from DOCS_ASSETS
+    # (fastapi-offline's copy), not from a CDN, and no online validator: it works offline.
+    # Like /openapi.json it needs no key (auth is per route: routes.need). No /redoc: ReDoc's
+    # bundle loads its logo from its vendor's CDN whatever it is told.
+    app = FastAPIOffline(title="varvemem", version=__version__, lifespan=lifespan,
+                         static_url=DOCS_ASSETS, redoc_url=None,
+                         swagger_ui_parameters={"validatorUrl": None},
+                         description="Long-term memory for LLM agents: memories, hybrid search, "
+                                     "context, the FAQ fast path, sessions, documents and DevOps "
+                                     "webhooks. Every call is scoped to the API key's tenant.")
     app.include_router(router)
     app.include_router(webhook_router)
 
@@ -240,8 +248,11 @@ def create_app(settings: Settings | None = None, *, memory: Memory | None = None
             status = response.status_code
             return response
         finally:
+            # Starlette's own routes (the schema, the docs' assets) set no scope["route"].
             route = request.scope.get("route")
-            path = getattr(route, "path", "unmatched")
+            path = getattr(route, "path", None) or (
+                DOCS_ASSETS if request.url.path.startswith(DOCS_ASSETS + "/")
+                else request.url.path if request.url.path == app.openapi_url else "unmatched")
             elapsed = time.perf_counter() - start
             service = holder.get("service")
             if service is not None:

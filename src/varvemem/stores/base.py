@@ -17,6 +17,15 @@ import numpy as np
 from ..model import HistoryEntry, MemoryRecord, MemoryType, Scope, SearchFilter, Tier, TTLMode
 
 
+def prefix_bound(prefix: str) -> str:
+    """The upper end of a range scan for the ids starting with ``prefix`` (not empty). A final
+    ``9`` steps to ``a`` rather than ``:``, so that the range holds the same ids (``mem_`` and
+    hex digits) under a linguistic collation as under byte order; callers still check the
+    prefix itself."""
+    last = prefix[-1]
+    return prefix[:-1] + ("a" if last == "9" else chr(ord(last) + 1))
+
+
 @dataclass(frozen=True)
 class VectorAttrs:
     """The scalar fields a vector index filters on (as Milvus does with scalar fields)."""
@@ -237,10 +246,11 @@ class RecordStore(ABC):
 
     @abstractmethod
     def recent_in_session(self, scope: Scope, memory_type: MemoryType, limit: int,
-                          exact: bool = True) -> list[MemoryRecord]:
+                          exact: bool = True, until: datetime | None = None
+                          ) -> list[MemoryRecord]:
         """The newest current memories of ``memory_type`` in ``scope``'s session, newest first;
         none when the scope has no session. ``exact``: the same user and agent (None included);
-        else a None user or agent matches any."""
+        else a None user or agent matches any. ``until``: none created after it."""
 
     @abstractmethod
     def tag_search(self, tags: Sequence[str], flt: SearchFilter, now: datetime,
@@ -257,6 +267,12 @@ class RecordStore(ABC):
 
     @abstractmethod
     def history(self, tenant: str, memory_id: str) -> list[HistoryEntry]: ...
+
+    @abstractmethod
+    def ids_with_prefix(self, tenant: str, prefix: str, limit: int) -> list[str]:
+        """The tenant's memory ids that start with ``prefix``, live, archived or only left in
+        history (deleted), sorted, at most ``limit``. A range scan of the id indexes
+        (``prefix <= id <`` :func:`prefix_bound`), never a scan of the table."""
 
     @abstractmethod
     def record_retrieval(self, tenant: str, ids: Sequence[str], when: datetime) -> None: ...
@@ -433,9 +449,10 @@ class ActiveCache(ABC):
         """A session's memory left the store (deleted or archived)."""
 
     @abstractmethod
-    def window(self, scope: Scope, memory_type: MemoryType, limit: int) -> list[MemoryRecord]:
+    def window(self, scope: Scope, memory_type: MemoryType, limit: int,
+               until: datetime | None = None) -> list[MemoryRecord]:
         """The newest ``limit`` memories of the type in the session, oldest first (a None user
-        or agent in ``scope`` matches any)."""
+        or agent in ``scope`` matches any); with ``until``, none created after it."""
 
     @abstractmethod
     def drop(self, tenant: str, session: str) -> None: ...
@@ -502,8 +519,10 @@ class StoreActiveCache(ActiveCache):
     def remove(self, tenant: str, session: str, memory_id: str) -> None:
         pass
 
-    def window(self, scope: Scope, memory_type: MemoryType, limit: int) -> list[MemoryRecord]:
-        return self.records.recent_in_session(scope, memory_type, limit, exact=False)[::-1]
+    def window(self, scope: Scope, memory_type: MemoryType, limit: int,
+               until: datetime | None = None) -> list[MemoryRecord]:
+        return self.records.recent_in_session(scope, memory_type, limit, exact=False,
+                                              until=until)[::-1]
 
     def drop(self, tenant: str, session: str) -> None:
         pass

@@ -37,6 +37,7 @@ from .base import (
     StoreTx,
     VectorAttrs,
     VectorChanges,
+    prefix_bound,
 )
 
 try:
@@ -124,9 +125,9 @@ def _filter_sql(flt: SearchFilter, now: datetime, alias: str = "m") -> tuple[str
         where.append(f"{a}.created_at < %s")
         args.append(flt.created_before)
     when = flt.as_of or now
-    if flt.as_of is not None:
-        where.append(f"{a}.valid_from <= %s")
-        args.append(when)
+    # Never a memory before it exists: at ``as_of``, else at ``now`` (a replayed clock).
+    where.append(f"{a}.valid_from <= %s")
+    args.append(when)
     if not flt.include_superseded:
         where.append(f"({a}.valid_to IS NULL OR {a}.valid_to > %s)")
         args.append(when)
@@ -447,7 +448,8 @@ class PostgresStore(RecordStore):
         return [(r[0], float(r[1])) for r in rows]
 
     def recent_in_session(self, scope: Scope, memory_type: MemoryType, limit: int,
-                          exact: bool = True) -> list[MemoryRecord]:
+                          exact: bool = True, until: datetime | None = None
+                          ) -> list[MemoryRecord]:
         if scope.session is None or limit < 1:
             return []
         where, args = "tenant = %s AND session_id = %s", [scope.tenant, scope.session]
@@ -455,6 +457,9 @@ class PostgresStore(RecordStore):
             if exact or value is not None:
                 where += f" AND {col} IS NOT DISTINCT FROM %s"
                 args.append(value)
+        if until is not None:
+            where += " AND created_at <= %s"
+            args.append(until)
         return [_record(r) for r in self._query(
             f"SELECT {SELECT} FROM memories WHERE {where} AND memory_type = %s "
             "AND valid_to IS NULL ORDER BY created_at DESC, row_id DESC LIMIT %s",
@@ -497,6 +502,20 @@ class PostgresStore(RecordStore):
                              old=r[5], new=r[6]) for r in self._query(
             "SELECT memory_id, action, at, actor, reason, old, new FROM history "
             "WHERE tenant = %s AND memory_id = %s ORDER BY id", (tenant, memory_id))]
+
+    def ids_with_prefix(self, tenant: str, prefix: str, limit: int) -> list[str]:
+        # Ranges on the indexes led by memory_id, in each column's own collation (archived's
+        # and history's may be linguistic: prefix_bound keeps the range right for them);
+        # starts_with() drops the odd id in range without the prefix. The select lists agree
+        # on "C" so that the union can compare them.
+        part = "memory_id >= %s AND memory_id < %s AND starts_with(memory_id, %s)"
+        args = (prefix, prefix_bound(prefix), prefix)
+        rows = self._query(
+            f'SELECT memory_id COLLATE "C" FROM memories WHERE tenant = %s AND {part} '
+            f'UNION SELECT memory_id COLLATE "C" FROM archived WHERE tenant = %s AND {part} '
+            f'UNION SELECT memory_id COLLATE "C" FROM history WHERE tenant = %s AND {part} '
+            "ORDER BY 1 LIMIT %s", (tenant, *args, tenant, *args, tenant, *args, limit))
+        return [r[0] for r in rows]
 
     def record_retrieval(self, tenant: str, ids: Sequence[str], when: datetime) -> None:
         # Usage counters are not acknowledged user data: written without waiting for a row a

@@ -13,6 +13,7 @@ import hashlib
 import logging
 import threading
 from collections.abc import Iterable, Iterator
+from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -141,32 +142,39 @@ class RedisActiveCache(ActiveCache):
         except redis.RedisError as exc:
             self._away(exc, tenant, session)
 
-    def window(self, scope: Scope, memory_type: MemoryType, limit: int) -> list[MemoryRecord]:
+    def window(self, scope: Scope, memory_type: MemoryType, limit: int,
+               until: datetime | None = None) -> list[MemoryRecord]:
         if scope.session is None or limit < 1:
             return []
         if memory_type not in _TYPES or limit > self.keep:
-            return self._from_store(scope, memory_type, limit)
+            return self._from_store(scope, memory_type, limit, until)
         key = self._key(scope.tenant, scope.session, memory_type)
         try:
             self._drop_stale()
             ids = [i for i in self._r.zrange(key, 0, -1) if i != _EMPTY.encode()]
             if not ids and not self._r.exists(key):
-                return self._fill(key, scope, memory_type, limit)
-            cached = self._r.hmget(key + ":rec", ids) if ids else []
+                records = self._fill(key, scope, memory_type)
+            else:
+                cached = self._r.hmget(key + ":rec", ids) if ids else []
+                if any(c is None for c in cached):  # expired half-way: ask the store
+                    return self._from_store(scope, memory_type, limit, until)
+                records = [MemoryRecord.model_validate_json(c) for c in cached]
         except redis.RedisError as exc:
             self._away(exc)
-            return self._from_store(scope, memory_type, limit)
-        if any(c is None for c in cached):  # expired half-way: ask the store
-            return self._from_store(scope, memory_type, limit)
-        return _mine([MemoryRecord.model_validate_json(c) for c in cached], scope, limit)
+            return self._from_store(scope, memory_type, limit, until)
+        if until is not None and records and records[-1].created_at > until:
+            # A clock behind the session's newest turn (a replay): the window holds only the
+            # newest, so the store answers.
+            return self._from_store(scope, memory_type, limit, until)
+        return _mine(records, scope, limit)
 
-    def _from_store(self, scope: Scope, memory_type: MemoryType,
-                    limit: int) -> list[MemoryRecord]:
-        return self.records.recent_in_session(scope, memory_type, limit, exact=False)[::-1]
+    def _from_store(self, scope: Scope, memory_type: MemoryType, limit: int,
+                    until: datetime | None = None) -> list[MemoryRecord]:
+        return self.records.recent_in_session(scope, memory_type, limit, exact=False,
+                                              until=until)[::-1]
 
-    def _fill(self, key: str, scope: Scope, memory_type: MemoryType,
-              limit: int) -> list[MemoryRecord]:
-        """The session's whole window (any user or agent) from the store, cached."""
+    def _fill(self, key: str, scope: Scope, memory_type: MemoryType) -> list[MemoryRecord]:
+        """The session's whole window (any user or agent) from the store, cached; oldest first."""
         everyone = Scope(tenant=scope.tenant, session=scope.session)
         records = self._from_store(everyone, memory_type, self.keep)
         pipe = self._r.pipeline()  # MULTI/EXEC: readers see the whole window or none
@@ -180,7 +188,7 @@ class RedisActiveCache(ActiveCache):
         pipe.expire(key, self.ttl)
         pipe.expire(key + ":rec", self.ttl)
         pipe.execute()
-        return _mine(records, scope, limit)
+        return records
 
     def drop(self, tenant: str, session: str) -> None:
         try:

@@ -1,13 +1,22 @@
 """L1 session history (SPEC L1-1, L1-2): one Markdown file per session, readable with ``cat``.
 
 Each turn is a marker line (an HTML comment, invisible when the Markdown is rendered) followed by
-the turn's text, so a turn may itself contain any Markdown, headings included::
+the turn's text, so a turn may itself contain any Markdown, headings included. A turn with a
+summary (an answer saved with one) keeps its full text, then a summary marker and the summary::
 
     # Session s1
 
     <!-- varvemem turn at=2026-01-01T09:00:00+00:00 role=user -->
     How do I reset my password?
 
+    <!-- varvemem turn at=2026-01-01T09:00:00+00:00 role=assistant -->
+    ## Reset
+    1. Open Settings > Security.
+    2. Click Reset.
+    <!-- varvemem summary -->
+    Reset it under Settings > Security.
+
+Text may not contain a line that is one of these markers (it would be read back as one).
 Appends are flushed to disk before they return, one write per call, so a crash keeps every
 acknowledged turn and at worst loses the call in flight.
 """
@@ -25,19 +34,19 @@ from ..errors import StorageError, ValidationError
 from .file_archive import tenant_folder
 
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-_MARKER = re.compile(r"^<!-- varvemem turn at=(\S+) role=([A-Za-z0-9_-]+)( summary)? -->$",
-                     re.M)
+_MARKER = re.compile(r"^<!-- varvemem turn at=(\S+) role=([A-Za-z0-9_-]+) -->$", re.M)
+_SUMMARY = re.compile(r"^<!-- varvemem summary -->$", re.M)
 
 
 @dataclass(frozen=True)
 class Turn:
-    """One turn of a session: when, who, and the text kept (``summary``: it replaced the
-    original, as :func:`compress_history` does for answers)."""
+    """One turn of a session: when, who, its full text, and its summary if it has one (what
+    :meth:`~varvemem.history.SessionHistory.compress_history` puts in place of the text)."""
 
     at: datetime
     role: str
     content: str
-    summary: bool = False
+    summary: str | None = None
 
 
 def check_session_id(session: str) -> str:
@@ -69,11 +78,13 @@ class SessionLog:
         for t in turns:
             if not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", t.role):
                 raise ValidationError(f"role {t.role!r} must be a word (user, assistant...)")
+            texts = [t.content] if t.summary is None else [t.content, t.summary]
+            if any(_MARKER.search(x) or _SUMMARY.search(x) for x in texts):
+                raise ValidationError("a turn may not contain a varvemem marker line")
             text = t.content.rstrip("\n")
-            if _MARKER.search(text):
-                raise ValidationError("a turn may not contain a varvemem turn marker line")
-            flag = " summary" if t.summary else ""
-            parts.append(f"\n<!-- varvemem turn at={t.at.isoformat()} role={t.role}{flag} -->"
+            if t.summary is not None:
+                text += "\n<!-- varvemem summary -->\n" + t.summary.rstrip("\n")
+            parts.append(f"\n<!-- varvemem turn at={t.at.isoformat()} role={t.role} -->"
                          f"\n{text}\n")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -112,5 +123,9 @@ class SessionLog:
                 at = datetime.fromisoformat(m.group(1))
             except ValueError:
                 raise StorageError(f"{path}: turn {i + 1} has a bad time {m.group(1)!r}") from None
-            turns.append(Turn(at, m.group(2), text[m.end():end].strip("\n"), bool(m.group(3))))
+            body, summary = text[m.end():end], None
+            cut = _SUMMARY.search(body)
+            if cut is not None:
+                body, summary = body[: cut.start()], body[cut.end():].strip("\n")
+            turns.append(Turn(at, m.group(2), body.strip("\n"), summary))
         return turns

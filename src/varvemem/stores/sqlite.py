@@ -40,6 +40,7 @@ from .base import (
     StoreTx,
     VectorAttrs,
     VectorChanges,
+    prefix_bound,
 )
 
 _COLUMNS = COLUMNS
@@ -113,9 +114,9 @@ def _filter_sql(flt: SearchFilter, now: datetime, alias: str = "m") -> tuple[str
         where.append(f"{a}.created_at < ?")
         args.append(flt.created_before.timestamp())
     when = (flt.as_of or now).timestamp()
-    if flt.as_of is not None:
-        where.append(f"{a}.valid_from <= ?")
-        args.append(when)
+    # Never a memory before it exists: at ``as_of``, else at ``now`` (a replayed clock).
+    where.append(f"{a}.valid_from <= ?")
+    args.append(when)
     if not flt.include_superseded:
         where.append(f"({a}.valid_to IS NULL OR {a}.valid_to > ?)")
         args.append(when)
@@ -427,7 +428,8 @@ class SqliteStore(RecordStore):
         return kept or [min(tokens, key=lambda t: df.get(t, 0))]
 
     def recent_in_session(self, scope: Scope, memory_type: MemoryType, limit: int,
-                          exact: bool = True) -> list[MemoryRecord]:
+                          exact: bool = True, until: datetime | None = None
+                          ) -> list[MemoryRecord]:
         if scope.session is None or limit < 1:
             return []
         where, args = "tenant = ? AND session_id = ?", [scope.tenant, scope.session]
@@ -435,6 +437,9 @@ class SqliteStore(RecordStore):
             if exact or value is not None:
                 where += f" AND {col} IS ?"
                 args.append(value)
+        if until is not None:
+            where += " AND created_at <= ?"
+            args.append(until.timestamp())
         rows = self._query(
             f"SELECT {_SELECT} FROM memories WHERE {where} AND memory_type = ? "
             "AND valid_to IS NULL ORDER BY created_at DESC, rowid DESC LIMIT ?",
@@ -485,6 +490,18 @@ class SqliteStore(RecordStore):
         return [HistoryEntry(memory_id=r[0], action=r[1], at=_dt(r[2]), actor=r[3], reason=r[4],
                              old=json.loads(r[5]) if r[5] else None,
                              new=json.loads(r[6]) if r[6] else None) for r in rows]
+
+    def ids_with_prefix(self, tenant: str, prefix: str, limit: int) -> list[str]:
+        # Each part is a range on an index led by memory_id (+tenant keeps the planner off the
+        # tenant indexes); the substr() check only drops the odd id a bound of "a" lets in.
+        part = "memory_id >= ? AND memory_id < ? AND substr(memory_id, 1, ?) = ?"
+        args = (prefix, prefix_bound(prefix), len(prefix), prefix)
+        rows = self._query(
+            f"SELECT memory_id FROM memories WHERE {part} AND +tenant = ? "
+            f"UNION SELECT memory_id FROM archived WHERE {part} AND +tenant = ? "
+            f"UNION SELECT memory_id FROM history WHERE tenant = ? AND {part} "
+            "ORDER BY 1 LIMIT ?", (*args, tenant, *args, tenant, tenant, *args, limit))
+        return [r[0] for r in rows]
 
     def record_retrieval(self, tenant: str, ids: Sequence[str], when: datetime) -> None:
         # Usage counters are not acknowledged user data. They are written without waiting:

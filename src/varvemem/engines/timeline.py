@@ -1,0 +1,83 @@
+"""A memory as it was at a past time, replayed backwards from its history.
+
+Every change writes a :class:`~varvemem.model.HistoryEntry` with the old and new values of the
+fields it touched (a create the whole record, a delete the last state, a link the ids added and
+removed). Undoing, newest first, the entries made after a time gives the record as it was then.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from ..model import HistoryEntry, MemoryRecord
+
+# The actions whose change also set updated_at (a link only when made by an update).
+_STAMPS_UPDATED = {"create", "update", "feedback", "supersede", "merge", "move", "restore",
+                   "link"}
+
+
+def state_at(state: dict[str, Any], entries: Sequence[HistoryEntry],
+             when: datetime) -> MemoryRecord:
+    """``state`` (a record as :func:`~varvemem.engines.update.snapshot` makes it, the newest
+    one ``entries`` lead to) with every change made after ``when`` undone, newest first.
+
+    Rebuilt exactly: every field history records, and ``updated_at`` and ``tier_since`` from
+    the times of the changes kept. Left as ``state`` has them, because no entry records them:
+    the usage counters, ``context_after``, a chunk's ``doc_hash`` and the related ids an
+    experience gains from abstraction.
+    """
+    state = dict(state)
+    later = [i for i, e in enumerate(entries) if e.at > when and e.action != "create"]
+    for i in reversed(later):
+        _undo(state, entries, i)
+    kept = [e for e in entries if e.at <= when or e.action == "create"]
+    for name, stamps in (("updated_at", _STAMPS_UPDATED), ("tier_since", {"move", "restore"})):
+        at = next((e.at for e in reversed(kept) if e.action in stamps
+                   and "related_memory_ids_added" not in (e.new or {})), None)
+        if at is not None:
+            state[name] = at.isoformat()
+        elif name == "tier_since" and kept and kept[0].action == "create":
+            state[name] = (kept[0].new or {}).get(name, state[name])
+    return MemoryRecord.model_validate(state)
+
+
+def changed_after(entries: Sequence[HistoryEntry], when: datetime) -> bool:
+    """Whether any change but the create was made after ``when``."""
+    return any(e.at > when and e.action != "create" for e in entries)
+
+
+def _undo(state: dict[str, Any], entries: Sequence[HistoryEntry], i: int) -> None:
+    """Put ``state`` back to what it was before ``entries[i]``."""
+    e = entries[i]
+    old, new = e.old or {}, e.new or {}
+    related: list[str] = state.get("related_memory_ids") or []
+    meta = dict(state.get("metadata") or {})
+    if "related_memory_ids_added" in new:  # a link keeps the difference, not the lists
+        added = set(new["related_memory_ids_added"])
+        state["related_memory_ids"] = [*old.get("related_memory_ids_removed", []),
+                                       *(r for r in related if r not in added)]
+        return
+    if e.action == "abstract":  # the experience and its sources were linked both ways
+        made = set(new.get("sources") or []) | {new.get("experience_id")}
+        state["related_memory_ids"] = [r for r in related if r not in made]
+        if "experience_id" in new:
+            meta.pop("experience_id", None)
+            state["metadata"] = meta
+        return
+    if e.action == "merge":
+        if old.get("occurrences", 1) == 1:
+            meta.pop("occurrences", None)
+        else:
+            meta["occurrences"] = old["occurrences"]
+        state["metadata"] = meta
+    keys = {*old, *new} & set(MemoryRecord.model_fields)
+    if e.action == "restore":
+        keys.add("expires_at")  # a restore drops a passed expiry, unrecorded
+    for key in keys:
+        if key in old:
+            state[key] = old[key]
+        else:  # an update records the keywords it recomputed as new values only
+            state[key] = next((p.new[key] for p in reversed(entries[:i])
+                               if p.new and key in p.new), state.get(key))
