@@ -20,7 +20,7 @@ import pydantic
 
 from . import qa_files
 from .embeddings import Embedder, check_installed, create_embedder
-from .engines import extract
+from .engines import extract, timeline
 from .engines.inbox import DrainReport, InboxEngine, Receipt
 from .engines.intent import chit_chat
 from .engines.lifecycle import ConsolidationReport, LifecycleEngine
@@ -56,9 +56,6 @@ Clock = Callable[[], datetime]
 _HEX = frozenset("0123456789abcdef")
 _ID_PREFIX_MIN = 6  # hex digits of a short id, as git's shortest
 _ID_MATCHES = 10  # ids an ambiguous short id lists
-# The history actions whose change also set updated_at (a link only when made by an update).
-_STAMPS_UPDATED = {"create", "update", "feedback", "supersede", "merge", "move", "restore",
-                   "link"}
 
 
 def _enum(cls: type, value: Any, what: str) -> Any:
@@ -372,18 +369,12 @@ class Memory:
         """The memory with this id (read from the archive when it is archived, with tier
         ``archive``); :class:`NotFoundError` when the tenant has none.
 
-        ``as_of``: the memory as it was at that time, rebuilt from :meth:`history`: the changes
-        made after it are undone, newest first, from the current record (a deleted memory's
-        from the snapshot its delete kept). :class:`NotFoundError` when it was created after
-        that time or deleted by then. Rebuilt exactly: every field history records (content,
-        keywords, tags, importance, score, question and answer, TTL, tier, validity and
-        supersession, related ids, metadata written through an update), and ``updated_at``
-        and ``tier_since`` from the times of the changes kept. Left as they are now, because
-        no history entry records them: the usage counters (``retrieval_count``,
-        ``last_retrieved_at``, ``scored_retrievals``, ``decayed_at``), ``context_after``, a
-        document chunk's ``doc_hash`` bookkeeping and an experience's related ids added by
-        abstraction. The embedding (``with_embedding``) is the stored one, or None when the
-        content was different then.
+        ``as_of``: the memory as it was at that time, rebuilt from :meth:`history`
+        (:func:`varvemem.engines.timeline.state_at` says which fields are exact): the changes
+        made after it are undone from the current record (a deleted memory's from the snapshot
+        its delete kept). :class:`NotFoundError` when it was created after that time or
+        deleted by then. The embedding (``with_embedding``) is the stored one, or None when
+        the content was different then.
         """
         ten = self._tenant(tenant)
         if as_of is not None:
@@ -421,67 +412,15 @@ class Memory:
             if not gone.old:
                 raise NotFoundError(f"memory {memory_id} was erased: its past states are gone")
             state, entries = dict(gone.old), entries[: deletes[-1]]
-        later = [i for i, e in enumerate(entries) if e.at > when and e.action != "create"]
-        if rec is not None and not later:
+        if rec is not None and not timeline.changed_after(entries, when):
             past = rec
         else:
-            past = self._rebuild(state, entries, later, when)
+            past = timeline.state_at(state, entries, when)
             if rec is not None and with_embedding and past.content_hash == rec.content_hash:
                 past.embedding = rec.embedding
         if past.created_at > when:
             raise NotFoundError(f"memory {memory_id} did not exist at {when.isoformat()}")
         return past
-
-    @classmethod
-    def _rebuild(cls, state: dict[str, Any], entries: list[HistoryEntry], later: list[int],
-                 when: datetime) -> MemoryRecord:
-        """``state`` with the changes ``entries[i]`` of ``later`` undone, newest first."""
-        for i in reversed(later):
-            cls._undo(state, entries, i)
-        kept = [e for e in entries if e.at <= when or e.action == "create"]
-        for field, stamps in (("updated_at", _STAMPS_UPDATED), ("tier_since", {"move", "restore"})):
-            at = next((e.at for e in reversed(kept) if e.action in stamps
-                       and "related_memory_ids_added" not in (e.new or {})), None)
-            if at is not None:
-                state[field] = at.isoformat()
-            elif field == "tier_since" and kept and kept[0].action == "create":
-                state[field] = (kept[0].new or {}).get(field, state[field])
-        return MemoryRecord.model_validate(state)
-
-    @staticmethod
-    def _undo(state: dict[str, Any], entries: list[HistoryEntry], i: int) -> None:
-        """Put ``state`` back to what it was before ``entries[i]``."""
-        e = entries[i]
-        old, new = e.old or {}, e.new or {}
-        related: list[str] = state.get("related_memory_ids") or []
-        meta = dict(state.get("metadata") or {})
-        if "related_memory_ids_added" in new:  # a link keeps the difference, not the lists
-            added = set(new["related_memory_ids_added"])
-            state["related_memory_ids"] = [*old.get("related_memory_ids_removed", []),
-                                           *(r for r in related if r not in added)]
-            return
-        if e.action == "abstract":  # the experience and its sources were linked both ways
-            made = set(new.get("sources") or []) | {new.get("experience_id")}
-            state["related_memory_ids"] = [r for r in related if r not in made]
-            if "experience_id" in new:
-                meta.pop("experience_id", None)
-                state["metadata"] = meta
-            return
-        if e.action == "merge":
-            if old.get("occurrences", 1) == 1:
-                meta.pop("occurrences", None)
-            else:
-                meta["occurrences"] = old["occurrences"]
-            state["metadata"] = meta
-        keys = {*old, *new} & set(MemoryRecord.model_fields)
-        if e.action == "restore":
-            keys.add("expires_at")  # a restore drops a passed expiry, unrecorded
-        for key in keys:
-            if key in old:
-                state[key] = old[key]
-            else:  # an update records the keywords it recomputed as new values only
-                state[key] = next((p.new[key] for p in reversed(entries[:i])
-                                   if p.new and key in p.new), state.get(key))
 
     def resolve_id(self, prefix: str, *, tenant: str | None = None) -> str:
         """The full id of the tenant's memory whose id starts with ``prefix``: ``mem_`` and at

@@ -59,29 +59,30 @@ def test_the_readme_has_snippets_to_run() -> None:
     assert len(_blocks("python")) >= 2 and len(_blocks("bash")) >= 3
 
 
-@pytest.mark.parametrize("index", range(len(_blocks("python"))))
-def test_python_snippet_runs_in_an_empty_folder(tmp_path: Path, index: int) -> None:
-    code = _blocks("python")[index]
+def _run_snippet(tmp_path: Path, lang: str, index: int, cmd: list[str]
+                 ) -> subprocess.CompletedProcess[str]:
+    """Run README block ``index`` of ``lang`` (``cmd``) in an empty folder; it must succeed
+    and leave the user's home alone."""
     work = tmp_path / "work"
     work.mkdir()
     env, home = _env(tmp_path)
-    proc = _run([sys.executable, "-c", code], work, env)
-    assert proc.returncode == 0, f"README python block {index}:\n{code}\n{proc.stderr}"
+    proc = _run(cmd, work, env)
+    assert proc.returncode == 0, f"README {lang} block {index}:\n{cmd[-1]}\n{proc.stderr}"
+    assert "Traceback" not in proc.stderr
     assert list(home.iterdir()) == [], "the snippet wrote to the user's home"
     assert (work / "memory").is_dir()
+    return proc
+
+
+@pytest.mark.parametrize("index", range(len(_blocks("python"))))
+def test_python_snippet_runs_in_an_empty_folder(tmp_path: Path, index: int) -> None:
+    _run_snippet(tmp_path, "python", index, [sys.executable, "-c", _blocks("python")[index]])
 
 
 @pytest.mark.parametrize("index", range(len(_blocks("bash"))))
 def test_shell_snippet_runs_in_an_empty_folder(tmp_path: Path, index: int) -> None:
-    script = _blocks("bash")[index]
-    work = tmp_path / "work"
-    work.mkdir()
-    env, home = _env(tmp_path)
-    port = str(_free_port())
-    proc = _run(["bash", "-euo", "pipefail", "-c", script.replace("8765", port)], work, env)
-    assert proc.returncode == 0, f"README bash block {index}:\n{script}\n{proc.stderr}"
-    assert "Traceback" not in proc.stderr
-    assert list(home.iterdir()) == [], "the snippet wrote to the user's home"
+    script = _blocks("bash")[index].replace("8765", str(_free_port()))
+    proc = _run_snippet(tmp_path, "bash", index, ["bash", "-euo", "pipefail", "-c", script])
     if "curl" in script:  # the service flow: the key's tenant finds what the CLI added
         answers = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
         assert answers, proc.stdout

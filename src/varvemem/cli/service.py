@@ -119,6 +119,8 @@ def keys_list(
     if json_out:
         print_json(rows)
         return
+    if not keys:
+        console.print("no keys")
     # Not a table: one would cut a column (an id) to fit a narrow terminal.
     for k in keys:
         state = "revoked" if k.revoked_at else (f"expires {k.expires_at:%Y-%m-%d}"
@@ -153,6 +155,8 @@ def inbox_list(
     if json_out:
         print_json(rows)
         return
+    if not events:
+        console.print("no events")
     for e in events:
         lines = [f"{e.status}  {e.attempts} attempt(s)  received {e.received_at:%Y-%m-%d %H:%M}"
                  f"  {e.source} ({e.kind})  delivery {e.delivery}"]
