@@ -374,13 +374,20 @@ class Memory:
         made after it are undone from the current record (a deleted memory's from the snapshot
         its delete kept). :class:`NotFoundError` when it was created after that time or
         deleted by then. The embedding (``with_embedding``) is the stored one, or None when
-        the content was different then.
+        the content was different then. It is the record as it was *recorded* at that time
+        (by the times of its history), while ``search(as_of=...)`` asks what was *valid*
+        then (``valid_from``/``valid_to``); they differ only for backdated memories and in
+        the milliseconds between preparing a write and committing it.
         """
         ten = self._tenant(tenant)
         if as_of is not None:
             return self._get_as_of(ten, memory_id, _utc(as_of, "as_of"), with_embedding)
         rec = self._current(ten, memory_id, with_embedding)
         if rec is None:
+            gone = [e for e in self.stores.records.history(ten, memory_id) if e.action == "delete"]
+            if gone:
+                raise NotFoundError(f"memory {memory_id} was deleted at {gone[-1].at.isoformat()}"
+                                    "; its history remains")
             raise NotFoundError(f"no memory {memory_id}")
         return rec
 
@@ -519,18 +526,22 @@ class Memory:
         if session is not None:
             window = self.session_window(session, tenant=search_args.get("tenant"),
                                          user=search_args.get("user"),
-                                         agent=search_args.get("agent"))
+                                         agent=search_args.get("agent"),
+                                         as_of=search_args.get("as_of"))
         hits = self.search(query, top_k=top_k or self.settings.context.top_k, **search_args)
         shown = {r.memory_id for r in window}
         hits = [h for h in hits if h.memory.memory_id not in shown]
         return self._retrieval.pack(hits, budget, window), hits
 
     def session_window(self, session: str, *, tenant: str | None = None,
-                       user: str | None = None, agent: str | None = None) -> list[MemoryRecord]:
-        """TIER-1: the session's last ``lifecycle.active_turns`` dialogue turns and last
-        ``lifecycle.active_tool_calls`` unexpired tool calls, oldest first."""
+                       user: str | None = None, agent: str | None = None,
+                       as_of: datetime | None = None) -> list[MemoryRecord]:
+        """The active tier of a session: its last ``lifecycle.active_turns`` dialogue turns
+        and last ``lifecycle.active_tool_calls`` unexpired tool calls, oldest first, as of
+        ``as_of`` (default now; nothing said after it)."""
         scope = self._scope(tenant, user, agent, session)
-        cfg, now = self.settings.lifecycle, self._now()
+        cfg = self.settings.lifecycle
+        now = _utc(as_of, "as_of") or self._now()
         turns = self.stores.active.window(scope, MemoryType.DIALOGUE, cfg.active_turns, now)
         calls = [r for r in self.stores.active.window(scope, MemoryType.TOOL_CALL,
                                                       cfg.active_tool_calls, now)

@@ -21,12 +21,14 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from .embeddings import embedder_spec
+from .embeddings import check_settings
 from .errors import ConfigError
 from .model import MemoryType, Tier, TTLMode
 
 CONFIG_FILE_NAME = "varvemem.toml"
 _toml_file: contextvars.ContextVar[Path | None] = contextvars.ContextVar("toml", default=None)
+# Set by Settings.defaults: the built-in values only, no variables and no file.
+_defaults_only: contextvars.ContextVar[bool] = contextvars.ContextVar("defaults", default=False)
 
 
 class _Section(BaseModel):
@@ -94,7 +96,8 @@ class RetrievalSettings(_Section):
     top_k: int = Field(10, ge=1, le=1000)
     recency_lambda: float = Field(0.01, ge=0.0, le=10.0)
     profiles: dict[str, Profile] = Field(default_factory=_default_profiles)
-    default_profile: str = "default"  # after profiles: its check reads them
+    # Checked also when left at its default: its check reads profiles, defined before it.
+    default_profile: str = Field("default", validate_default=True)
     query_tags_max: int = Field(5, ge=0)
     record_retrieval: bool = True
 
@@ -113,13 +116,6 @@ class RetrievalSettings(_Section):
         if profiles is not None and v not in profiles:
             raise ValueError(_unknown_profile(v, profiles))
         return v
-
-    @model_validator(mode="after")
-    def _profile_exists(self) -> RetrievalSettings:  # profiles assigned without the default
-        if self.default_profile not in self.profiles:
-            raise ValueError("default_profile: "
-                             + _unknown_profile(self.default_profile, self.profiles))
-        return self
 
 
 def _unknown_profile(name: str, profiles: dict[str, Any]) -> str:
@@ -653,14 +649,9 @@ class Settings(BaseSettings):
         """Settings that name an implementation must name one that exists and has what it
         needs (checked here, at load, not at first use). Messages name their keys."""
         try:
-            name, spec = embedder_spec(self.embedder.name)
+            check_settings(self.embedder)
         except ConfigError as exc:
             raise ValueError(str(exc)) from None
-        missing = [k for k in spec.needs if not getattr(self.embedder, k)]
-        if missing:
-            keys = " and ".join(f"embedder.{k}" for k in missing)
-            raise ValueError(f"{keys} {'is' if len(missing) == 1 else 'are'} required for "
-                             f"embedder {name!r}")
         pg = self.store.url is not None and self.store.url.startswith(("postgresql://",
                                                                         "postgres://"))
         if self.store.vector_url == "pgvector" and not pg:
@@ -677,6 +668,8 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
+        if _defaults_only.get():
+            return (init_settings,)
         sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings,
                                                      _UrlVariables(settings_cls)]
         toml = _toml_file.get()
@@ -708,6 +701,16 @@ class Settings(BaseSettings):
             raise ConfigError(f"{toml_path}: {exc}") from None
         finally:
             _toml_file.reset(token)
+
+    @classmethod
+    def defaults(cls, home: str | Path) -> Settings:
+        """The built-in settings for ``home``, ignoring ``VARVEMEM_*`` variables and settings
+        files: a self-contained run (the demo) never reaches the user's stores."""
+        token = _defaults_only.set(True)
+        try:
+            return cls(home=Path(home).expanduser())
+        finally:
+            _defaults_only.reset(token)
 
     def profile(self, name: str | None = None) -> Profile:
         name = name or self.retrieval.default_profile

@@ -39,6 +39,9 @@ def one_line_error(proc: subprocess.CompletedProcess[str], code: int) -> str:
     (["search"], "error: varvemem search: Missing argument"),
     (["search", "x", "--top-k", "abc"], "Invalid value for '--top-k'"),
     (["search", "x", "--top-k", "0"], "Invalid value for '--top-k'"),
+    (["context", "x", "--max-tokens", "3"], "Invalid value for '--max-tokens'"),
+    (["add", "x", "--importance", "2"], "Invalid value for '--importance'"),
+    (["search", "x", "--as-of", "9999-12-31T23:59:59-05:00"], "outside the years 1900-9000"),
     (["search", "x", "--as-of", "yesterday"], "'yesterday' is not an ISO 8601 date or time"),
     (["context", "x", "--as-of", "31/01/2026"], "Invalid value for '--as-of'"),
     (["get", "mem_0a1b2c", "--as-of", "soon"], "Invalid value for '--as-of'"),
@@ -58,7 +61,8 @@ def test_usage_errors_are_one_line_with_exit_2(tmp_path: Path, args: list[str],
 def test_help_exits_0_and_shows_flags_as_flags(tmp_path: Path) -> None:
     root = cli("--help", env={"COLUMNS": "80"})
     assert root.returncode == 0 and "<bool>" not in root.stdout
-    assert "Only init, add, ingest, qa add, qa import and keys create create a home" in \
+    assert "Only init, add, ingest, qa add, qa import, keys create and db upgrade create a home" \
+        in \
         " ".join(root.stdout.replace("│", " ").split())
     for args in (["search", "--help"], ["qa", "list", "--help"], ["worker", "--help"]):
         out = cli(*args, env={"COLUMNS": "120"})
@@ -104,7 +108,7 @@ REFUSING = [
     ["search", "x"], ["context", "x"], ["get", "mem_0a1b2c"], ["history", "mem_0a1b2c"],
     ["delete", "mem_0a1b2c"], ["stats"], ["reindex"], ["consolidate"], ["worker", "--once"],
     ["restore", "mem_0a1b2c"], ["close-session", "s1"], ["ask", "how do I deploy?"],
-    ["serve", "--port", "0"], ["mcp"], ["db", "upgrade"], ["qa", "list"], ["qa", "search", "q"],
+    ["serve", "--port", "0"], ["mcp"], ["qa", "list"], ["qa", "search", "q"],
     ["qa", "export", "out"], ["qa", "feedback", "mem_0a1b2c", "up"], ["keys", "list"],
     ["keys", "revoke", "k1"], ["inbox", "list"], ["inbox", "retry"],
 ]
@@ -119,9 +123,20 @@ def test_a_missing_home_is_refused_and_nothing_is_made(tmp_path: Path, args: lis
     assert list(tmp_path.iterdir()) == []  # neither the home nor anything beside it
 
 
+@pytest.mark.parametrize("args", REFUSING[:6], ids=" ".join)
+def test_a_folder_without_a_store_is_no_home(tmp_path: Path, args: list[str]) -> None:
+    """``--home .`` or a mistyped --home that happens to exist: refused, left as it was."""
+    folder = tmp_path / "src"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine", "utf-8")
+    line = one_line_error(run(folder, *args, ok=False), 1)
+    assert line.startswith(f"error: {folder} is not a varvemem home (it holds no store)")
+    assert [f.name for f in folder.iterdir()] == ["notes.txt"]
+
+
 @pytest.mark.parametrize("args", [
     ["add", "x"], ["ingest", "DOC"], ["qa", "add", "q?", "a"], ["qa", "import", "FOLDER"],
-    ["keys", "create", "--tenant", "acme"],
+    ["keys", "create", "--tenant", "acme"], ["db", "upgrade"],
 ], ids=" ".join)
 def test_the_creating_commands_make_the_home(tmp_path: Path, args: list[str]) -> None:
     (tmp_path / "doc.md").write_text("# Doc\n\nSome text.\n", "utf-8")

@@ -46,7 +46,8 @@ def test_short_ids_resolve_like_git(tmp_path: Path) -> None:
     hist = json.loads(run(home, "history", mid[4:10], "--json").stdout)
     assert [h["action"] for h in hist] == ["create", "delete"]
     line = one_line_error(run(home, "get", mid[4:10], ok=False), 1)
-    assert line == f"error: no memory {mid}"
+    assert line.startswith(f"error: memory {mid} was deleted at ")
+    assert line.endswith("; its history remains")
 
 
 def test_ambiguous_unknown_and_short_ids_are_one_line_and_write_nothing(tmp_path: Path) -> None:

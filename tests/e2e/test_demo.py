@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 
 
-def _demo(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _demo(tmp_path: Path, *args: str, **variables: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("VARVEMEM_")}
-    env.update(COLUMNS="80", HOME=str(tmp_path))  # a fake HOME: the demo never touches it
+    env.update(COLUMNS="80", HOME=str(tmp_path), **variables)  # a fake HOME: never touched
     proc = subprocess.run([sys.executable, "-m", "varvemem", "demo", *args], capture_output=True,
                           text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
@@ -97,3 +97,13 @@ def test_the_log_reads_at_80_columns(runs: tuple[dict[str, Any], str]) -> None:
     assert max(len(line) for line in lines) <= 80
     assert len(lines) < 400, len(lines)
     assert "\x1b[" not in text  # no colour codes in a log
+
+
+def test_the_demo_never_reaches_the_users_stores(tmp_path: Path) -> None:
+    """Settings pointing at the user's servers and files are not the demo's: it runs on the
+    built-in defaults in its temporary home (an unreachable database would fail it)."""
+    report = json.loads(_demo(tmp_path, "--json",
+                              VARVEMEM_STORE_URL="postgresql://nobody@127.0.0.1:1/none",
+                              VARVEMEM_CONFIG=str(tmp_path / "missing.toml"),
+                              VARVEMEM_EMBEDDER__NAME="bogus").stdout)
+    assert report["stats"]["memories"] > 0

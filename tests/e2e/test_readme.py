@@ -57,6 +57,24 @@ def _run(cmd: list[str], cwd: Path, env: dict[str, str]) -> subprocess.Completed
 
 def test_the_readme_has_snippets_to_run() -> None:
     assert len(_blocks("python")) >= 2 and len(_blocks("bash")) >= 3
+    snippets = "\n".join(_blocks("python") + _blocks("bash"))
+    assert all(line in snippets for line in CLAIMS)  # every claim is still in the README
+
+
+# What the README's comments say a snippet shows, checked on its output (keyed by a line of it).
+CLAIMS = {
+    'mem.add("The staging cluster is now eks-stg-3")':  # the current fact ranks first
+        lambda out: "now eks-stg-3" in out.splitlines()[0],
+    'print(mem.ask("工单怎么提交？").route)': lambda out: out.splitlines()[-1] == "reuse",
+    'varvemem search "staging cluster" --as-of 2020-01-01':
+        lambda out: "no memories found" in out and "is eks-stg-2" not in out,
+}
+
+
+def _check_claims(snippet: str, out: str) -> None:
+    for line, holds in CLAIMS.items():
+        if line in snippet:
+            assert holds(out), f"the README says more than {line!r} shows:\n{out}"
 
 
 def _run_snippet(tmp_path: Path, lang: str, index: int, cmd: list[str]
@@ -71,6 +89,7 @@ def _run_snippet(tmp_path: Path, lang: str, index: int, cmd: list[str]
     assert "Traceback" not in proc.stderr
     assert list(home.iterdir()) == [], "the snippet wrote to the user's home"
     assert (work / "memory").is_dir()
+    _check_claims(cmd[-1], proc.stdout)
     return proc
 
 

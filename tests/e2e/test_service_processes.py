@@ -46,6 +46,7 @@ def _home(tmp_path: Path, store: str = "") -> Path:
     home = tmp_path / "home"
     home.mkdir()
     (home / "varvemem.toml").write_text(store + CONFIG)
+    run(home, "init")  # serve and worker open an existing home only
     return home
 
 

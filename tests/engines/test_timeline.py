@@ -32,6 +32,9 @@ STEPS = st.lists(st.one_of(
                                                    st.sampled_from(["ops", "eu-1"]),
                                                    max_size=2)),
     st.tuples(st.just("tier"), st.sampled_from(["short_term", "mid_term", "long_term"])),
+    st.tuples(st.just("similar"), st.sampled_from([  # may link both ways (history: link)
+        "The staging cluster eks-stg-3 runs in eu-west-1", "staging cluster eks-stg-3 is small"])),
+    st.tuples(st.just("supersede"), st.just("Staging moved to a new cluster")),
 ), min_size=1, max_size=6)
 
 
@@ -39,6 +42,10 @@ def _apply(mem: Memory, memory_id: str, step: tuple[str, object]) -> None:
     kind, value = step
     if kind == "feedback":
         mem.feedback(memory_id, bool(value))
+    elif kind == "similar":
+        mem.add(str(value))
+    elif kind == "supersede":
+        mem.add(str(value), supersedes=[memory_id])
     else:
         mem.update(memory_id, **{kind: value})
 
@@ -63,12 +70,17 @@ def _live_and_replay(mem: Memory, clock, steps) -> None:
         _apply(mem, memory_id, step)
         past.append((clock.now, mem.get(memory_id)))
     clock.advance(minutes=5)
+    _replay(mem, memory_id, past, start, steps)  # from the live record
     mem.delete(memory_id)
-    for at, want in past:
-        got = mem.get(memory_id, as_of=at + timedelta(seconds=1))
-        for name in FIELDS:
-            assert getattr(got, name) == getattr(want, name), (name, at - start, steps)
+    _replay(mem, memory_id, past, start, steps)  # from the snapshot its delete kept
     with pytest.raises(NotFoundError, match="did not exist"):
         mem.get(memory_id, as_of=start - timedelta(seconds=1))
     with pytest.raises(NotFoundError, match="deleted at"):
         mem.get(memory_id, as_of=clock.now + timedelta(seconds=1))
+
+
+def _replay(mem: Memory, memory_id: str, past, start, steps) -> None:
+    for at, want in past:
+        got = mem.get(memory_id, as_of=at + timedelta(seconds=1))
+        for name in FIELDS:
+            assert getattr(got, name) == getattr(want, name), (name, at - start, steps)

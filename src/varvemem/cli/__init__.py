@@ -46,6 +46,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         _fail("aborted", 1)
     except KeyboardInterrupt:
         _fail("interrupted", 130)
+    if code == 130:  # click turns Ctrl-C inside a command into exit code 130, silently
+        _fail("interrupted", 130)
     sys.exit(code if isinstance(code, int) else 0)
 
 

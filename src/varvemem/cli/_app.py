@@ -18,10 +18,12 @@ from typer.core import TyperGroup
 from ..api import Memory
 from ..errors import StorageError
 from ..settings import Settings
+from ..stores import store_exists
 
 # The commands that make the home when it does not exist yet; every other one refuses it.
-CREATING = ("init", "add", "ingest", "qa add", "qa import", "keys create")
+CREATING = ("init", "add", "ingest", "qa add", "qa import", "keys create", "db upgrade")
 _SHARED = ("home", "config")  # root options every subcommand takes as well
+_FIRST_YEAR, _LAST_YEAR = 1900, 9000  # what --now and --as-of accept
 
 
 class Group(TyperGroup):
@@ -118,24 +120,35 @@ def settings_of(ctx: typer.Context) -> Settings:
     return Settings.load(home=obj.get("home"), config_file=obj.get("config"))
 
 
-def home_settings(ctx: typer.Context, *, create: bool = False) -> Settings:
-    """The settings of a command that opens the home: a home that does not exist is refused
-    (nothing is made) unless the command is one of :data:`CREATING` (``create``)."""
+def home_settings(ctx: typer.Context) -> Settings:
+    """The settings of a command that opens the home. A home that does not exist, or a folder
+    without a store in it, is refused (nothing is made) unless the command is one of
+    :data:`CREATING`."""
     settings = settings_of(ctx)
     home = settings.home
-    if not create and not home.exists():
-        raise StorageError(f"home {home} does not exist; create it with "
-                           f"'varvemem init --home {shlex.quote(str(home))}'")
+    if home.exists() and not home.is_dir():
+        raise StorageError(f"home {home} is not a folder")
+    if _command_name(ctx) in CREATING:
+        return settings
+    fix = f"create it with 'varvemem init --home {shlex.quote(str(home))}'"
+    if not home.exists():
+        raise StorageError(f"home {home} does not exist; {fix}")
+    if not store_exists(settings):
+        raise StorageError(f"{home} is not a varvemem home (it holds no store); {fix}")
     return settings
 
 
-def memory_of(ctx: typer.Context, *, create: bool = False) -> Memory:
-    """Open the Memory for this invocation; it is closed (and notices printed) at the end.
-    A command's ``--now`` (see :data:`NOW`) fixes the clock; ``create`` as in
-    :func:`home_settings`."""
+def _command_name(ctx: typer.Context) -> str:
+    """The command as :data:`CREATING` names it: ``qa add`` for ``varvemem qa add``."""
+    return ctx.command_path.split(" ", 1)[1] if " " in ctx.command_path else ""
+
+
+def memory_of(ctx: typer.Context) -> Memory:
+    """Open the Memory for this invocation (the home as :func:`home_settings` allows); it is
+    closed (and notices printed) at the end. A command's ``--now`` (see :data:`NOW`) fixes
+    the clock."""
     now = parse_time(ctx.params.get("now"))
-    mem = Memory(settings=home_settings(ctx, create=create),
-                 clock=(lambda: now) if now else None)
+    mem = Memory(settings=home_settings(ctx), clock=(lambda: now) if now else None)
 
     def _close() -> None:
         mem.close()
@@ -156,6 +169,9 @@ def parse_time(value: str | None) -> datetime | None:
     except ValueError:
         raise typer.BadParameter(f"{value!r} is not an ISO 8601 date or time such as "
                                  "2026-01-31 or 2026-01-31T09:00:00Z") from None
+    # Far enough from datetime's ends that the time rules (now minus a retention) stay in range.
+    if not _FIRST_YEAR <= when.year <= _LAST_YEAR:
+        raise typer.BadParameter(f"{value!r} is outside the years {_FIRST_YEAR}-{_LAST_YEAR}")
     return when.astimezone(timezone.utc) if when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 

@@ -57,8 +57,8 @@ def config_show(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
     if json_out:
         print_json(data)
         return
-    for key, value in _flatten(data):
-        console.print(f"{key} = {value!r}" if isinstance(value, str) else f"{key} = {value}")
+    for key, value in _flatten(data):  # one line each, never wrapped: made for grep
+        print(f"{key} = {value!r}" if isinstance(value, str) else f"{key} = {value}")
 
 
 def _flatten(data: dict, prefix: str = "") -> list[tuple[str, object]]:

@@ -32,7 +32,8 @@ def add(
                                     help="dialogue, tool_call, knowledge, event, experience, qa."),
     tags: str | None = typer.Option(None, "--tags", help="Comma-separated tags."),
     source: str = typer.Option("user", "--source", help="Where it came from (kind:detail)."),
-    importance: float | None = typer.Option(None, "--importance", help="0..1; else scored."),
+    importance: float | None = typer.Option(None, "--importance", min=0.0, max=1.0,
+                                              help="0..1; else scored."),
     user: str | None = typer.Option(None, "--user"),
     agent: str | None = typer.Option(None, "--agent"),
     session: str | None = typer.Option(None, "--session"),
@@ -41,7 +42,7 @@ def add(
     now: str | None = NOW,
 ) -> None:
     """Remember TEXT; prints its id (the existing id when it was a duplicate)."""
-    mem = memory_of(ctx, create=True)
+    mem = memory_of(ctx)
     res = mem.add(text, type=type, tags=split_csv(tags), source=source, importance=importance,
                   user=user, agent=agent, session=session, tenant=tenant)
     if json_out:
@@ -60,7 +61,7 @@ def ingest(
     now: str | None = NOW,
 ) -> None:
     """Ingest documents; a changed file replaces its old chunks, an unchanged one is skipped."""
-    report = memory_of(ctx, create=True).ingest(paths, tags=split_csv(tags), tenant=tenant)
+    report = memory_of(ctx).ingest(paths, tags=split_csv(tags), tenant=tenant)
     if json_out:
         print_json(report.model_dump())
         return
@@ -109,7 +110,8 @@ def search(
 def context(
     ctx: typer.Context,
     query: str = typer.Argument(...),
-    max_tokens: int | None = typer.Option(None, "--max-tokens", help="Token budget."),
+    max_tokens: int | None = typer.Option(None, "--max-tokens", min=16,
+                                            help="Token budget (16 at least)."),
     top_k: int | None = typer.Option(None, "--top-k", "-k", min=1),
     user: str | None = typer.Option(None, "--user"),
     session: str | None = typer.Option(None, "--session"),

@@ -21,7 +21,8 @@ def qa_add(
     ctx: typer.Context,
     question: str = typer.Argument(...),
     answer: str = typer.Argument(...),
-    score: float = typer.Option(0.5, "--score", help="Quality of the answer, 0..1."),
+    score: float = typer.Option(0.5, "--score", min=0.0, max=1.0,
+                                 help="Quality of the answer, 0..1."),
     keywords: str | None = typer.Option(None, "--keywords", help="Comma-separated."),
     ttl: str | None = typer.Option(None, "--ttl", help="off, hard, linear or exponential."),
     ttl_days: float | None = typer.Option(None, "--ttl-days"),
@@ -29,7 +30,7 @@ def qa_add(
     now: str | None = NOW,
 ) -> None:
     """Remember a pair; prints its id."""
-    print(memory_of(ctx, create=True).save_qa(question, answer, score, split_csv(keywords),
+    print(memory_of(ctx).save_qa(question, answer, score, split_csv(keywords),
                                               ttl_mode=ttl, ttl_days=ttl_days, tenant=tenant))
 
 
@@ -99,7 +100,7 @@ def qa_import(
 ) -> None:
     """Read qa-*.md files: edited ones update their pair, new ones add one, bad ones are
     reported by name and skipped."""
-    report = memory_of(ctx, create=True).import_qa(folder, tenant=tenant)
+    report = memory_of(ctx).import_qa(folder, tenant=tenant)
     if json_out:
         print_json(report)
         return

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import tempfile
 
 import typer
@@ -57,6 +58,7 @@ def serve(
     cfg = settings.server
     host, port, workers = host or cfg.host, cfg.port if port is None else port, \
         workers or cfg.workers
+    _check_free(host, port)
     configure_logging(settings)
     options = {"host": host, "port": port, "log_config": None, "access_log": False,
                "limit_concurrency": cfg.max_concurrency,
@@ -84,6 +86,20 @@ def serve(
             shutil.rmtree(own_dir, ignore_errors=True)
 
 
+def _check_free(host: str, port: int) -> None:
+    """A port another process holds is one line and exit 1, before anything starts (uvicorn
+    would log it and exit 3)."""
+    if port == 0:
+        return
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.create_server((host, port), family=family):
+            pass
+    except OSError as exc:
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise ConfigError(f"cannot listen on {host}:{port}: {reason}") from None
+
+
 @keys_app.command("create")
 def keys_create(
     ctx: typer.Context,
@@ -94,7 +110,7 @@ def keys_create(
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """Create a key and print it once: only its hash is stored."""
-    key, secret = memory_of(ctx, create=True).keys.create(tenant, role, name, expires_days)
+    key, secret = memory_of(ctx).keys.create(tenant, role, name, expires_days)
     if json_out:
         print_json({"key": secret, "key_id": key.key_id, "tenant": key.tenant, "role": key.role,
                     "expires_at": key.expires_at})

@@ -11,7 +11,7 @@ from ._app import app, memory_of, version_text
 def init(ctx: typer.Context) -> None:
     """Create the home folder and its store, and print its path; an existing home is left
     as it is."""
-    mem = memory_of(ctx, create=True)
+    mem = memory_of(ctx)
     print(mem.settings.home.resolve())
 
 

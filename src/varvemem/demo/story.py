@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..api import Memory
-from ..cli.render import Mark, render_hits
+from ..cli.render import Mark, clip, render_hits
 from ..model import SearchHit
 from ..settings import Settings
 
@@ -135,7 +135,7 @@ def run_demo(console: Console, home: Path, show: int = 3) -> DemoReport:
     questions = json.loads(_data("questions.json"))
     tasks = json.loads(_data("tasks.json"))
 
-    with Memory(settings=Settings.load(home=home / "memory"), clock=clock) as mem:
+    with Memory(settings=Settings.defaults(home / "memory"), clock=clock) as mem:
         console.rule("[bold]varvemem demo[/bold]: a DevOps assistant that keeps learning")
         console.print(f"Home: {home} (temporary). Embedder: {mem.embedder().model_id}, "
                       f"LLM: {'on' if mem.settings.llm.enabled else 'off (local rules)'}.")
@@ -207,7 +207,7 @@ def _show_replaced(console: Console, mem: Memory, memory_id: str) -> dict[str, A
     """The spec 3.0 chunk: no longer current, its successor named, its history kept."""
     console.rule("The spec 3.0 smoke-test rule: invalidated, kept in history")
     old = mem.get(memory_id)
-    console.print(" ".join(old.content.split())[:300])
+    console.print(clip(old.content, 300))
     console.print(f"valid_to {old.valid_to:%Y-%m-%d %H:%M}, superseded by "
                   f"{old.superseded_by}")
     entries = mem.history(memory_id)
@@ -278,6 +278,6 @@ def run_in_temp(console: Console, keep: bool = False) -> DemoReport:
         return run_demo(console, home)
     finally:
         if keep:
-            console.print(f"kept the demo home at {home}")
+            Console(stderr=True).print(f"kept the demo home at {home}")  # also with --json
         else:
             shutil.rmtree(home, ignore_errors=True)

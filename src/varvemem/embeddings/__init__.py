@@ -12,8 +12,8 @@ from .base import Embedder, normalise
 if TYPE_CHECKING:  # settings validates names against EMBEDDERS: no import at run time
     from ..settings import EmbedderSettings
 
-__all__ = ["EMBEDDERS", "Embedder", "EmbedderSpec", "check_installed", "create_embedder",
-           "embedder_spec", "normalise"]
+__all__ = ["EMBEDDERS", "Embedder", "EmbedderSpec", "check_installed", "check_settings",
+           "create_embedder", "embedder_spec", "normalise"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,18 @@ def embedder_spec(name: str) -> tuple[str, EmbedderSpec]:
                       f"(known: {', '.join(EMBEDDERS)})")
 
 
+def check_settings(cfg: EmbedderSettings) -> str:
+    """The canonical name of the embedder ``cfg`` selects; :class:`ConfigError` naming the
+    keys when the name is unknown or a key it needs is empty."""
+    name, spec = embedder_spec(cfg.name)
+    missing = [k for k in spec.needs if not getattr(cfg, k)]
+    if missing:
+        keys = " and ".join(f"embedder.{k}" for k in missing)
+        raise ConfigError(f"{keys} {'is' if len(missing) == 1 else 'are'} required for "
+                          f"embedder {name!r}")
+    return name
+
+
 def check_installed(name: str) -> None:
     """:class:`ConfigError` when the embedder's optional package is missing (found without
     importing it: the model is not loaded)."""
@@ -58,7 +70,7 @@ def check_installed(name: str) -> None:
 
 def create_embedder(cfg: EmbedderSettings) -> Embedder:
     """The embedder that ``embedder.name`` selects."""
-    name = embedder_spec(cfg.name)[0]
+    name = check_settings(cfg)
     if name == "usem3":
         from .usem3 import USEEmbedder
 
@@ -68,13 +80,11 @@ def create_embedder(cfg: EmbedderSettings) -> Embedder:
 
         return E5Embedder(threads=cfg.threads)
     if name == "openai":
-        if not cfg.url or not cfg.model:
-            raise ConfigError("embedder.url and embedder.model are required for embedder 'openai'")
         from .openai import OpenAIEmbedder
 
+        assert cfg.url and cfg.model  # check_settings
         return OpenAIEmbedder(cfg.url, cfg.model, cfg.api_key, cfg.timeout, cfg.batch_size)
-    if not cfg.path:
-        raise ConfigError("embedder.path is required for embedder 'sentence-transformers'")
+    assert cfg.path  # check_settings
     from .sentence_transformers import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder(cfg.path, cfg.threads, cfg.model_batch_size)

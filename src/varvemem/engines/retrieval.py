@@ -19,6 +19,7 @@ from ..model import (
     SearchHit,
     TierLimit,
     normalise_tags,
+    utcnow,
 )
 from ..settings import Settings
 from ..stores import Stores
@@ -29,6 +30,7 @@ from . import scoring
 # How deep the vector channel may search when the store's filter drops its hits (a topk
 # every vector backend accepts: Milvus allows 16,384).
 _VECTOR_DEPTH_MAX = 10_000
+_LIVE = timedelta(seconds=1)  # a clock this close to the wall clock reads the present
 
 
 class RetrievalEngine:
@@ -103,10 +105,13 @@ class RetrievalEngine:
         # Ranked on slim candidates; full records are read for the hits kept only.
         records = self.stores.records.filter(list(channels), flt, now)
         # The store also drops what the index cannot tell (time, tags, expiry, the tiers'
-        # rules, a memory that does not exist yet at a replayed clock): while that leaves the
-        # vector channel short of n and the index has more, it searches deeper.
+        # rules). Reading the past (a replayed clock or as_of) it also drops every memory made
+        # since, which may be most of what the index returns: then, while the vector channel
+        # is short of n and the index has more, it searches deeper. At the live clock the
+        # search costs what it always did.
         passed = {r.memory_id for r in records}
-        while sum(1 for m in vec_hits if m in passed) < n and len(found) >= depth \
+        past = flt.as_of is not None or now < utcnow() - _LIVE
+        while past and sum(1 for m in vec_hits if m in passed) < n and len(found) >= depth \
                 and depth < _VECTOR_DEPTH_MAX:
             depth = min(depth * 4, _VECTOR_DEPTH_MAX)
             found = self.stores.vectors.search(qvec, depth, vflt)

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from .postgres import PostgresStore
 
 __all__ = ["ActiveCache", "Archive", "RecordStore", "StoreTx", "Stores", "VectorAttrs",
-           "VectorChanges", "VectorIndex"]
+           "VectorChanges", "VectorIndex", "store_exists"]
 
 log = logging.getLogger("varvemem")
 
@@ -94,6 +94,14 @@ def _sqlite_path(settings: Settings) -> Path:
     url = settings.store.url
     return settings.home / DB_FILE if url is None else \
         Path(url.removeprefix("sqlite://")).expanduser()
+
+
+def store_exists(settings: Settings) -> bool:
+    """Whether the store of record was made already: the SQLite file exists."""
+    url = settings.store.url
+    if url is not None and not url.startswith("sqlite://"):
+        return True  # a server's database: opening it makes the schema
+    return _sqlite_path(settings).exists()
 
 
 def open_records(settings: Settings) -> RecordStore:
