@@ -83,11 +83,10 @@ def _inherit(new: MemoryRecord, olds: Sequence[MemoryRecord]) -> None:
     old fact's tags still finds the current one. An identifier tag the old content produced
     (``eks-stg-2``) stays behind unless the new content names it too: it describes the old
     statement, not the new one."""
-    if olds:
-        own = set(normalise_tags(identifiers(new.content)))
-        new.tags = normalise_tags([*new.tags, *(
-            t for o in olds for t in o.tags
-            if t in own or t not in set(normalise_tags(identifiers(o.content))))])
+    own = set(normalise_tags(identifiers(new.content)))
+    for o in olds:
+        theirs = set(normalise_tags(identifiers(o.content))) - own
+        new.tags = normalise_tags([*new.tags, *(t for t in o.tags if t not in theirs)])
 
 
 def _succession(reason: str, superseded: dict[str, str]) -> str:
