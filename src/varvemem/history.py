@@ -105,7 +105,7 @@ class SessionHistory:
                     f"{limit} characters, keeping names, numbers and steps. "
                     'Reply as {"summary": "..."}.', text)
                 if isinstance(data.get("summary"), str) and data["summary"].strip():
-                    return data["summary"].strip()[:limit]
+                    return str(data["summary"]).strip()[:limit]
                 log.warning("summary falls back to leading sentences: no summary in the "
                             "LLM's answer")
             except LLMError as exc:

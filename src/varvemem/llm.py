@@ -121,7 +121,7 @@ class ChatClient:
         if retry_after is not None:
             return min(retry_after, self.backoff_max_seconds)
         full = min(self.backoff_seconds * 2 ** n, self.backoff_max_seconds)
-        return full * (0.5 + 0.5 * self._rand())
+        return float(full * (0.5 + 0.5 * self._rand()))
 
     def _failure(self, cause: str, attempts: int) -> LLMError:
         noun = "attempt" if attempts == 1 else "attempts"

@@ -13,6 +13,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from typer._click.core import Context  # typer's own click (see Group)
 from typer.core import TyperGroup
 
 from ..api import Memory
@@ -36,12 +37,12 @@ class Group(TyperGroup):
     leaves a flag's type column blank.
     """
 
-    def get_params(self, ctx: typer.Context) -> list[Any]:
+    def get_params(self, ctx: Context) -> list[Any]:
         params = super().get_params(ctx)
         _bare_flags(params)
         return params
 
-    def get_command(self, ctx: typer.Context, cmd_name: str) -> Any:
+    def get_command(self, ctx: Context, cmd_name: str) -> Any:
         cmd = super().get_command(ctx, cmd_name)
         if cmd is None:
             return None

@@ -23,7 +23,8 @@ class Embedder(ABC):
 
     def embed_query(self, text: str) -> np.ndarray:
         """The vector of a search query, shape ``(dim,)``. Models with query prefixes override."""
-        return self.embed_documents([text])[0]
+        vector: np.ndarray = self.embed_documents([text])[0]
+        return vector
 
 
 def normalise(vectors: np.ndarray) -> np.ndarray:
@@ -33,4 +34,5 @@ def normalise(vectors: np.ndarray) -> np.ndarray:
         v = v[None, :]
     norms = np.linalg.norm(v, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
-    return v / norms
+    unit: np.ndarray = v / norms
+    return unit

@@ -30,4 +30,5 @@ class E5Embedder(Embedder):
         return normalise(self._model.passage(list(texts)))
 
     def embed_query(self, text: str) -> np.ndarray:
-        return normalise(self._model.query([text]))[0]
+        vector: np.ndarray = normalise(self._model.query([text]))[0]
+        return vector

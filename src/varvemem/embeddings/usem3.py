@@ -38,4 +38,5 @@ class USEEmbedder(Embedder):
         forward = getattr(getattr(self._model, "_model", None), "_encode", None)
         if forward is None:
             return super().embed_query(text)
-        return normalise(forward([text]))[0]
+        vector: np.ndarray = normalise(forward([text]))[0]
+        return vector

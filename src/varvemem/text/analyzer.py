@@ -36,7 +36,7 @@ def _cjk_segments(run: str) -> list[str]:
     """Split a CJK run at stop words and stop characters."""
     segments: list[str] = []
     for piece in _STOP_WORD.split(run):
-        current = []
+        current: list[str] = []
         for ch in piece:
             if ch in CHINESE_CHARS:
                 if current:
