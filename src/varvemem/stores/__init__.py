@@ -327,7 +327,7 @@ class Stores:
         # A save rewrites the whole file, so wait until the changes are a fair share of it:
         # the saves of a growing index then cost O(final size) in all.
         if persist and index.dirty >= max(self.settings.store.vector_flush_every,
-                                                         len(index) // 4):
+                                          len(index) // 4):
             self.save_vectors()
 
     def save_vectors(self) -> None:

@@ -23,7 +23,7 @@ from ..errors import ConfigError, StorageError
 from ..model import MemoryRecord, SearchFilter
 from ..settings import redact_url
 from ..text import INDEX_VERSION, date_terms, index_terms
-from ._columns import COLUMNS, SELECT
+from ._columns import ARRAY_COLUMNS, COLUMNS, JSON_COLUMNS, SELECT
 from ._sql import (
     GIVE_UP,
     INBOX_COLUMNS,
@@ -48,7 +48,7 @@ except ImportError as _exc:  # pragma: no cover - the optional extra
 
 __all__ = ["PostgresStore", "describe", "fts_vector"]
 
-_JSONB = frozenset({"keywords", "related", "metadata", "context"})
+_JSONB = JSON_COLUMNS - ARRAY_COLUMNS
 _dumps = partial(json.dumps, ensure_ascii=False, default=str)
 _MAX_LEXEME = 500  # bytes; PostgreSQL refuses lexemes over 2 KB
 _MAX_POSITION = 16_383  # tsvector positions stop here
