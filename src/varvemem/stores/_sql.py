@@ -10,7 +10,7 @@ and :class:`SqlTx`'s abstract methods.
 
 from __future__ import annotations
 
-from abc import abstractmethod
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
@@ -57,9 +57,9 @@ def blob(vector: np.ndarray | None) -> bytes | None:
     return None if vector is None else np.asarray(vector, np.float32).tobytes()
 
 
-class Dialect:
-    """How one database spells what the shared SQL needs. Subclasses set the attributes and
-    the codecs; the defaults are PostgreSQL's spelling."""
+class Dialect(ABC):
+    """How one database spells what the shared SQL needs (``sqlite.py`` and ``postgres.py``
+    each have one). The codecs default to none: the driver converts."""
 
     errors: tuple[type[Exception], ...]  # the driver's errors, turned into StorageError
     rowid: str  # the memories table's insertion-order key
@@ -74,22 +74,21 @@ class Dialect:
         """``text`` (``%s`` placeholders) in the driver's paramstyle."""
         return text
 
+    @abstractmethod
     def in_(self, col: str, values: Sequence[Any], negate: bool = False
             ) -> tuple[str, list[Any]]:
         """``col`` is (not) one of ``values``: the clause and its arguments."""
-        clause = f"{col} = ANY(%s)"
-        return (f"NOT ({clause})" if negate else clause), [list(values)]
 
+    @abstractmethod
     def is_(self, col: str) -> str:
         """Null-safe equality with one argument."""
-        return f"{col} IS NOT DISTINCT FROM %s"
 
-    def greatest(self, *exprs: str) -> str:
-        return f"GREATEST({', '.join(exprs)})"
+    @abstractmethod
+    def greatest(self, *exprs: str) -> str: ...
 
+    @abstractmethod
     def json_get(self, col: str, key: str) -> str:
         """The JSON object ``col``'s member ``key`` (NULL when there is none)."""
-        return f"{col}->'{key}'"
 
     # -- codecs: Python values to column values and back ---------------------------------
     def time(self, dt: datetime | None) -> Any:
@@ -98,8 +97,8 @@ class Dialect:
     def from_time(self, value: Any) -> datetime | None:
         return value  # type: ignore[no-any-return]
 
-    def json(self, value: Any) -> Any:
-        raise NotImplementedError
+    @abstractmethod
+    def json(self, value: Any) -> Any: ...
 
     def from_json(self, value: Any) -> Any:
         return value

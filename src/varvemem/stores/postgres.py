@@ -65,6 +65,20 @@ class PostgresDialect(Dialect):
     null_time = "'-infinity'"
     min_time = _EPOCH_MIN
 
+    def in_(self, col: str, values: Sequence[Any], negate: bool = False
+            ) -> tuple[str, list[Any]]:
+        clause = f"{col} = ANY(%s)"
+        return (f"NOT ({clause})" if negate else clause), [list(values)]
+
+    def is_(self, col: str) -> str:
+        return f"{col} IS NOT DISTINCT FROM %s"
+
+    def greatest(self, *exprs: str) -> str:
+        return f"GREATEST({', '.join(exprs)})"
+
+    def json_get(self, col: str, key: str) -> str:
+        return f"{col}->'{key}'"
+
     def json(self, value: Any) -> Jsonb:
         return Jsonb(value, dumps=_dumps)
 
