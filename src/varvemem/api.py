@@ -104,7 +104,7 @@ class Memory:
         self._update = UpdateEngine(settings, self.stores, self.embedder, self._now, llm)
         self._retrieval = RetrievalEngine(settings, self.stores, self.embedder, self._now)
         self._lifecycle = LifecycleEngine(settings, self.stores, self._update, self._now, llm)
-        self._inbox = InboxEngine(settings, self.stores, self._update, self._now)
+        self._inbox = InboxEngine(settings, self.stores, self._update, self._now, self.stores.records)
         self.keys = KeyRing(self.stores.records, self._now)
         """API keys of the service (``create``, ``list``, ``revoke``, ``authenticate``)."""
         # L3's cache: (tenant, user, question as typed) -> (pair id, its content hash).

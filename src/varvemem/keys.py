@@ -14,7 +14,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from .errors import AuthError, NotFoundError, ValidationError
-from .stores.base import ApiKey, RecordStore
+from .stores.base import ApiKey, KeyStore
 
 __all__ = ["ROLES", "ApiKey", "KeyRing", "allows"]
 
@@ -35,7 +35,7 @@ def allows(role: str, needed: str) -> bool:
 class KeyRing:
     """Create, list, revoke and check API keys in the store of record."""
 
-    def __init__(self, records: RecordStore, clock: Callable[[], datetime]) -> None:
+    def __init__(self, records: KeyStore, clock: Callable[[], datetime]) -> None:
         self._records = records
         self._clock = clock
 

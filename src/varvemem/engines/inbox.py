@@ -22,7 +22,7 @@ from ..errors import AuthError, NotFoundError, ValidationError, VarvememError
 from ..model import AddResult, Draft, MemoryRecord, MemoryType, Scope
 from ..settings import Settings, WebhookSource
 from ..stores import Stores, StoreTx
-from ..stores.base import InboxEvent
+from ..stores.base import InboxEvent, InboxQueue
 from .update import UpdateEngine
 
 log = logging.getLogger("varvemem.inbox")
@@ -107,10 +107,11 @@ class InboxEngine:
     """Receives deliveries into the inbox and drains it into memories."""
 
     def __init__(self, settings: Settings, stores: Stores, update: UpdateEngine,
-                 clock: Callable[[], datetime]) -> None:
+                 clock: Callable[[], datetime], queue: InboxQueue) -> None:
         self.settings = settings
         self.cfg = settings.webhooks
         self.stores = stores
+        self.queue = queue  # the inbox's events (the store of record's inbox role)
         self.update = update
         self.clock = clock
 
@@ -138,7 +139,7 @@ class InboxEngine:
                                   "characters")
         delivery = delivery or "sha256:" + hashlib.sha256(body).hexdigest()
         kept = {k.lower(): v[:500] for k, v in headers.items() if k.lower() in _KEPT_HEADERS}
-        event_id, created = self.stores.records.enqueue_event(InboxEvent(
+        event_id, created = self.queue.enqueue_event(InboxEvent(
             event_id=0, tenant=source.tenant, source=name, kind=source.kind, delivery=delivery,
             body=body.decode("utf-8"), headers=kept, received_at=self.clock()))
         return Receipt(event_id=event_id, duplicate=not created, events=len(parsed))
@@ -154,8 +155,8 @@ class InboxEngine:
         ``webhooks.lease_seconds``). Once ``stop`` is set, the events not started yet are
         given back at once (not after their lease)."""
         report = DrainReport(worker=worker or default_worker_name())
-        records = self.stores.records
-        claimed = records.claim_events(
+        queue = self.queue
+        claimed = queue.claim_events(
             report.worker, limit or self.cfg.batch_size, self.clock(), self.cfg.lease_seconds,
             self.cfg.max_attempts)
         report.claimed = len(claimed)
@@ -170,7 +171,7 @@ class InboxEngine:
                         report.done += tx.complete_event(event.event_id, report.worker, [],
                                                          self.clock())
             except ValidationError as exc:  # retrying cannot help
-                records.release_event(event.event_id, report.worker, self.clock(), str(exc), True)
+                queue.release_event(event.event_id, report.worker, self.clock(), str(exc), True)
                 report.failed += 1
                 report.errors.append(f"event {event.event_id}: {exc}")
                 log.warning("inbox event %s failed: %s", event.event_id, exc)
@@ -180,7 +181,7 @@ class InboxEngine:
                 if stop is not None and stop.is_set():
                     break
                 if n:  # the first group starts right after the claim: its leases are fresh
-                    held = records.renew_leases(
+                    held = queue.renew_leases(
                         report.worker, list(left),
                         self.clock() + timedelta(seconds=self.cfg.lease_seconds))
                     for event_id in [i for i in left if i not in held]:  # another worker's now
@@ -199,8 +200,8 @@ class InboxEngine:
             # Stopped, or an unexpected error: what was not started goes back at once.
             for event in left.values():
                 with contextlib.suppress(VarvememError):
-                    records.release_event(event.event_id, report.worker, self.clock(),
-                                          "the worker stopped first", False)
+                    queue.release_event(event.event_id, report.worker, self.clock(),
+                                        "the worker stopped first", False)
                     report.retried += 1
         return report
 
@@ -253,8 +254,8 @@ class InboxEngine:
             now = self.clock()
             wait = min(self.cfg.retry_max_seconds,
                        self.cfg.retry_seconds * 2 ** max(0, event.attempts - 1))
-            self.stores.records.release_event(event.event_id, report.worker, now, str(exc),
-                                              final, now + timedelta(seconds=wait))
+            self.queue.release_event(event.event_id, report.worker, now, str(exc), final,
+                                     now + timedelta(seconds=wait))
             report.failed += final
             report.retried += not final
             report.errors.append(f"event {event.event_id}: {exc}")

@@ -6,22 +6,21 @@ caught up with the store of record.
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ArchiveError, ConfigError, EmbedderMismatchError, StorageError
-from ..model import HistoryEntry, MemoryRecord, Tier
+from ..model import MemoryRecord, Tier
 from ..settings import ArchiveSettings, Settings
 from .base import (
     ActiveCache,
     AnswerCache,
     Archive,
+    ChangeSubscriber,
     LocalAnswerCache,
     RecordStore,
     StoreActiveCache,
@@ -149,65 +148,6 @@ def open_cache(settings: Settings, records: RecordStore) -> ActiveCache:
                             timeout=cfg.connect_timeout)
 
 
-class _CacheTx(StoreTx):
-    """A write that tells the short-term cache about it once committed: each session memory
-    written is pushed (new, changed or superseded), each one deleted or archived removed."""
-
-    def __init__(self, tx: StoreTx, records: RecordStore) -> None:
-        self._tx = tx
-        self._records = records
-        self.written: dict[str, MemoryRecord] = {}
-        self.removed: list[tuple[str, str, str]] = []
-
-    def _removing(self, tenant: str, memory_id: str) -> None:
-        rec = self._records.get(tenant, memory_id)
-        if rec is not None and rec.scope.session is not None:
-            self.written.pop(memory_id, None)
-            self.removed.append((tenant, rec.scope.session, memory_id))
-
-    def insert(self, record: MemoryRecord, vector: Any) -> None:
-        self._tx.insert(record, vector)
-        if record.scope.session is not None:
-            self.written[record.memory_id] = record
-
-    def update(self, record: MemoryRecord, vector: Any = None,
-               fields: Collection[str] | None = None) -> None:
-        self._tx.update(record, vector, fields)
-        if record.scope.session is not None:
-            self.written[record.memory_id] = record
-
-    def delete(self, tenant: str, memory_id: str) -> None:
-        self._removing(tenant, memory_id)
-        self._tx.delete(tenant, memory_id)
-
-    def archive(self, tenant: str, memory_id: str, obj: str, from_tier: str,
-                at: datetime) -> None:
-        self._removing(tenant, memory_id)
-        self._tx.archive(tenant, memory_id, obj, from_tier, at)
-
-    def add_history(self, entry: HistoryEntry, tenant: str) -> None:
-        self._tx.add_history(entry, tenant)
-
-    def set_meta(self, key: str, value: str) -> None:
-        self._tx.set_meta(key, value)
-
-    def touch_session(self, tenant: str, session: str, at: datetime) -> None:
-        self._tx.touch_session(tenant, session, at)
-
-    def end_session(self, tenant: str, session: str, at: datetime, reason: str) -> None:
-        self._tx.end_session(tenant, session, at, reason)
-
-    def unarchive(self, tenant: str, memory_id: str) -> None:
-        self._tx.unarchive(tenant, memory_id)
-
-    def purge_history(self, tenant: str, memory_id: str) -> None:
-        self._tx.purge_history(tenant, memory_id)
-
-    def complete_event(self, event_id: int, worker: str, memory_ids: Sequence[str],
-                       at: datetime) -> bool:
-        return self._tx.complete_event(event_id, worker, memory_ids, at)
-
-
 class Stores:
     """The record store plus a lazily opened vector index for one embedding model."""
 
@@ -226,6 +166,9 @@ class Stores:
             raise
         self.notices: list[str] = []
         self.answers: AnswerCache = self._open_answers()
+        # A server cache mirrors the sessions; the embedded one reads the store itself.
+        self._subscribers: list[ChangeSubscriber] = (
+            [self.active] if isinstance(self.active, ChangeSubscriber) else [])
 
     def _open_answers(self) -> AnswerCache:
         """The L3 answer cache: in this process, or beside the sessions on Redis."""
@@ -238,20 +181,17 @@ class Stores:
         return RedisAnswerCache(self.active.client, self.settings.store.cache_prefix,
                                 int(faq.cache_ttl_hours * 3600))
 
+    def subscribe(self, subscriber: ChangeSubscriber) -> None:
+        """Tell ``subscriber`` of each write committed through :meth:`transaction`."""
+        self._subscribers.append(subscriber)
+
     @contextmanager
     def transaction(self) -> Iterator[StoreTx]:
-        """A write to the store of record; a server cache hears of it after the commit."""
-        if isinstance(self.active, StoreActiveCache):  # reads the store itself: nothing to do
-            with self.records.transaction() as tx:
-                yield tx
-            return
+        """A write to the store of record; the subscribers hear of it after the commit."""
         with self.records.transaction() as tx:
-            tracked = _CacheTx(tx, self.records)
-            yield tracked
-        for tenant, session, memory_id in tracked.removed:
-            self.active.remove(tenant, session, memory_id)
-        for record in tracked.written.values():
-            self.active.push(record)
+            yield tx
+        for subscriber in self._subscribers:
+            subscriber.committed(tx.changes)
 
     @property
     def archive(self) -> Archive:
@@ -320,7 +260,7 @@ class Stores:
         return self._vectors
 
     def _open_vectors(self, load: bool = True) -> VectorIndex:
-        from .local_vectors import IndexFileError, LocalVectorIndex
+        from .local_vectors import IndexFileError, LocalVectorIndex, MissingIndexFileError
 
         model, dim = self.check_model()
         cfg = self.settings.store
@@ -351,9 +291,10 @@ class Stores:
         try:
             if load:
                 index.load()
+        except MissingIndexFileError:
+            index.clear()
         except IndexFileError as exc:
-            if str(exc) != "no index file":
-                self._notice(f"vector index rebuilt from SQLite ({exc})")
+            self._notice(f"vector index rebuilt from SQLite ({exc})")
             index.clear()
         self._catch_up(index)
         return index
@@ -385,26 +326,15 @@ class Stores:
             self._catch_up(index)
         # A save rewrites the whole file, so wait until the changes are a fair share of it:
         # the saves of a growing index then cost O(final size) in all.
-        if persist and getattr(index, "dirty", 0) >= max(self.settings.store.vector_flush_every,
-                                                         len(index) // 4):
+        if persist and index.dirty >= max(self.settings.store.vector_flush_every,
+                                          len(index) // 4):
             self.save_vectors()
-
-    @contextmanager
-    def _file_lock(self) -> Iterator[None]:
-        path = self.home / VECTOR_DIR
-        path.mkdir(parents=True, exist_ok=True)
-        with open(path / ".lock", "w") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
 
     def save_vectors(self) -> None:
         """Persist the vector index, caught up first so no other process's write is lost."""
         if self._vectors is None:
             return
-        with self._file_lock():
+        with self._vectors.persist_lock():
             self._catch_up(self._vectors)
             self._vectors.save()
 
@@ -422,7 +352,7 @@ class Stores:
         """
         try:
             index = self._vectors
-            dirty = getattr(index, "dirty", 0)
+            dirty = 0 if index is None else index.dirty
             if index is not None and dirty and dirty >= min(self.settings.store.vector_flush_every,
                                                             max(1, len(index) // 100)):
                 self.save_vectors()

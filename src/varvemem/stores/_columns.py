@@ -1,8 +1,9 @@
 """The memories table's columns, shared by the SQL stores (SQLite, PostgreSQL).
 
-Each store encodes the plain Python values of :func:`values` its own way (SQLite: JSON text and
-epoch seconds; PostgreSQL: arrays, ``jsonb`` and ``timestamptz``) and decodes them back before
-:func:`record`.
+Each store's dialect (``_sql.Dialect``) encodes the plain Python values of :func:`values` its own
+way (SQLite: JSON text and epoch seconds; PostgreSQL: arrays, ``jsonb`` and ``timestamptz``) and
+decodes them back before :func:`record`. A new column: its name here, in :func:`values` and
+:func:`record` (and in a set below if it is a time or JSON), and a migration for each database.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ SELECT = ", ".join(COLUMNS)
 TIME_COLUMNS = frozenset({"created_at", "updated_at", "last_retrieved_at", "expires_at",
                           "valid_from", "valid_to", "tier_since", "decayed_at"})
 JSON_COLUMNS = frozenset({"tags", "keywords", "related", "metadata", "context"})
+# JSON columns that PostgreSQL keeps as a text[] (GIN-indexed), not as jsonb.
+ARRAY_COLUMNS = frozenset({"tags"})
 # Columns the vector index keeps a copy of (VectorAttrs): changing one feeds its catch-up.
 VECTOR_ATTRS = frozenset({"tenant", "user_id", "agent_id", "session_id", "memory_type", "tier",
                           "valid_to"})

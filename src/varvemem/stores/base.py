@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterator, Sequence
-from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -154,8 +154,38 @@ class InboxEvent:
     memory_ids: tuple[str, ...] = ()
 
 
+@dataclass
+class TxChanges:
+    """What a transaction changed that a mirror of the store (the Redis session cache) must
+    hear of once it commits."""
+
+    written: dict[str, MemoryRecord] = field(default_factory=dict)  # session memories, by id
+    removed: list[tuple[str, str, str]] = field(default_factory=list)  # (tenant, session, id)
+
+    def wrote(self, record: MemoryRecord) -> None:
+        """A memory was inserted or rewritten (new, changed or superseded)."""
+        if record.scope.session is not None:
+            self.written[record.memory_id] = record
+
+    def left(self, tenant: str, session: str | None, memory_id: str) -> None:
+        """A memory left the live tables (deleted or archived)."""
+        if session is not None:
+            self.written.pop(memory_id, None)
+            self.removed.append((tenant, session, memory_id))
+
+
+class ChangeSubscriber(ABC):
+    """Told of each committed write (by :meth:`varvemem.stores.Stores.transaction`)."""
+
+    @abstractmethod
+    def committed(self, changes: TxChanges) -> None: ...
+
+
 class StoreTx(ABC):
-    """One atomic unit of writes: all of it lands, or none of it."""
+    """One atomic unit of writes: all of it lands, or none of it. ``changes`` records what
+    it changed, for the subscribers told after the commit."""
+
+    changes: TxChanges
 
     @abstractmethod
     def insert(self, record: MemoryRecord, vector: np.ndarray | None) -> None: ...
@@ -205,19 +235,9 @@ class StoreTx(ABC):
         False (and the caller rolls back) when ``worker`` no longer holds its lease."""
 
 
-class RecordStore(ABC):
-    """The system of record: memories, their history, full-text and tag indexes."""
-
-    @abstractmethod
-    def transaction(self) -> AbstractContextManager[StoreTx]: ...
-
-    @abstractmethod
-    def get_meta(self, key: str) -> str | None: ...
-
-    @abstractmethod
-    def put_meta(self, key: str, value: str) -> None:
-        """Write a meta value outside the change feed (no sequence number is used): derived
-        bookkeeping, such as how far a shared vector index has caught up."""
+# -- the store of record's roles: each consumer is typed with the one it uses ----------------
+class Memories(ABC):
+    """Reading memories: by id, hash, source or session, filtered, selected, counted."""
 
     @abstractmethod
     def get_many(self, tenant: str, ids: Sequence[str],
@@ -236,15 +256,6 @@ class RecordStore(ABC):
         """Memories whose ``source`` is exactly ``source`` (current ones unless asked)."""
 
     @abstractmethod
-    def keyword_search(self, tokens: Sequence[str], flt: SearchFilter, now: datetime,
-                       limit: int, context_weight: float = 0.5,
-                       max_docs: int | None = None) -> list[tuple[str, float]]:
-        """``(memory_id, bm25)`` best first; bm25 positive, higher is better. ``tokens`` are
-        :func:`varvemem.text.index_terms`; a match in a memory's context (neighbouring turns,
-        date) counts ``context_weight`` times a match in its own text. Terms found in more than
-        ``max_docs`` memories are left out (the rarest one is kept)."""
-
-    @abstractmethod
     def recent_in_session(self, scope: Scope, memory_type: MemoryType, limit: int,
                           exact: bool = True, until: datetime | None = None
                           ) -> list[MemoryRecord]:
@@ -253,20 +264,8 @@ class RecordStore(ABC):
         else a None user or agent matches any. ``until``: none created after it."""
 
     @abstractmethod
-    def tag_search(self, tags: Sequence[str], flt: SearchFilter, now: datetime,
-                   limit: int) -> list[tuple[str, int]]:
-        """``(memory_id, matched tag count)`` best first."""
-
-    @abstractmethod
-    def known_tags(self, tenant: str, candidates: Sequence[str]) -> list[str]:
-        """Those of ``candidates`` that some memory of the tenant carries as a tag."""
-
-    @abstractmethod
     def filter(self, ids: Sequence[str], flt: SearchFilter, now: datetime) -> list[Candidate]:
         """The memories among ``ids`` that pass ``flt`` at ``now``, as ranking candidates."""
-
-    @abstractmethod
-    def history(self, tenant: str, memory_id: str) -> list[HistoryEntry]: ...
 
     @abstractmethod
     def ids_with_prefix(self, tenant: str, prefix: str, limit: int) -> list[str]:
@@ -290,12 +289,41 @@ class RecordStore(ABC):
         """Up to ``limit`` memories matching ``sel`` with ids above ``after``, by id."""
 
     @abstractmethod
-    def sessions(self, tenant: str | None = None, open_only: bool = True,
-                 idle_before: datetime | None = None) -> list[SessionInfo]: ...
+    def stats(self, tenant: str) -> dict[str, Any]: ...
+
+
+class TextIndex(ABC):
+    """Full-text and tag search over the memories."""
 
     @abstractmethod
-    def archived(self, tenant: str, ids: Sequence[str] | None = None) -> list[ArchivedRef]:
-        """Archive references of the tenant (of ``ids`` only, when given)."""
+    def keyword_search(self, tokens: Sequence[str], flt: SearchFilter, now: datetime,
+                       limit: int, context_weight: float = 0.5,
+                       max_docs: int | None = None) -> list[tuple[str, float]]:
+        """``(memory_id, bm25)`` best first; bm25 positive, higher is better. ``tokens`` are
+        :func:`varvemem.text.index_terms`; a match in a memory's context (neighbouring turns,
+        date) counts ``context_weight`` times a match in its own text. Terms found in more than
+        ``max_docs`` memories are left out (the rarest one is kept)."""
+
+    @abstractmethod
+    def tag_search(self, tags: Sequence[str], flt: SearchFilter, now: datetime,
+                   limit: int) -> list[tuple[str, int]]:
+        """``(memory_id, matched tag count)`` best first."""
+
+    @abstractmethod
+    def known_tags(self, tenant: str, candidates: Sequence[str]) -> list[str]:
+        """Those of ``candidates`` that some memory of the tenant carries as a tag."""
+
+
+class ChangeFeed(ABC):
+    """The sequence-numbered feed a vector index catches up from, and the meta values."""
+
+    @abstractmethod
+    def get_meta(self, key: str) -> str | None: ...
+
+    @abstractmethod
+    def put_meta(self, key: str, value: str) -> None:
+        """Write a meta value outside the change feed (no sequence number is used): derived
+        bookkeeping, such as how far a shared vector index has caught up."""
 
     @abstractmethod
     def vector_seq(self) -> int: ...
@@ -303,10 +331,33 @@ class RecordStore(ABC):
     @abstractmethod
     def vector_changes(self, since: int) -> VectorChanges: ...
 
-    @abstractmethod
-    def stats(self, tenant: str) -> dict[str, Any]: ...
 
-    # -- the service's tables: API keys and the webhook inbox --------------------------------
+class Histories(ABC):
+    """Each memory's history (its old contents)."""
+
+    @abstractmethod
+    def history(self, tenant: str, memory_id: str) -> list[HistoryEntry]: ...
+
+
+class Sessions(ABC):
+    """The TIER-1 sessions, open or ended."""
+
+    @abstractmethod
+    def sessions(self, tenant: str | None = None, open_only: bool = True,
+                 idle_before: datetime | None = None) -> list[SessionInfo]: ...
+
+
+class ArchiveRefs(ABC):
+    """Where the archive keeps each archived memory."""
+
+    @abstractmethod
+    def archived(self, tenant: str, ids: Sequence[str] | None = None) -> list[ArchivedRef]:
+        """Archive references of the tenant (of ``ids`` only, when given)."""
+
+
+class KeyStore(ABC):
+    """The service's API keys."""
+
     @abstractmethod
     def put_key(self, key: ApiKey) -> None: ...
 
@@ -319,6 +370,10 @@ class RecordStore(ABC):
     @abstractmethod
     def revoke_key(self, key_id: str, at: datetime) -> bool:
         """Revoke a key; False when there is no such key (or it was revoked already)."""
+
+
+class InboxQueue(ABC):
+    """The webhook inbox: durable events, leased by workers (done in :class:`StoreTx`)."""
 
     @abstractmethod
     def enqueue_event(self, event: InboxEvent) -> tuple[int, bool]:
@@ -364,6 +419,14 @@ class RecordStore(ABC):
         """Drop the body and headers of ``done`` events processed before the given time; the
         row stays, so a late redelivery is still known. Returns how many were pruned."""
 
+
+class RecordStore(Memories, TextIndex, ChangeFeed, Histories, Sessions, ArchiveRefs, KeyStore,
+                  InboxQueue):
+    """The system of record: every role above, and the transactions that write them."""
+
+    @abstractmethod
+    def transaction(self) -> AbstractContextManager[StoreTx]: ...
+
     @abstractmethod
     def close(self) -> None: ...
 
@@ -371,11 +434,14 @@ class RecordStore(ABC):
 class VectorIndex(ABC):
     """Nearest neighbours by cosine over unit vectors, filtered on :class:`VectorAttrs`.
 
-    Always rebuildable from the record store; ``applied_seq`` says how far it has caught up.
+    Always rebuildable from the record store; ``applied_seq`` says how far it has caught up,
+    ``dirty`` how many changes a :meth:`save` would persist (0 for server indexes, which keep
+    each change as it comes).
     """
 
     dim: int
     applied_seq: int = 0
+    dirty: int = 0
 
     @abstractmethod
     def upsert(self, ids: Sequence[str], vectors: np.ndarray,
@@ -409,6 +475,11 @@ class VectorIndex(ABC):
 
     def save(self) -> None:  # noqa: B027 - persistent servers need nothing
         """Persist what is in memory (a no-op for server-side indexes)."""
+
+    def persist_lock(self) -> AbstractContextManager[None]:
+        """Held around a catch-up and :meth:`save`, so that two processes saving one index
+        file lose neither's changes (nothing to hold for server-side indexes)."""
+        return nullcontext()
 
     def close(self) -> None:  # noqa: B027 - only server indexes hold a connection
         """Release the connection, if any."""
@@ -510,7 +581,7 @@ class LocalAnswerCache(AnswerCache):
 class StoreActiveCache(ActiveCache):
     """The embedded default: the store of record already keeps each session in order."""
 
-    def __init__(self, records: RecordStore) -> None:
+    def __init__(self, records: Memories) -> None:
         self.records = records
 
     def push(self, record: MemoryRecord) -> None:

@@ -7,12 +7,14 @@ SQLite by the caller.
 
 from __future__ import annotations
 
+import fcntl
 import io
 import json
 import os
 import uuid
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +34,10 @@ COMPACT_SHARE = 0.25
 
 class IndexFileError(Exception):
     """The persisted index cannot be used (missing, corrupted, other model)."""
+
+
+class MissingIndexFileError(IndexFileError):
+    """No index file yet: nothing to distrust, the index is simply built from the store."""
 
 
 class LocalVectorIndex(VectorIndex):
@@ -253,6 +259,17 @@ class LocalVectorIndex(VectorIndex):
     def _file(self) -> Path:
         return self.folder / "vectors.npz"
 
+    @contextmanager
+    def persist_lock(self) -> Iterator[None]:
+        """An exclusive lock on the index folder, across processes sharing the home."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        with open(self.folder / ".lock", "w") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
 
     def _compact(self) -> None:
         keep = np.flatnonzero(self._live[: self._n])
@@ -298,9 +315,10 @@ class LocalVectorIndex(VectorIndex):
         self.dirty = 0
 
     def load(self) -> None:
-        """Load the persisted index; raise :class:`IndexFileError` when it cannot be trusted."""
+        """Load the persisted index; raise :class:`IndexFileError` when it cannot be trusted
+        (:class:`MissingIndexFileError` when there is no file yet)."""
         if not self._file.exists():
-            raise IndexFileError("no index file")
+            raise MissingIndexFileError("no index file")
         try:
             with np.load(self._file, allow_pickle=False) as z:
                 meta = json.loads(z["meta"].tobytes())

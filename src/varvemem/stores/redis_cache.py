@@ -20,7 +20,7 @@ from urllib.parse import quote
 from ..errors import StorageError
 from ..model import MemoryRecord, MemoryType, Scope
 from ..settings import redact_url
-from .base import ActiveCache, AnswerCache, AnswerKey, RecordStore
+from .base import ActiveCache, AnswerCache, AnswerKey, ChangeSubscriber, Memories, TxChanges
 
 try:
     import redis
@@ -63,11 +63,12 @@ def _mine(records: list[MemoryRecord], scope: Scope, limit: int) -> list[MemoryR
             and (scope.agent is None or r.scope.agent == scope.agent)][-limit:]
 
 
-class RedisActiveCache(ActiveCache):
+class RedisActiveCache(ActiveCache, ChangeSubscriber):
     """Windows of up to ``keep`` memories per session and type under ``prefix``, namespaced by
-    tenant; each expires ``ttl_seconds`` after its last write."""
+    tenant; each expires ``ttl_seconds`` after its last write. Subscribes to the committed
+    writes (:meth:`committed`)."""
 
-    def __init__(self, url: str, records: RecordStore, *, prefix: str = "varvemem",
+    def __init__(self, url: str, records: Memories, *, prefix: str = "varvemem",
                  keep: int = 50, ttl_seconds: int = 3600, timeout: float = 2.0) -> None:
         self.records = records
         self.prefix = prefix
@@ -115,6 +116,13 @@ class RedisActiveCache(ActiveCache):
             with self._lock:
                 self._stale |= stale
             raise
+
+    def committed(self, changes: TxChanges) -> None:
+        """A write committed: its session memories removed, then those written pushed."""
+        for tenant, session, memory_id in changes.removed:
+            self.remove(tenant, session, memory_id)
+        for record in changes.written.values():
+            self.push(record)
 
     def push(self, record: MemoryRecord) -> None:
         s = record.scope

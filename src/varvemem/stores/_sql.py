@@ -1,0 +1,654 @@
+"""The SQL both stores of record share (SQLite and PostgreSQL), written once.
+
+Shared statements are written in psycopg's ``%s`` paramstyle; a :class:`Dialect` says how one
+database spells the rest: placeholders, ``IN`` lists, null-safe equality, ``MAX``/``GREATEST``,
+how times and JSON are stored, and which driver errors become :class:`StorageError`. What only
+one database has (its full-text ranking, its tag table or array, locking, migrations, the
+pending retrieval counters) stays in ``sqlite.py`` or ``postgres.py``, in :class:`SqlStore`'s
+and :class:`SqlTx`'s abstract methods.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Collection, Iterator, Sequence
+from contextlib import AbstractContextManager, contextmanager
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from ..errors import StorageError
+from ..model import HistoryEntry, MemoryRecord, MemoryType, Scope, SearchFilter, TTLMode
+from . import _columns
+from ._columns import COLUMNS, FTS_SOURCES, SELECT, VECTOR_ATTRS, columns_for
+from .base import (
+    ApiKey,
+    ArchivedRef,
+    Candidate,
+    InboxEvent,
+    RecordStore,
+    Selection,
+    SessionInfo,
+    StoreTx,
+    TxChanges,
+    VectorAttrs,
+    VectorChanges,
+)
+
+KEY_COLUMNS = "key_id, tenant, role, name, secret_hash, created_at, expires_at, revoked_at"
+INBOX_COLUMNS = ("event_id, tenant, source, kind, delivery, body, headers, received_at, status, "
+                 "attempts, worker, lease_until, processed_at, error, memory_ids")
+META_UPSERT = ("INSERT INTO meta (key, value) VALUES (%s, %s) "
+               "ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+_REARM = ("UPDATE inbox SET status = 'pending', attempts = 0, error = NULL, worker = NULL, "
+          "lease_until = NULL, processed_at = NULL WHERE tenant = %s AND ")
+
+Run = Callable[..., list[Any]]  # (sql, args) -> rows, on one connection
+
+
+def describe(exc: Exception) -> str:
+    """A driver error on one line (PostgreSQL adds DETAIL and HINT lines)."""
+    return "; ".join(line.strip() for line in str(exc).strip().splitlines() if line.strip())
+
+
+def blob(vector: np.ndarray | None) -> bytes | None:
+    """How both stores keep an embedding: float32 bytes."""
+    return None if vector is None else np.asarray(vector, np.float32).tobytes()
+
+
+class Dialect(ABC):
+    """How one database spells what the shared SQL needs (``sqlite.py`` and ``postgres.py``
+    each have one). The codecs default to none: the driver converts."""
+
+    errors: tuple[type[Exception], ...]  # the driver's errors, turned into StorageError
+    rowid: str  # the memories table's insertion-order key
+    # Prefix of the tenant test where ids, FTS rows or tags drive the plan ("+" in SQLite: a
+    # unary plus keeps its planner off the tenant indexes, which are far less selective).
+    hint: str = ""
+    null_time: str  # what a NULL time counts as in a comparison (below every time)
+    min_time: Any  # a bound value below every time
+    max_ids: int = 1 << 30  # ids per ``IN`` list (SQLite limits its variables)
+
+    def sql(self, text: str) -> str:
+        """``text`` (``%s`` placeholders) in the driver's paramstyle."""
+        return text
+
+    @abstractmethod
+    def in_(self, col: str, values: Sequence[Any], negate: bool = False
+            ) -> tuple[str, list[Any]]:
+        """``col`` is (not) one of ``values``: the clause and its arguments."""
+
+    @abstractmethod
+    def is_(self, col: str) -> str:
+        """Null-safe equality with one argument."""
+
+    @abstractmethod
+    def greatest(self, *exprs: str) -> str: ...
+
+    @abstractmethod
+    def json_get(self, col: str, key: str) -> str:
+        """The JSON object ``col``'s member ``key`` (NULL when there is none)."""
+
+    # -- codecs: Python values to column values and back ---------------------------------
+    def time(self, dt: datetime | None) -> Any:
+        return dt
+
+    def from_time(self, value: Any) -> datetime | None:
+        return value  # type: ignore[no-any-return]
+
+    @abstractmethod
+    def json(self, value: Any) -> Any: ...
+
+    def from_json(self, value: Any) -> Any:
+        return value
+
+    def encode(self, col: str, value: Any) -> Any:
+        """A memories column's value as stored."""
+        return value
+
+    def decode(self, col: str, value: Any) -> Any:
+        """A memories column's stored value as :func:`_columns.values` gives it."""
+        return value
+
+    def row(self, r: MemoryRecord) -> list[Any]:
+        """The memories row of ``r``, in :data:`COLUMNS` order."""
+        return [self.encode(c, v) for c, v in _columns.values(r).items()]
+
+    def record(self, row: Sequence[Any], embedding: bytes | None = None) -> MemoryRecord:
+        return _columns.record({c: self.decode(c, x) for c, x in zip(COLUMNS, row)}, embedding)
+
+    # -- errors -------------------------------------------------------------------------
+    @contextmanager
+    def translate(self, what: str, errors: tuple[type[Exception], ...] | None = None
+                  ) -> Iterator[None]:
+        """Turn the driver's ``errors`` into :class:`StorageError` "``what``: <the error>"."""
+        caught = errors or self.errors
+        try:
+            yield
+        except caught as exc:
+            raise StorageError(f"{what}: {describe(exc)}") from None
+
+
+def waiting(d: Dialect) -> str:
+    """Inbox events a worker may claim (one argument: now). A pending event's lease_until is
+    its retry time (after a failed attempt)."""
+    return (f"(status IN ('pending', 'processing') AND "
+            f"COALESCE(lease_until, {d.null_time}) < %s)")
+
+
+# What a claim sets on an event out of attempts (the WHERE is the dialect's).
+GIVE_UP = ("UPDATE inbox SET status = 'failed', worker = NULL, lease_until = NULL, "
+           "error = COALESCE(error, 'no result') || ' (gave up after ' || attempts "
+           "|| ' attempts)' WHERE ")
+
+
+class SqlTx(StoreTx):
+    """One write transaction on one connection; the dialect's subclass writes the memories
+    table's own indexes (full text, tags)."""
+
+    def __init__(self, conn: Any, dialect: Dialect, seq: int) -> None:
+        self._c = conn
+        self._d = dialect
+        self._seq = seq
+        self.changes = TxChanges()
+
+    def _x(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        """Execute shared SQL; returns the cursor."""
+        return self._c.execute(self._d.sql(sql), args)
+
+    # -- the memories table: its indexes are the dialect's --------------------------------
+    @abstractmethod
+    def _insert_row(self, record: MemoryRecord, values: list[Any], embedding: bytes | None
+                    ) -> None: ...
+
+    @abstractmethod
+    def _update_row(self, record: MemoryRecord, sets: list[str], args: list[Any],
+                    reindex: bool) -> bool:
+        """Run the UPDATE of ``sets``; False when the row is gone. ``reindex``: the full
+        text's sources changed."""
+
+    @abstractmethod
+    def _delete_row(self, tenant: str, memory_id: str) -> tuple[Any, ...] | None:
+        """Delete the row with its index entries; returns (its session id,), None if none."""
+
+    def insert(self, record: MemoryRecord, vector: np.ndarray | None) -> None:
+        self._insert_row(record, self._d.row(record), blob(vector))
+        self.changes.wrote(record)
+
+    def update(self, record: MemoryRecord, vector: np.ndarray | None = None,
+               fields: Collection[str] | None = None) -> None:
+        values = dict(zip(COLUMNS, self._d.row(record)))
+        cols = columns_for(fields)
+        sets = [f"{c} = %s" for c in cols]
+        args = [values[c] for c in cols]
+        if vector is not None:
+            sets.append("embedding = %s")
+            args.append(blob(vector))
+        if vector is not None or VECTOR_ATTRS & set(cols):  # the vector index keeps these
+            sets.append("vseq = %s")
+            args.append(self._seq)
+        if not self._update_row(record, sets, args, bool(FTS_SOURCES & set(cols))):
+            raise StorageError(f"memory {record.memory_id} vanished during the update")
+        self.changes.wrote(record)
+
+    def delete(self, tenant: str, memory_id: str) -> None:
+        gone = self._delete_row(tenant, memory_id)
+        if gone is None:
+            return
+        self._x("INSERT INTO vector_tombstones (memory_id, seq) VALUES (%s, %s)",
+                (memory_id, self._seq))
+        self.changes.left(tenant, gone[0], memory_id)
+
+    # -- the other tables: the same SQL on both ------------------------------------------
+    def add_history(self, entry: HistoryEntry, tenant: str) -> None:
+        d = self._d
+        self._x("INSERT INTO history (memory_id, tenant, action, at, actor, reason, old, new) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                (entry.memory_id, tenant, entry.action, d.time(entry.at), entry.actor,
+                 entry.reason, None if entry.old is None else d.json(entry.old),
+                 None if entry.new is None else d.json(entry.new)))
+
+    def set_meta(self, key: str, value: str) -> None:
+        self._x(META_UPSERT, (key, value))
+
+    def touch_session(self, tenant: str, session: str, at: datetime) -> None:
+        t = self._d.time(at)
+        self._x("INSERT INTO sessions AS s (tenant, session_id, started_at, last_active_at) "
+                "VALUES (%s, %s, %s, %s) ON CONFLICT (tenant, session_id) DO UPDATE SET "
+                f"last_active_at = {self._d.greatest('s.last_active_at', 'excluded.last_active_at')}, "
+                "ended_at = NULL, end_reason = NULL", (tenant, session, t, t))
+
+    def end_session(self, tenant: str, session: str, at: datetime, reason: str) -> None:
+        self._x("UPDATE sessions SET ended_at = %s, end_reason = %s WHERE tenant = %s "
+                "AND session_id = %s AND ended_at IS NULL",
+                (self._d.time(at), reason, tenant, session))
+
+    def archive(self, tenant: str, memory_id: str, obj: str, from_tier: str,
+                at: datetime) -> None:
+        self.delete(tenant, memory_id)
+        self._x("INSERT INTO archived (memory_id, tenant, object, from_tier, archived_at) "
+                "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (memory_id) DO UPDATE SET "
+                "object = excluded.object, from_tier = excluded.from_tier, "
+                "archived_at = excluded.archived_at",
+                (memory_id, tenant, obj, from_tier, self._d.time(at)))
+
+    def unarchive(self, tenant: str, memory_id: str) -> None:
+        self._x("DELETE FROM archived WHERE memory_id = %s AND tenant = %s", (memory_id, tenant))
+
+    def purge_history(self, tenant: str, memory_id: str) -> None:
+        self._x("DELETE FROM history WHERE tenant = %s AND memory_id = %s", (tenant, memory_id))
+
+    def complete_event(self, event_id: int, worker: str, memory_ids: Sequence[str],
+                       at: datetime) -> bool:
+        row = self._x(
+            "UPDATE inbox SET status = 'done', processed_at = %s, memory_ids = %s, "
+            "lease_until = NULL, error = NULL WHERE event_id = %s AND worker = %s "
+            "AND status = 'processing' RETURNING event_id",
+            (self._d.time(at), self._d.json(list(memory_ids)), event_id, worker)).fetchone()
+        return row is not None
+
+
+class SqlStore(RecordStore):
+    """The queries both SQL stores share. A backend supplies its :class:`Dialect`, how to run
+    a statement (:meth:`_query`, :meth:`_write`, :meth:`_snapshot`), its transactions, and what
+    is its own: full-text and tag search, id prefixes, retrieval counters, the claim."""
+
+    d: Dialect
+    _where: str  # the store, as error messages name it
+
+    @abstractmethod
+    def _query(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        """The rows of one read."""
+
+    @abstractmethod
+    def _write(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        """One statement in its own transaction (the rows it returns)."""
+
+    @abstractmethod
+    def _snapshot(self) -> AbstractContextManager[Run]:
+        """Reads that see one consistent state."""
+
+    @abstractmethod
+    def _tags_sql(self, alias: str, flt: SearchFilter) -> tuple[str, list[Any]]:
+        """The memory carries one of ``flt.tags``."""
+
+    @property
+    @abstractmethod
+    def schema_version(self) -> int: ...
+
+    def _records(self, rows: Sequence[Sequence[Any]]) -> list[MemoryRecord]:
+        return [self.d.record(r) for r in rows]
+
+    # -- compilers -----------------------------------------------------------------------
+    def _filter_sql(self, flt: SearchFilter, now: datetime, alias: str = "m"
+                    ) -> tuple[str, list[Any]]:
+        """A WHERE clause (without the keyword) for ``flt`` at ``now``."""
+        a, d = alias, self.d
+        where = [f"{d.hint}{a}.tenant = %s"]
+        args: list[Any] = [flt.tenant]
+
+        def cond(clause: tuple[str, list[Any]]) -> None:
+            where.append(clause[0])
+            args.extend(clause[1])
+
+        for col, value in (("user_id", flt.user), ("agent_id", flt.agent),
+                           ("session_id", flt.session)):
+            if value is not None:
+                cond((f"{a}.{col} = %s", [value]))
+        if flt.types:
+            cond(d.in_(f"{a}.memory_type", [t.value for t in flt.types]))
+        if flt.tiers:
+            cond(d.in_(f"{a}.tier", [t.value for t in flt.tiers]))
+        elif not flt.include_archive:
+            where.append(f"{a}.tier <> 'archive'")
+        for lim in flt.tier_limits:
+            cond((f"NOT ({a}.tier = %s AND ({a}.importance < %s OR "
+                  f"COALESCE({a}.tier_since, {a}.created_at) < %s))",
+                  [lim.tier.value, lim.min_importance,
+                   d.time(lim.since) if lim.since else d.min_time]))
+        if flt.tags:
+            cond(self._tags_sql(a, flt))
+        if flt.created_after is not None:
+            cond((f"{a}.created_at >= %s", [d.time(flt.created_after)]))
+        if flt.created_before is not None:
+            cond((f"{a}.created_at < %s", [d.time(flt.created_before)]))
+        when = d.time(flt.as_of or now)
+        # Never a memory before it exists: at ``as_of``, else at ``now`` (a replayed clock).
+        cond((f"{a}.valid_from <= %s", [when]))
+        if not flt.include_superseded:
+            cond((f"({a}.valid_to IS NULL OR {a}.valid_to > %s)", [when]))
+        if not flt.include_expired:
+            cond((f"({a}.expires_at IS NULL OR {a}.expires_at > %s)", [when]))
+        return " AND ".join(where), args
+
+    def _selection_sql(self, sel: Selection) -> tuple[str, list[Any]]:
+        """A WHERE clause (without the keyword) for a lifecycle :class:`Selection`."""
+        d = self.d
+        where: list[str] = []
+        args: list[Any] = []
+        since = "COALESCE(tier_since, created_at)"
+
+        def cond(sql: str, *values: Any) -> None:
+            where.append(sql)
+            args.extend(values)
+
+        if sel.tenant is not None:
+            cond("tenant = %s", sel.tenant)
+        for col, values, neg in (("tier", sel.tiers, False), ("memory_type", sel.types, False),
+                                 ("memory_type", sel.exclude_types, True)):
+            if values is not None and (values or not neg):
+                clause, more = d.in_(col, [getattr(v, "value", v) for v in values], neg)
+                cond(clause, *more)
+        if sel.current_only:
+            cond("valid_to IS NULL")
+        if sel.importance_above is not None:
+            cond("importance > %s", sel.importance_above)
+        if sel.importance_below is not None:
+            cond("importance < %s", sel.importance_below)
+        if sel.in_tier_before is not None:
+            cond(f"{since} < %s", d.time(sel.in_tier_before))
+        if sel.idle_before is not None:
+            cond(f"COALESCE(last_retrieved_at, {since}) < %s", d.time(sel.idle_before))
+        if sel.expired_at is not None:
+            cond("expires_at <= %s", d.time(sel.expired_at))
+        if sel.unscored_retrievals:
+            cond("retrieval_count > scored_retrievals")
+        if sel.decay_due_before is not None:
+            latest = d.greatest(f"COALESCE(last_retrieved_at, {since})",
+                                f"COALESCE(decayed_at, {d.null_time})")
+            cond(f"{latest} < %s", d.time(sel.decay_due_before))
+        if sel.not_abstracted:
+            cond(f"{d.json_get('metadata', 'experience_id')} IS NULL")
+        if sel.session is not None:
+            cond("tenant = %s AND session_id = %s", *sel.session)
+        if sel.user is not None:
+            cond("user_id = %s", sel.user)
+        return " AND ".join(where), args
+
+    # -- memories ------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        rows = self._query("SELECT value FROM meta WHERE key = %s", (key,))
+        return rows[0][0] if rows else None
+
+    def get_many(self, tenant: str, ids: Sequence[str],
+                 with_embedding: bool = False) -> dict[str, MemoryRecord]:
+        out: dict[str, MemoryRecord] = {}
+        cols = SELECT + (", embedding" if with_embedding else "")
+        for i in range(0, len(ids), self.d.max_ids):
+            inside, args = self.d.in_("memory_id", ids[i : i + self.d.max_ids])
+            rows = self._query(f"SELECT {cols} FROM memories WHERE {self.d.hint}tenant = %s "
+                               f"AND {inside}", (tenant, *args))
+            for row in rows:
+                rec = self.d.record(row[: len(COLUMNS)], row[-1] if with_embedding else None)
+                out[rec.memory_id] = rec
+        return out
+
+    def find_by_hash(self, tenant: str, content_hash: str) -> list[MemoryRecord]:
+        return self._records(self._query(
+            f"SELECT {SELECT} FROM memories WHERE tenant = %s AND content_hash = %s "
+            "AND valid_to IS NULL", (tenant, content_hash)))
+
+    def find_by_source(self, tenant: str, source: str,
+                       include_superseded: bool = False) -> list[MemoryRecord]:
+        current = "" if include_superseded else "AND valid_to IS NULL "
+        return self._records(self._query(
+            f"SELECT {SELECT} FROM memories WHERE tenant = %s AND source = %s {current}"
+            f"ORDER BY {self.d.rowid}", (tenant, source)))
+
+    def recent_in_session(self, scope: Scope, memory_type: MemoryType, limit: int,
+                          exact: bool = True, until: datetime | None = None
+                          ) -> list[MemoryRecord]:
+        if scope.session is None or limit < 1:
+            return []
+        where = "tenant = %s AND session_id = %s"
+        args: list[Any] = [scope.tenant, scope.session]
+        for col, value in (("user_id", scope.user), ("agent_id", scope.agent)):
+            if exact or value is not None:
+                where += f" AND {self.d.is_(col)}"
+                args.append(value)
+        if until is not None:
+            where += " AND created_at <= %s"
+            args.append(self.d.time(until))
+        return self._records(self._query(
+            f"SELECT {SELECT} FROM memories WHERE {where} AND memory_type = %s "
+            f"AND valid_to IS NULL ORDER BY created_at DESC, {self.d.rowid} DESC LIMIT %s",
+            (*args, memory_type.value, limit)))
+
+    def filter(self, ids: Sequence[str], flt: SearchFilter, now: datetime) -> list[Candidate]:
+        if not ids:
+            return []
+        where, args = self._filter_sql(flt, now)
+        inside, more = self.d.in_("m.memory_id", ids)
+        rows = self._query(
+            "SELECT memory_id, memory_type, created_at, importance, source_reliability, tags, "
+            f"ttl_mode, ttl_days, score FROM memories m WHERE {where} AND {inside}",
+            (*args, *more))
+        d = self.d
+        return [Candidate(r[0], MemoryType(r[1]), d.decode("created_at", r[2]), r[3], r[4],
+                          d.decode("tags", r[5]), TTLMode(r[6]), r[7], r[8]) for r in rows]
+
+    def iter_records(self, tenant: str | None = None,
+                     with_embedding: bool = False) -> Iterator[MemoryRecord]:
+        cols = SELECT + (", embedding" if with_embedding else "")
+        rowid = self.d.rowid
+        last = 0
+        while True:
+            sql = f"SELECT {rowid}, {cols} FROM memories WHERE {rowid} > %s"
+            args: list[Any] = [last]
+            if tenant is not None:
+                sql += " AND tenant = %s"
+                args.append(tenant)
+            rows = self._query(sql + f" ORDER BY {rowid} LIMIT 1000", args)
+            if not rows:
+                return
+            for row in rows:
+                last = row[0]
+                yield self.d.record(row[1 : 1 + len(COLUMNS)],
+                                    row[-1] if with_embedding else None)
+
+    def tenants(self) -> list[str]:
+        return [r[0] for r in self._query("SELECT tenant FROM memories UNION "
+                                          "SELECT tenant FROM archived ORDER BY 1")]
+
+    def select(self, sel: Selection, limit: int, after: str = "") -> list[MemoryRecord]:
+        where, args = self._selection_sql(sel)
+        return self._records(self._query(
+            f"SELECT {SELECT} FROM memories WHERE memory_id > %s"
+            f"{' AND ' + where if where else ''} ORDER BY memory_id LIMIT %s",
+            (after, *args, limit)))
+
+    def stats(self, tenant: str) -> dict[str, Any]:
+        def counts(col: str) -> dict[str, int]:
+            return dict(self._query(f"SELECT {col}, COUNT(*) FROM memories WHERE tenant = %s "
+                                    f"GROUP BY {col} ORDER BY {col}", (tenant,)))
+
+        def count(table: str, where: str = "") -> int:
+            return int(self._query(f"SELECT COUNT(*) FROM {table} WHERE tenant = %s{where}",
+                                   (tenant,))[0][0])
+
+        total, current = self._query("SELECT COUNT(*), COUNT(*) - COUNT(valid_to) FROM memories "
+                                     "WHERE tenant = %s", (tenant,))[0]
+        by_tier = counts("tier")
+        archived = count("archived")
+        if archived:
+            by_tier["archive"] = by_tier.get("archive", 0) + archived
+        return {
+            "memories": total, "current": current, "superseded": total - current,
+            "archived": archived, "by_type": counts("memory_type"), "by_tier": by_tier,
+            "open_sessions": count("sessions", " AND ended_at IS NULL"),
+            "history_entries": count("history"),
+            "schema_version": self.schema_version,
+        }
+
+    # -- history, sessions, archive references -------------------------------------------
+    def history(self, tenant: str, memory_id: str) -> list[HistoryEntry]:
+        d = self.d
+        return [HistoryEntry(memory_id=r[0], action=r[1], at=d.from_time(r[2]),  # type: ignore[arg-type]
+                             actor=r[3],
+                             reason=r[4], old=d.from_json(r[5]), new=d.from_json(r[6]))
+                for r in self._query("SELECT memory_id, action, at, actor, reason, old, new "
+                                     "FROM history WHERE tenant = %s AND memory_id = %s "
+                                     "ORDER BY id", (tenant, memory_id))]
+
+    def sessions(self, tenant: str | None = None, open_only: bool = True,
+                 idle_before: datetime | None = None) -> list[SessionInfo]:
+        where: list[str] = []
+        args: list[Any] = []
+        if tenant is not None:
+            where.append("tenant = %s")
+            args.append(tenant)
+        if open_only:
+            where.append("ended_at IS NULL")
+        if idle_before is not None:
+            where.append("last_active_at < %s")
+            args.append(self.d.time(idle_before))
+        t = self.d.from_time
+        rows = self._query("SELECT tenant, session_id, started_at, last_active_at, ended_at, "
+                           f"end_reason FROM sessions{' WHERE ' if where else ''}"
+                           f"{' AND '.join(where)} ORDER BY last_active_at", args)
+        return [SessionInfo(r[0], r[1], t(r[2]), t(r[3]), t(r[4]), r[5])  # type: ignore[arg-type]
+                for r in rows]
+
+    def archived(self, tenant: str, ids: Sequence[str] | None = None) -> list[ArchivedRef]:
+        sql = "SELECT memory_id, tenant, object, from_tier, archived_at FROM archived " \
+              "WHERE tenant = %s"
+        args: list[Any] = [tenant]
+        if ids is not None:
+            if not ids:
+                return []
+            inside, more = self.d.in_("memory_id", ids)
+            sql += f" AND {inside}"
+            args.extend(more)
+        return [ArchivedRef(r[0], r[1], r[2], r[3], self.d.from_time(r[4]))  # type: ignore[arg-type]
+                for r in self._query(sql + " ORDER BY archived_at, memory_id", args)]
+
+    # -- the change feed -----------------------------------------------------------------
+    def vector_seq(self) -> int:
+        return int(self.get_meta("vector_seq") or 0)
+
+    def vector_changes(self, since: int) -> VectorChanges:
+        with self._snapshot() as run:
+            seq = int(run("SELECT value FROM meta WHERE key = 'vector_seq'")[0][0])
+            rows = run("SELECT memory_id, embedding, tenant, user_id, agent_id, session_id, "
+                       "memory_type, tier, valid_to FROM memories "
+                       "WHERE vseq > %s AND embedding IS NOT NULL", (since,))
+            gone = [r[0] for r in run("SELECT memory_id FROM vector_tombstones WHERE seq > %s",
+                                      (since,))]
+        upserts = [(r[0], np.frombuffer(r[1], np.float32),
+                    VectorAttrs(r[2], r[3], r[4], r[5], r[6], r[7], r[8] is None)) for r in rows]
+        live = {u[0] for u in upserts}
+        return VectorChanges(seq, upserts, [g for g in gone if g not in live])
+
+    # -- API keys ------------------------------------------------------------------------
+    def _key(self, row: Sequence[Any]) -> ApiKey:
+        t = self.d.from_time
+        return ApiKey(*row[:5], created_at=t(row[5]),  # type: ignore[misc, arg-type]
+                      expires_at=t(row[6]), revoked_at=t(row[7]))
+
+    def put_key(self, key: ApiKey) -> None:
+        t = self.d.time
+        self._write(f"INSERT INTO api_keys ({KEY_COLUMNS}) VALUES "
+                    "(%s, %s, %s, %s, %s, %s, %s, %s)",
+                    (key.key_id, key.tenant, key.role, key.name, key.secret_hash,
+                     t(key.created_at), t(key.expires_at), t(key.revoked_at)))
+
+    def get_key(self, key_id: str) -> ApiKey | None:
+        rows = self._query(f"SELECT {KEY_COLUMNS} FROM api_keys WHERE key_id = %s", (key_id,))
+        return self._key(rows[0]) if rows else None
+
+    def keys(self, tenant: str | None = None) -> list[ApiKey]:
+        where, args = ("WHERE tenant = %s", (tenant,)) if tenant is not None else ("", ())
+        return [self._key(r) for r in self._query(
+            f"SELECT {KEY_COLUMNS} FROM api_keys {where} ORDER BY created_at, key_id", args)]
+
+    def revoke_key(self, key_id: str, at: datetime) -> bool:
+        return bool(self._write("UPDATE api_keys SET revoked_at = %s WHERE key_id = %s AND "
+                                "revoked_at IS NULL RETURNING key_id",
+                                (self.d.time(at), key_id)))
+
+    # -- the webhook inbox ---------------------------------------------------------------
+    def _event(self, row: Sequence[Any]) -> InboxEvent:
+        d = self.d
+        return InboxEvent(
+            event_id=row[0], tenant=row[1], source=row[2], kind=row[3], delivery=row[4],
+            body=row[5], headers=d.from_json(row[6]), received_at=d.from_time(row[7]),  # type: ignore[arg-type]
+            status=row[8], attempts=row[9], worker=row[10], lease_until=d.from_time(row[11]),
+            processed_at=d.from_time(row[12]), error=row[13],
+            memory_ids=tuple(d.from_json(row[14])))
+
+    def _events(self, rows: Sequence[Sequence[Any]]) -> list[InboxEvent]:
+        """Claimed rows as events, by id."""
+        return sorted((self._event(r) for r in rows), key=lambda e: e.event_id)
+
+    def enqueue_event(self, event: InboxEvent) -> tuple[int, bool]:
+        key = (event.tenant, event.source, event.delivery)
+        rows = self._write(
+            "INSERT INTO inbox (tenant, source, kind, delivery, body, headers, received_at) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (tenant, source, delivery) "
+            "DO NOTHING RETURNING event_id",
+            (event.tenant, event.source, event.kind, event.delivery, event.body,
+             self.d.json(event.headers), self.d.time(event.received_at)))
+        if rows:
+            return int(rows[0][0]), True
+        rearmed = self._write(_REARM + "source = %s AND delivery = %s AND status = 'failed' "
+                              "RETURNING event_id", key)
+        if rearmed:
+            return int(rearmed[0][0]), True
+        known = self._query("SELECT event_id FROM inbox WHERE tenant = %s AND source = %s AND "
+                            "delivery = %s", key)
+        return int(known[0][0]), False
+
+    def renew_leases(self, worker: str, event_ids: Sequence[int], until: datetime) -> set[int]:
+        if not event_ids:
+            return set()
+        inside, args = self.d.in_("event_id", event_ids)
+        rows = self._write(
+            "UPDATE inbox SET lease_until = %s WHERE worker = %s AND status = 'processing' AND "
+            f"{inside} RETURNING event_id", (self.d.time(until), worker, *args))
+        return {int(r[0]) for r in rows}
+
+    def release_event(self, event_id: int, worker: str, now: datetime, error: str,
+                      final: bool, retry_at: datetime | None = None) -> None:
+        t = self.d.time
+        self._write("UPDATE inbox SET status = %s, worker = NULL, lease_until = %s, "
+                    "error = %s, processed_at = %s WHERE event_id = %s AND worker = %s "
+                    "AND status = 'processing'",
+                    ("failed" if final else "pending", None if final else t(retry_at), error,
+                     t(now) if final else None, event_id, worker))
+
+    def inbox(self, tenant: str | None = None, status: str | None = None, limit: int = 100,
+              after: int = 0) -> list[InboxEvent]:
+        where, args = ["event_id > %s"], [after]  # type: list[str], list[Any]
+        if tenant is not None:
+            where.append("tenant = %s")
+            args.append(tenant)
+        if status is not None:
+            where.append("status = %s")
+            args.append(status)
+        return [self._event(r) for r in self._query(
+            f"SELECT {INBOX_COLUMNS} FROM inbox WHERE {' AND '.join(where)} ORDER BY event_id "
+            "LIMIT %s", (*args, limit))]
+
+    def inbox_counts(self) -> dict[str, int]:
+        return {s: n for s, n in self._query("SELECT status, COUNT(*) FROM inbox GROUP BY status")}
+
+    def retry_events(self, tenant: str, event_ids: Sequence[int] | None = None) -> list[int]:
+        if event_ids is not None and not event_ids:
+            return []
+        where, args = "", [tenant]
+        if event_ids is not None:
+            inside, more = self.d.in_("event_id", event_ids)
+            where = f" AND {inside}"
+            args.extend(more)
+        rows = self._write(_REARM + f"status = 'failed'{where} RETURNING event_id", args)
+        return sorted(int(r[0]) for r in rows)
+
+    def prune_inbox(self, processed_before: datetime, tenant: str | None = None) -> int:
+        where, args = "", [self.d.time(processed_before)]
+        if tenant is not None:
+            where, args = " AND tenant = %s", [*args, tenant]
+        return len(self._write(
+            "UPDATE inbox SET body = '', headers = '{}' WHERE status = 'done' AND "
+            f"processed_at < %s AND (body <> '' OR headers <> '{{}}'){where} RETURNING event_id",
+            args))
