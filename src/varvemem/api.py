@@ -12,13 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pydantic
 
 from . import _validate
 from ._namespaces import QA, Inbox, shortcut
 from ._validate import enum_of, enums_of, utc
 from .embeddings import Embedder, check_installed, create_embedder
-from .engines import extract, timeline
+from .engines import extract, ids, timeline
 from .engines.faq import AskResult, FaqEngine
 from .engines.inbox import InboxEngine
 from .engines.lifecycle import ConsolidationReport, LifecycleEngine
@@ -43,19 +42,12 @@ from .model import (
     normalise_tags,
     utcnow,
 )
-from .settings import Settings, describe_validation_error
+from .settings import Settings
 from .stores import Stores
 from .stores.base import Selection
 from .stores.session_log import SessionLog
 
-__all__ = ["AskResult", "Memory", "upgrade_store"]
-
 Clock = Callable[[], datetime]
-
-_HEX = frozenset("0123456789abcdef")
-_ID_PREFIX_MIN = 6  # hex digits of a short id, as git's shortest
-_ID_MATCHES = 10  # ids an ambiguous short id lists
-
 
 class Memory:
     """Long-term memory for agents, stored under ``home``.
@@ -91,12 +83,10 @@ class Memory:
         self.keys = KeyRing(self._stores.records, self._now)
         """API keys of the service (``create``, ``list``, ``revoke``, ``authenticate``)."""
         self.qa = QA(self, self._faq)
-        """L2: scored Q&A pairs (``save``, ``all``, ``search``, ``update``, ``feedback``,
-        ``export``, ``import_folder``)."""
+        """L2: scored Q&A pairs (``save``, ``all``, ``search``, ``update``, ``feedback``, ...)."""
         self.inbox = Inbox(self, InboxEngine(settings, self._stores, self._update, self._now),
                            self._update)
-        """INT-1: the webhook inbox (``receive``, ``process``, ``counts``, ``events``,
-        ``retry``)."""
+        """INT-1: the webhook inbox (``receive``, ``process``, ``counts``, ``events``, ...)."""
         self.sessions = SessionHistory(SessionLog(settings.home / "sessions",
                                                   settings.default_tenant),
                                        settings.history, self._now, self._tenant, llm)
@@ -161,46 +151,18 @@ class Memory:
             question: str | None = None, answer: str | None = None,
             score: float | None = None) -> AddResult:
         """Remember one thing. Returns the new id, or the existing one for a duplicate."""
-        draft = self._draft(content, type=type, tags=tags, source=source, importance=importance,
+        draft = _validate.draft(content, type=type, tags=tags, source=source, importance=importance,
                             scope=self._scope(tenant, user, agent, session), tier=tier,
                             ttl_mode=ttl_mode, ttl_days=ttl_days, metadata=metadata,
                             supersedes=supersedes, created_at=created_at, question=question,
                             answer=answer, score=score)
         return self._update.add([draft])[0]
 
-    def _draft(self, content: str, **kw: Any) -> Draft:
-        if not isinstance(content, str):
-            raise ValidationError("content must be text")
-        if kw.get("created_at") is not None:
-            kw["created_at"] = utc(kw["created_at"], "created_at")
-        try:
-            return Draft(
-                content=content, memory_type=enum_of(MemoryType, kw.pop("type"), "memory type"),
-                tier=enum_of(Tier, kw.pop("tier"), "tier"),
-                ttl_mode=enum_of(TTLMode, kw.pop("ttl_mode"), "TTL mode"),
-                tags=kw.pop("tags") or [], metadata=dict(kw.pop("metadata") or {}),
-                supersedes=list(kw.pop("supersedes") or []), **kw)
-        except pydantic.ValidationError as exc:
-            raise ValidationError(describe_validation_error(exc, "memory")) from None
-
     def add_many(self, items: Iterable[str | Mapping[str, Any]], *,
                  vectors: np.ndarray | None = None, **defaults: Any) -> list[AddResult]:
         """Bulk add, embedded in batches. Items are strings or dicts of :meth:`add`'s arguments;
         ``defaults`` apply to every item. ``vectors`` (one unit vector per item) skips embedding."""
-        drafts = []
-        for i, item in enumerate(items):
-            if not isinstance(item, (str, Mapping)):
-                raise ValidationError(f"item {i} must be text or a mapping")
-            kw = {**defaults, **({"content": item} if isinstance(item, str) else dict(item))}
-            if "content" not in kw:
-                raise ValidationError(f"item {i} has no content")
-            scope = self._scope(kw.pop("tenant", None), kw.pop("user", None),
-                                kw.pop("agent", None), kw.pop("session", None))
-            kw.setdefault("source", "user")
-            for key in ("type", "tier", "ttl_mode", "tags", "metadata", "supersedes"):
-                kw.setdefault(key, None)
-            drafts.append(self._draft(kw.pop("content"), scope=scope, **kw))
-        return self._update.add(drafts, vectors=vectors)
+        return self._update.add(_validate.drafts(items, defaults, self._scope), vectors=vectors)
 
     def add_messages(self, messages: Iterable[Mapping[str, Any]], *, user: str | None = None,
                      agent: str | None = None, session: str | None = None,
@@ -270,9 +232,7 @@ class Memory:
             raise ValidationError("content must be text")
         if content is not None and content.strip() != rec.content:
             self._update.validate(Draft(content=content, scope=rec.scope))
-        if importance is not None and (not isinstance(importance, (int, float))
-                                       or not 0.0 <= importance <= 1.0):
-            raise ValidationError(f"importance {importance!r} is not a number in 0..1")
+        _validate.importance(importance)
         return self._update.change(rec, content=content, tags=tags, importance=importance,
                                    tier=enum_of(Tier, tier, "tier"),
                                    metadata=None if metadata is None else dict(metadata),
@@ -307,16 +267,9 @@ class Memory:
         """The memory with this id (read from the archive when it is archived, with tier
         ``archive``); :class:`NotFoundError` when the tenant has none.
 
-        ``as_of``: the memory as it was at that time, rebuilt from :meth:`history`
-        (:func:`varvemem.engines.timeline.state_at` says which fields are exact): the changes
-        made after it are undone from the current record (a deleted memory's from the snapshot
-        its delete kept). :class:`NotFoundError` when it was created after that time or
-        deleted by then. The embedding (``with_embedding``) is the stored one, or None when
-        the content was different then. It is the record as it was *recorded* at that time
-        (by the times of its history), while ``search(as_of=...)`` asks what was *valid*
-        then (``valid_from``/``valid_to``); they differ only for backdated memories and in
-        the milliseconds between preparing a write and committing it.
-        """
+        ``as_of``: the memory as it was *recorded* at that time, replayed from :meth:`history`
+        (see :func:`varvemem.engines.timeline.record_at`); ``search(as_of=...)`` asks what was
+        *valid* then instead."""
         ten = self._tenant(tenant)
         if as_of is not None:
             when = utc(as_of, "as_of")
@@ -336,13 +289,12 @@ class Memory:
     def _current(self, tenant: str, memory_id: str, with_embedding: bool) -> MemoryRecord | None:
         """The live record, else the archived one (tier ``archive``), else None."""
         rec = self._stores.records.get(tenant, memory_id, with_embedding)
-        if rec is None:
-            archived = self._stores.archived_records(tenant, [memory_id])
-            if not archived:
-                return None
-            rec = archived[0] if with_embedding else \
-                archived[0].model_copy(update={"embedding": None})
-        return rec
+        if rec is not None:
+            return rec
+        archived = self._stores.archived_records(tenant, [memory_id])
+        if not archived:
+            return None
+        return archived[0] if with_embedding else archived[0].model_copy(update={"embedding": None})
 
     def resolve_id(self, prefix: str, *, tenant: str | None = None) -> str:
         """The full id of the tenant's memory whose id starts with ``prefix``: ``mem_`` and at
@@ -350,28 +302,7 @@ class Memory:
         deleted memories (their history remains) count. :class:`NotFoundError` when none
         matches; :class:`ValidationError` when the prefix is too short, or when several
         match (they are listed)."""
-        ten = self._tenant(tenant)
-        text = prefix.strip() if isinstance(prefix, str) else ""
-        if not text:
-            raise ValidationError("memory id is empty")
-        digits = (text[4:] if text.lower().startswith("mem_") else text).lower()
-        if not set(digits) <= _HEX:  # not an id this library makes: only itself can match
-            records = self._stores.records
-            if records.get(ten, text) or records.archived(ten, [text]) \
-                    or records.history(ten, text):
-                return text
-            raise NotFoundError(f"no memory {text}")
-        if len(digits) < _ID_PREFIX_MIN:
-            raise ValidationError(f"memory id {text} is too short: give at least "
-                                  f"{_ID_PREFIX_MIN} hex digits after mem_")
-        found = self._stores.records.ids_with_prefix(ten, "mem_" + digits, _ID_MATCHES + 1)
-        if not found:
-            raise NotFoundError(f"no memory {text}")
-        if len(found) > 1:
-            more = ", ..." if len(found) > _ID_MATCHES else ""
-            raise ValidationError(f"memory id {text} is ambiguous: "
-                                  f"{', '.join(found[:_ID_MATCHES])}{more}")
-        return found[0]
+        return ids.resolve(self._stores.records, self._tenant(tenant), prefix)
 
     def history(self, memory_id: str, *, tenant: str | None = None) -> list[HistoryEntry]:
         """Every change to the memory, oldest first (also after it was deleted)."""
@@ -396,20 +327,9 @@ class Memory:
         ``include_archive`` also reads the archive (every archived memory of the tenant: slow).
         ``query_vector`` (a unit vector from the store's model) skips embedding the query.
         """
-        if not isinstance(query, str) or not query.strip():
-            raise ValidationError("query is empty")
-        if len(query.encode("utf-8")) > self.settings.update.max_content_bytes:
-            raise ValidationError("query is over update.max_content_bytes")
-        if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
-            raise ValidationError(f"top_k {top_k!r} must be a whole number of at least 1")
-        if profile is not None and profile not in self.settings.retrieval.profiles:
-            known = ", ".join(sorted(self.settings.retrieval.profiles))
-            raise ValidationError(f"unknown retrieval profile {profile!r} (known: {known})")
+        _validate.query(self.settings, query, top_k, profile)
         if query_vector is not None:
-            query_vector = np.asarray(query_vector, np.float32)
-            dim = self._stores.check_model()[1]
-            if query_vector.shape != (dim,) or not np.isfinite(query_vector).all():
-                raise ValidationError(f"query_vector must be {dim} finite numbers")
+            query_vector = _validate.vector(query_vector, self._stores.check_model()[1])
         try:
             flt = SearchFilter(
                 tenant=self._tenant(tenant), user=user, agent=agent, session=session,
@@ -552,8 +472,7 @@ class Memory:
         counts["sessions"] = 0
         for session in sorted(sessions):
             self._stores.active.drop(ten, session)
-            if self._stores.records.select(Selection(session=(ten, session), current_only=False),
-                                          1):
+            if self._stores.records.select(Selection(session=(ten, session), current_only=False), 1):
                 continue  # someone else's turns are in it too
             with contextlib.suppress(ValidationError):  # an id no session file can have
                 counts["sessions"] += self.sessions.delete_session(session, tenant=ten)

@@ -47,9 +47,16 @@ def state_at(state: dict[str, Any], entries: Sequence[HistoryEntry],
 
 def record_at(memory_id: str, current: MemoryRecord | None, entries: Sequence[HistoryEntry],
               when: datetime, with_embedding: bool) -> MemoryRecord:
-    """The memory as it was at ``when``, from its ``current`` record (None once deleted: then
-    from the snapshot its delete kept) and its history ``entries``. :class:`NotFoundError`
-    when it did not exist then. The embedding is kept only while the content was the same."""
+    """The memory as it was at ``when``: the changes made after it undone from its ``current``
+    record (None once deleted: then from the snapshot its delete kept); :func:`state_at` says
+    which fields are exact. :class:`NotFoundError` when it was created after ``when`` or
+    deleted by then. The embedding (``with_embedding``) is the current one, or None when the
+    content was different then.
+
+    It is the record as it was *recorded* at that time (by the times of its history), while a
+    search ``as_of`` asks what was *valid* then (``valid_from``/``valid_to``); they differ
+    only for backdated memories and in the milliseconds between preparing a write and
+    committing it."""
     if current is not None:
         state = snapshot(current)
     else:
