@@ -265,10 +265,9 @@ class Memory:
     def get(self, memory_id: str, *, tenant: str | None = None, with_embedding: bool = False,
             as_of: datetime | None = None) -> MemoryRecord:
         """The memory with this id (read from the archive when it is archived, with tier
-        ``archive``); :class:`NotFoundError` when the tenant has none.
-
-        ``as_of``: the memory as it was *recorded* at that time, replayed from :meth:`history`
-        (see :func:`varvemem.engines.timeline.record_at`); ``search(as_of=...)`` asks what was
+        ``archive``); :class:`NotFoundError` when the tenant has none. ``as_of``: the memory
+        as it was *recorded* at that time, replayed from :meth:`history` (see
+        :func:`varvemem.engines.timeline.record_at`); ``search(as_of=...)`` asks what was
         *valid* then instead."""
         ten = self._tenant(tenant)
         if as_of is not None:
@@ -321,12 +320,10 @@ class Memory:
                include_archive: bool = False, profile: str | None = None,
                query_vector: np.ndarray | None = None) -> list[SearchHit]:
         """Hybrid search: vector + BM25 + tags, re-ranked by ``profile`` (default: settings).
-
         ``tags`` both restrict (a hit carries at least one) and score (S_tag). ``as_of`` asks
         what was true at that time; superseded memories are excluded unless asked for.
         ``include_archive`` also reads the archive (every archived memory of the tenant: slow).
-        ``query_vector`` (a unit vector from the store's model) skips embedding the query.
-        """
+        ``query_vector`` (a unit vector from the store's model) skips embedding the query."""
         _validate.query(self.settings, query, top_k, profile)
         if query_vector is not None:
             query_vector = _validate.vector(query_vector, self._stores.check_model()[1])
@@ -345,10 +342,8 @@ class Memory:
     def context(self, query: str, *, max_tokens: int | None = None, top_k: int | None = None,
                 session: str | None = None, **search_args: Any) -> str:
         """The best memories for ``query`` as a Markdown block within ``max_tokens`` (RET-3/4).
-
         With ``session``, the session's last turns and tool calls (TIER-1, read in order, no
-        search) come first; the search then covers every session of the tenant/user/agent.
-        """
+        search) come first; the search then covers every session of the tenant/user/agent."""
         return self._context(query, max_tokens, top_k, session, **search_args)[0]
 
     def _context(self, query: str, max_tokens: int | None, top_k: int | None,
@@ -393,6 +388,13 @@ class Memory:
                                 if f.is_file())
         return out
 
+    def index_stats(self) -> dict[str, Any]:
+        """The vector index, opened and caught up: ``vectors`` (how many) and ``hnsw`` (an
+        approximate HNSW graph, else an exact scan)."""
+        self._stores.sync(persist=False)
+        index = self._stores.vectors
+        return {"vectors": len(index), "hnsw": bool(getattr(index, "uses_hnsw", False))}
+
     # -- L2/L3: scored Q&A pairs and the fast path ----------------------------------------------
     save_qa = shortcut("qa", QA.save)
     load_all_qa = shortcut("qa", QA.all)
@@ -400,15 +402,13 @@ class Memory:
 
     def ask(self, question: str, *, session: str | None = None, user: str | None = None,
             tenant: str | None = None) -> AskResult:
-        """Answer ``question`` by the cheapest honest route (seed 2's L3):
-
-        ``skip``: chit-chat gets a short reply, no retrieval. ``reuse``: the best Q&A pair's
-        question is at least ``faq.reuse_confidence`` close and its score at least
-        ``faq.reuse_min_score``: its answer, straight from memory. ``normal``: retrieval and
-        the packed context; with an LLM configured it answers from that context and the
-        answer becomes a new pair (FLOW-1), without one the context itself is the answer,
-        labelled so. With ``session`` the exchange is also appended to the L1 history.
-        """
+        """Answer ``question`` by the cheapest honest route (seed 2's L3). ``skip``: chit-chat
+        gets a short reply, no retrieval. ``reuse``: the best Q&A pair's question is at least
+        ``faq.reuse_confidence`` close and its score at least ``faq.reuse_min_score``: its
+        answer, straight from memory. ``normal``: retrieval and the packed context; with an LLM
+        configured it answers from that context and the answer becomes a new pair (FLOW-1),
+        without one the context itself is the answer, labelled so. With ``session`` the
+        exchange is also appended to the L1 history."""
         text = _validate.text(question, "question")
         scope = self._scope(tenant, user, None, session)
         res = self._faq.ask(text, session, user, scope.tenant)
