@@ -66,13 +66,17 @@ def _vectors(texts: list[str], source: Path | None) -> np.ndarray:
         out: np.ndarray | None = None
         found = 0
         mem = Memory(settings=Settings.load(home=source))
-        for r in mem.stores.records.iter_records(with_embedding=True):
-            i = row.get(r.content)
-            if i is not None and r.embedding is not None:
-                if out is None:
-                    out = np.zeros((len(texts), len(r.embedding)), np.float32)
-                out[i] = r.embedding
-                found += 1
+        after = ""
+        while page := mem.get_all(include_superseded=True, limit=10_000, after=after):
+            after = page[-1].memory_id
+            for r in page:
+                i = row.get(r.content)
+                emb = None if i is None else mem.get(r.memory_id, with_embedding=True).embedding
+                if i is not None and emb is not None:
+                    if out is None:
+                        out = np.zeros((len(texts), len(emb)), np.float32)
+                    out[i] = emb
+                    found += 1
         mem.close()
         if out is None or found < len(texts):
             raise SystemExit(f"{len(texts) - found} texts have no vector in {source}")

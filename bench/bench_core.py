@@ -565,7 +565,7 @@ def run_size(n: int, queries: int, workdir: Path) -> dict[str, Any]:
     first_hits = mem.search(qs[0])
     first_s = time.perf_counter() - t
     stats_a = mem.stats()
-    uses_hnsw = bool(getattr(mem.stores.vectors, "uses_hnsw", False))
+    uses_hnsw = mem.index_stats()["hnsw"]
     qvecs = []
     embed_q = []
     for q in qs:

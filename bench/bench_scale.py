@@ -318,9 +318,9 @@ def checkpoint(box: list[Any], home: Path, emb: Any, size: int, queries: list[st
     first = mem.search(first_q, top_k=10)
     out["first_search_s"] = time.perf_counter() - t
     out["first_hits"] = len(first)
-    vec = mem.stores.vectors
-    out["vector_index"] = "usearch HNSW" if getattr(vec, "uses_hnsw", False) else "exact numpy"
-    out["vector_index_len"] = len(vec)
+    index = mem.index_stats()
+    out["vector_index"] = "usearch HNSW" if index["hnsw"] else "exact numpy"
+    out["vector_index_len"] = index["vectors"]
     out["rss_after_open_mb"] = round(_rss_mb(), 1)
 
     qvecs, q_embed = [], []

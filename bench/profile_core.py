@@ -162,13 +162,16 @@ def profile_size(n: int, queries: int, cache: Path, work: Path) -> None:
     from varvemem.model import SearchFilter
 
     flt = SearchFilter(tenant=mem.settings.default_tenant)
-    index = mem.stores.vectors
+    # The index on its own, opened beside the memory's (which keeps it private).
+    stores = Stores(mem.settings, lambda: (emb.model_id, emb.dim))
+    index = stores.vectors
     for label, fn in (("LocalVectorIndex.search k=30", lambda v: index.search(v, 30, flt)),
                       ("LocalVectorIndex._mask", lambda v: index._mask(flt))):
         t = time.perf_counter()
         for v in qv:
             fn(v)
         print(f"  {label:<40} {(time.perf_counter() - t) / queries * 1000:9.3f} ms/query")
+    stores.close()
     mem.close()
 
 

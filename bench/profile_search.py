@@ -21,7 +21,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_core import make_queries
 from varvemem import Memory, Settings
+from varvemem.engines.retrieval import RetrievalEngine
 from varvemem.model import SearchFilter, utcnow
+from varvemem.stores import Stores
 from varvemem.text import fts_query, index_terms
 
 
@@ -49,14 +51,17 @@ def main() -> None:
         print(f"{label:<46} cpu {1000 * (_cpu() - c0) / len(qs):6.2f} ms  "
               f"wall {1000 * (time.perf_counter() - t0) / len(qs):6.2f} ms")
 
-    store, flt, now = mem.stores.records, SearchFilter(), utcnow()
+    # The channels on their own, over stores opened beside the memory's (which keeps its own
+    # private).
+    stores = Stores(mem.settings, lambda: (mem.embedder().model_id, mem.embedder().dim))
+    store, flt, now = stores.records, SearchFilter(), utcnow()
     per_query("search (vector given)", lambda i: mem.search(qs[i], query_vector=vecs[i]))
     per_query("  full text, keyword_max_docs 5000",
               lambda i: store.keyword_search(index_terms(qs[i]), flt, now, 100, 0.5, 5000))
     per_query("  full text, every term",
               lambda i: store.keyword_search(index_terms(qs[i]), flt, now, 100, 0.5, None))
-    per_query("  vector index", lambda i: mem.stores.vectors.search(vecs[i], 30, flt))
-    eng = mem._retrieval
+    per_query("  vector index", lambda i: stores.vectors.search(vecs[i], 30, flt))
+    eng = RetrievalEngine(mem.settings, stores, mem.embedder, utcnow)
     per_query("  tags", lambda i: store.tag_search(eng.query_tags(qs[i], "default"), flt, now,
                                                    30))
     # FTS5 alone: how much the context column and its weight cost (the store's own query).
@@ -82,6 +87,7 @@ def main() -> None:
         mem.search(q, query_vector=v)
     prof.disable()
     pstats.Stats(prof).sort_stats("tottime").print_stats(12)
+    stores.close()
     mem.close()
 
 

@@ -12,6 +12,8 @@ import pytest
 
 from varvemem import Memory, Settings
 from varvemem.embeddings.usem3 import USEEmbedder
+from varvemem.engines.update import UpdateEngine
+from varvemem.stores import Stores
 
 
 class Clock:
@@ -68,6 +70,29 @@ def make_memory(home: Path, embedder: USEEmbedder, clock: Clock):
 @pytest.fixture
 def mem(make_memory) -> Iterator[Memory]:
     yield make_memory()
+
+
+def stores_of(mem: Memory) -> Stores:
+    """The store bundle behind ``mem``: the test-only way in (the library keeps it private;
+    tests read and fault the stores through it)."""
+    return mem._stores
+
+
+def update_engine_of(mem: Memory) -> UpdateEngine:
+    """The update engine behind ``mem``, for tests that fault or slow down its writes."""
+    return mem._update
+
+
+@pytest.fixture
+def stores(mem: Memory) -> Stores:
+    """The store bundle of the ``mem`` fixture (see :func:`stores_of`)."""
+    return stores_of(mem)
+
+
+@pytest.fixture
+def update_engine(mem: Memory) -> UpdateEngine:
+    """The update engine of the ``mem`` fixture (see :func:`update_engine_of`)."""
+    return update_engine_of(mem)
 
 
 def _free_port() -> int:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from tests.conftest import stores_of
 from typer.testing import CliRunner
 
 from varvemem import ConfigError, Memory, Settings, StorageError, upgrade_store
@@ -99,7 +100,7 @@ def test_server_gone_mid_write_leaves_nothing_half_done(tmp_path: Path, pg_url: 
                                                               "pg_schema": pg_schema}),
                  embedder=embedder)
     kept = mem.add("written before the fault").memory_id
-    store = mem.stores.records
+    store = stores_of(mem).records
 
     def kill_own_backend() -> None:
         with psycopg.connect(pg_url, autocommit=True) as admin:

@@ -150,7 +150,7 @@ def test_answer_cache_on_redis_is_shared_and_never_stale(tmp_path: Path, redis_u
     [key] = [k.decode() for k in r.scan_iter(f"{cache_prefix}:default:answer:*")]
     assert 0 < r.ttl(key) <= 24 * 3600
     assert b.ask("which port does the API use?").reason.startswith("cached")
-    b.update_qa(pid, answer="Port 9443 since the migration.")
+    b.qa.update(pid, answer="Port 9443 since the migration.")
     again = a.ask("Which port does the API use?")
     assert not again.reason.startswith("cached") and again.answer.startswith("Port 9443")
     a.close()

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.conftest import stores_of
 
 from varvemem.model import MemoryType, SearchFilter, Tier
 from varvemem.stores.base import RecordStore, VectorAttrs, VectorIndex
@@ -139,9 +140,9 @@ def test_milvus_index_is_rebuilt_from_the_store(tmp_path: Path, milvus_server: s
     client = MilvusClient(milvus_uri(milvus_server))
     [name] = [c for c in client.list_collections() if c.startswith(collection)]
     client.delete(name, ids=[mid])  # the index loses a vector behind varvemem's back
-    assert mem.stores.vectors.vectors([mid]) == {}
+    assert stores_of(mem).vectors.vectors([mid]) == {}
     assert mem.reindex() == 2
-    assert set(mem.stores.vectors.vectors([mid])) == {mid}
+    assert set(stores_of(mem).vectors.vectors([mid])) == {mid}
     hit = mem.search("when does the release train leave?")[0]
     assert hit.memory.memory_id == mid and "vector" in hit.channels
     mem.close()

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+from tests.conftest import stores_of
 
 from varvemem import Memory, Settings
 from varvemem.server import create_app
@@ -319,7 +320,7 @@ def test_webhooks_are_accepted_once_and_become_memories(srv: Server) -> None:
 def test_failed_webhook_events_are_retried_by_an_admin(srv: Server) -> None:
     from varvemem.stores.base import InboxEvent
 
-    eid, _ = srv.memory.stores.records.enqueue_event(InboxEvent(
+    eid, _ = stores_of(srv.memory).records.enqueue_event(InboxEvent(
         event_id=0, tenant="acme", source="gh", kind="github", delivery="broken", body="[1]",
         headers={"x-github-event": "issue_comment"}, received_at=srv.memory.clock()))
     with srv.client(srv.admin) as c:
@@ -366,4 +367,4 @@ def test_bad_webhooks_get_a_4xx_and_store_nothing(srv: Server) -> None:
             **headers, "X-Hub-Signature-256": f"sha256={sig}", "X-GitHub-Delivery": "bad-6"}),
             422)["message"]
         assert "malformed JSON" in msg
-    assert srv.memory.inbox_counts() == {}
+    assert srv.memory.inbox.counts() == {}

@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 import pytest
+from tests.conftest import stores_of
 
 from varvemem import Memory, Settings
 
@@ -113,7 +114,7 @@ def test_inbox_commands_list_and_retry_failed_events(tmp_path: Path) -> None:
 
     home = _home(tmp_path)
     with Memory(settings=Settings.load(home=home)) as mem:
-        mem.stores.records.enqueue_event(InboxEvent(
+        stores_of(mem).records.enqueue_event(InboxEvent(
             event_id=0, tenant="acme", source="events", kind="generic", delivery="broken",
             body="[1]", headers={}, received_at=mem.clock()))
     run(home, "worker", "--once")
@@ -200,7 +201,7 @@ def test_workers_killed_mid_batch_still_make_each_memory_once(
         for i in range(n):
             raw, headers = _signed({"type": "build", "status": "failed", "id": f"build-{i}",
                                     "message": f"build {i} failed in module m{i}"})
-            assert mem.receive_webhook("events", raw, headers).event_id
+            assert mem.inbox.receive("events", raw, headers).event_id
     cmd = [sys.executable, "-m", "varvemem", "--home", str(home), "worker", "--interval", "3600"]
     # Two workers share the inbox; each is killed with -9 while it works, twice over.
     for _ in range(2):
@@ -211,14 +212,14 @@ def test_workers_killed_mid_batch_still_make_each_memory_once(
             os.kill(w.pid, signal.SIGKILL)
             w.wait()
         with Memory(settings=settings) as mem:
-            counts = mem.inbox_counts()
+            counts = mem.inbox.counts()
         if counts.get("done", 0) == n:
             break
     # A last worker (after the dead ones' leases ran out) drains the rest.
     time.sleep(2.5)
     run(home, "worker", "--once")
     with Memory(settings=settings) as mem:
-        events = mem.inbox_events(tenant="acme", limit=1000)
+        events = mem.inbox.events(tenant="acme", limit=1000)
         assert [e.status for e in events] == ["done"] * n
         memories = mem.get_all(tenant="acme", types=["event"], limit=1000)
     per_event = Counter(m.metadata["webhook"]["event_id"] for m in memories)

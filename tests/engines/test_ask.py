@@ -92,16 +92,16 @@ def test_an_empty_question_is_refused(mem: Memory) -> None:
 
 def test_feedback_moves_the_score_bounded_and_logged(mem: Memory) -> None:
     pid = mem.save_qa("Where are the build logs?", "In the CI run page.", 0.95)
-    assert mem.qa_feedback(pid, "up").score == 1.0  # bounded
-    assert mem.qa_feedback(pid, "down").score == pytest.approx(0.8)
-    assert mem.qa_feedback(pid, "followup").score == pytest.approx(0.75)
+    assert mem.qa.feedback(pid, "up").score == 1.0  # bounded
+    assert mem.qa.feedback(pid, "down").score == pytest.approx(0.8)
+    assert mem.qa.feedback(pid, "followup").score == pytest.approx(0.75)
     assert [h.reason for h in mem.history(pid)][-3:] == [
         "helpful", "not helpful", "a follow-up question came right after"]
     with pytest.raises(ValidationError, match="not one of"):
-        mem.qa_feedback(pid, "meh")
+        mem.qa.feedback(pid, "meh")
     note = mem.add("a plain note", type="knowledge").memory_id
     with pytest.raises(ValidationError, match="not a Q&A pair"):
-        mem.qa_feedback(note, "up")
+        mem.qa.feedback(note, "up")
 
 
 def test_a_follow_up_counts_against_thanks_for_the_answer(mem: Memory, clock) -> None:
@@ -126,7 +126,7 @@ def test_cached_answers_are_dropped_when_their_pair_changes(mem: Memory) -> None
     assert first.route == "reuse" and first.reason.startswith("a validated")
     second = mem.ask("which port does  the API use?")
     assert second.route == "reuse" and second.reason.startswith("cached")
-    mem.update_qa(pid, answer="Port 9443 since the migration.")
+    mem.qa.update(pid, answer="Port 9443 since the migration.")
     third = mem.ask("Which port does the API use?")
     assert not third.reason.startswith("cached") and third.answer.startswith("Port 9443")
     mem.delete(pid)
@@ -165,7 +165,7 @@ def test_an_answer_is_not_reused_once_a_memory_behind_it_changes(home, embedder,
         first = mem.ask("Which port does the public API use?")
         pair = mem.get(first.matched["id"])
         assert first.route == "normal" and fact in pair.metadata["sources"]
-        mem.update_qa(pair.memory_id, score=0.95)
+        mem.qa.update(pair.memory_id, score=0.95)
         assert mem.ask("Which port does the public API use?").route == "reuse"
         assert mem.ask("Which port does the public API use?").reason.startswith("cached")
         mem.update(fact, content="The public API listens on port 9443 since the migration.")

@@ -11,6 +11,7 @@ import threading
 from typing import Any
 
 import pytest
+from tests.conftest import stores_of, update_engine_of
 
 from varvemem import Memory
 from varvemem.errors import (
@@ -78,13 +79,13 @@ def wmem(make_memory) -> Memory:
 def count_transactions(mem: Memory) -> list[int]:
     """A list that grows by one per write transaction ``mem`` opens from now on."""
     opened: list[int] = []
-    real = mem.stores.transaction
+    real = stores_of(mem).transaction
 
     def counting() -> Any:
         opened.append(1)
         return real()
 
-    mem.stores.transaction = counting  # type: ignore[method-assign]
+    stores_of(mem).transaction = counting  # type: ignore[method-assign]
     return opened
 
 
@@ -94,11 +95,11 @@ def memories_of(mem: Memory, tenant: str = "acme") -> list[Any]:
 
 def test_a_delivery_is_committed_then_one_memory_is_made(wmem: Memory) -> None:
     body = comment()
-    receipt = wmem.receive_webhook("gh", body, gh_headers(body))
+    receipt = wmem.inbox.receive("gh", body, gh_headers(body))
     assert receipt.event_id is not None and not receipt.duplicate and receipt.events == 1
     assert memories_of(wmem) == []  # nothing before a worker runs
-    assert wmem.inbox_counts() == {"pending": 1}
-    report = wmem.process_inbox(worker="w1")
+    assert wmem.inbox.counts() == {"pending": 1}
+    report = wmem.inbox.process(worker="w1")
     assert (report.claimed, report.done, report.failed) == (1, 1, 0)
     [rec] = memories_of(wmem)
     assert rec.memory_type is MemoryType.EVENT and "pin the base image" in rec.content
@@ -107,18 +108,18 @@ def test_a_delivery_is_committed_then_one_memory_is_made(wmem: Memory) -> None:
                                        "delivery": "d-1"}
     assert rec.metadata["outcome"] == "comment"
     assert rec.importance == wmem.settings.webhooks.importance["comment"]
-    [event] = wmem.inbox_events(tenant="acme")
+    [event] = wmem.inbox.events(tenant="acme")
     assert event.status == "done" and event.memory_ids == (rec.memory_id,)
     # The same delivery again: acknowledged as a duplicate, no second memory.
-    again = wmem.receive_webhook("gh", body, gh_headers(body))
+    again = wmem.inbox.receive("gh", body, gh_headers(body))
     assert again.duplicate and again.event_id == receipt.event_id
-    assert wmem.process_inbox().claimed == 0
+    assert wmem.inbox.process().claimed == 0
     assert len(memories_of(wmem)) == 1
     # Without a delivery id, the body's hash identifies a redelivery.
     headers = gh_headers(body)
     del headers["X-GitHub-Delivery"]
-    first = wmem.receive_webhook("gh", body, headers)
-    assert wmem.receive_webhook("gh", body, headers) == type(first)(
+    first = wmem.inbox.receive("gh", body, headers)
+    assert wmem.inbox.receive("gh", body, headers) == type(first)(
         event_id=first.event_id, duplicate=True, events=1)
 
 
@@ -139,27 +140,27 @@ def test_bad_deliveries_are_refused_and_store_nothing(wmem: Memory, source: str,
                                                       headers: dict[str, str], error: type,
                                                       message: str) -> None:
     with pytest.raises(error, match=message):
-        wmem.receive_webhook(source, body, headers)
-    assert wmem.inbox_counts() == {}
+        wmem.inbox.receive(source, body, headers)
+    assert wmem.inbox.counts() == {}
 
 
 def test_ping_is_acknowledged_and_ignored(wmem: Memory) -> None:
     body = json.dumps({"zen": "Keep it logically awesome.", "hook_id": 1}).encode()
-    receipt = wmem.receive_webhook("gh", body, gh_headers(body, event="ping"))
+    receipt = wmem.inbox.receive("gh", body, gh_headers(body, event="ping"))
     assert receipt.ignored and receipt.event_id is None
-    assert wmem.inbox_counts() == {}
+    assert wmem.inbox.counts() == {}
 
 
 def test_failures_and_firing_alerts_matter_more_and_resolved_links_to_firing(make_memory) -> None:
     # No association by similarity: the link below comes from the alert's fingerprint alone.
     wmem = make_memory(**SOURCES, update={"associate_threshold": 1.0})
     token = {"Authorization": f"Bearer {AM_TOKEN}"}
-    wmem.receive_webhook("am", alerts("firing"), token)
-    wmem.receive_webhook("ci", harness("failed", "run-1"), {"X-Harness-Token": "ci-token-789"})
-    wmem.receive_webhook("ci", harness("success", "run-2"), {"X-Harness-Token": "ci-token-789"})
-    wmem.process_inbox()
-    wmem.receive_webhook("am", alerts("resolved"), token)
-    assert wmem.process_inbox().done == 1
+    wmem.inbox.receive("am", alerts("firing"), token)
+    wmem.inbox.receive("ci", harness("failed", "run-1"), {"X-Harness-Token": "ci-token-789"})
+    wmem.inbox.receive("ci", harness("success", "run-2"), {"X-Harness-Token": "ci-token-789"})
+    wmem.inbox.process()
+    wmem.inbox.receive("am", alerts("resolved"), token)
+    assert wmem.inbox.process().done == 1
     by_outcome = {r.metadata["outcome"]: r for r in memories_of(wmem)}
     assert set(by_outcome) == {"firing", "resolved", "failure", "success"}
     imp = {k: r.importance for k, r in by_outcome.items()}
@@ -177,63 +178,63 @@ def test_failures_and_firing_alerts_matter_more_and_resolved_links_to_firing(mak
 def test_a_malformed_event_in_the_inbox_fails_once_and_for_all(wmem: Memory) -> None:
     from varvemem.stores.base import InboxEvent
 
-    wmem.stores.records.enqueue_event(InboxEvent(
+    stores_of(wmem).records.enqueue_event(InboxEvent(
         event_id=0, tenant="acme", source="gh", kind="github", delivery="bad", body="[1, 2]",
         headers={"x-github-event": "issue_comment"}, received_at=wmem.clock()))
-    report = wmem.process_inbox()
+    report = wmem.inbox.process()
     assert (report.failed, report.done) == (1, 0) and "event" in report.errors[0]
-    [event] = wmem.inbox_events(tenant="acme", status="failed")
+    [event] = wmem.inbox.events(tenant="acme", status="failed")
     assert event.error
-    assert wmem.process_inbox().claimed == 0
+    assert wmem.inbox.process().claimed == 0
 
 
 def test_a_crashed_worker_s_events_are_made_once_after_the_lease(wmem: Memory, clock) -> None:
     for i in range(4):
         body = comment(f"comment number {i} about the cache layer", cid=100 + i)
-        wmem.receive_webhook("gh", body, gh_headers(body, delivery=f"d{i}"))
+        wmem.inbox.receive("gh", body, gh_headers(body, delivery=f"d{i}"))
     # Worker "dead" leased everything, then died before making anything.
-    wmem.stores.records.claim_events("dead", 10, clock(), 60, 5)
-    assert wmem.process_inbox(worker="w2").claimed == 0  # still leased
+    stores_of(wmem).records.claim_events("dead", 10, clock(), 60, 5)
+    assert wmem.inbox.process(worker="w2").claimed == 0  # still leased
     clock.advance(seconds=61)
-    report = wmem.process_inbox(worker="w2")
+    report = wmem.inbox.process(worker="w2")
     assert report.done == 4
     assert len(memories_of(wmem)) == 4
     # The dead worker wakes up and tries to finish one: its lease is gone, nothing is written.
-    with wmem.stores.transaction() as tx:
+    with stores_of(wmem).transaction() as tx:
         assert not tx.complete_event(report.claimed, "dead", ["x"], clock())
     assert len(memories_of(wmem)) == 4
 
 
 def test_a_lost_lease_rolls_back_the_memories(wmem: Memory, clock, monkeypatch) -> None:
     body = comment()
-    wmem.receive_webhook("gh", body, gh_headers(body))
-    real_add = wmem._update.add
+    wmem.inbox.receive("gh", body, gh_headers(body))
+    real_add = update_engine_of(wmem).add
 
     def slow_add(*args: Any, **kw: Any) -> Any:
         # Another worker takes the event over while this one is still working on it.
         clock.advance(seconds=120)
-        wmem.stores.records.claim_events("thief", 10, clock(), 60, 5)
+        stores_of(wmem).records.claim_events("thief", 10, clock(), 60, 5)
         return real_add(*args, **kw)
 
-    monkeypatch.setattr(wmem._update, "add", slow_add)
-    report = wmem.process_inbox(worker="slow")
+    monkeypatch.setattr(update_engine_of(wmem), "add", slow_add)
+    report = wmem.inbox.process(worker="slow")
     assert (report.lost, report.done) == (1, 0)
     assert memories_of(wmem) == []
     monkeypatch.undo()
     clock.advance(seconds=120)
-    assert wmem.process_inbox(worker="next").done == 1
+    assert wmem.inbox.process(worker="next").done == 1
     assert len(memories_of(wmem)) == 1
 
 
 def test_stop_gives_the_rest_of_the_batch_back(wmem: Memory) -> None:
     for i in range(3):
         body = comment(f"note {i}", cid=i)
-        wmem.receive_webhook("gh", body, gh_headers(body, delivery=f"s{i}"))
+        wmem.inbox.receive("gh", body, gh_headers(body, delivery=f"s{i}"))
     stop = threading.Event()
     stop.set()
-    report = wmem.process_inbox(stop=stop)
+    report = wmem.inbox.process(stop=stop)
     assert (report.claimed, report.done, report.retried) == (3, 0, 3)
-    assert wmem.inbox_counts() == {"pending": 3}
+    assert wmem.inbox.counts() == {"pending": 3}
 
 
 def test_api_keys(wmem: Memory, clock) -> None:
@@ -286,7 +287,7 @@ def test_delete_user_removes_every_trace(make_memory, clock) -> None:
     counts = mem.delete_user("ann")
     assert counts["live"] >= 3 and counts["archived"] >= 2 and counts["sessions"] == 1
     # Her history keeps a bare delete entry, no content.
-    [entry] = mem.stores.records.history("default", ann_id)
+    [entry] = stores_of(mem).records.history("default", ann_id)
     assert entry.action == "delete" and entry.old is None and "falconry" not in str(entry)
     # A session with someone else's memories keeps its file; theirs stay.
     assert mem.sessions.load_session("team") and mem.get(kept)
@@ -306,25 +307,25 @@ def test_a_batch_is_written_together_and_one_bad_event_holds_up_no_other(make_me
     wmem = make_memory(**SOURCES, update={"max_content_bytes": 400})
     for i, text in enumerate(["short note one", "x" * 1000, "short note two"]):
         body = comment(text, cid=i)
-        wmem.receive_webhook("gh", body, gh_headers(body, delivery=f"g{i}"))
+        wmem.inbox.receive("gh", body, gh_headers(body, delivery=f"g{i}"))
     transactions = count_transactions(wmem)
-    report = wmem.process_inbox()
+    report = wmem.inbox.process()
     assert (report.claimed, report.done, report.failed) == (3, 2, 1)
     assert "max_content_bytes" in report.errors[0]
     assert sorted(r.content.split(": ", 1)[-1][:14] for r in memories_of(wmem)) == [
         "short note one", "short note two"]
     # The group was refused as a whole before any write, then each event went alone.
     assert len(transactions) == 2
-    [failed] = wmem.inbox_events(tenant="acme", status="failed")
+    [failed] = wmem.inbox.events(tenant="acme", status="failed")
     assert "max_content_bytes" in (failed.error or "")
 
 
 def test_good_events_share_one_transaction(wmem: Memory) -> None:
     for i in range(5):
         body = comment(f"remark {i} on the retry policy", cid=i)
-        wmem.receive_webhook("gh", body, gh_headers(body, delivery=f"t{i}"))
+        wmem.inbox.receive("gh", body, gh_headers(body, delivery=f"t{i}"))
     calls = count_transactions(wmem)
-    assert wmem.process_inbox().done == 5
+    assert wmem.inbox.process().done == 5
     assert len(calls) == 1 and len(memories_of(wmem)) == 5
 
 
@@ -332,28 +333,28 @@ def test_an_outage_is_retried_later_not_failed_at_once(wmem: Memory, clock, monk
     from varvemem.errors import StorageError
 
     body = comment()
-    wmem.receive_webhook("gh", body, gh_headers(body))
+    wmem.inbox.receive("gh", body, gh_headers(body))
 
     def down(*args: Any, **kw: Any) -> Any:
         raise StorageError("the store is away")
 
-    monkeypatch.setattr(wmem._update, "add", down)
+    monkeypatch.setattr(update_engine_of(wmem), "add", down)
     for _ in range(3):  # three polls in a row: one attempt, then it waits its retry time
-        wmem.process_inbox()
-    [event] = wmem.inbox_events(tenant="acme")
+        wmem.inbox.process()
+    [event] = wmem.inbox.events(tenant="acme")
     assert (event.status, event.attempts) == ("pending", 1)
     monkeypatch.undo()
     clock.advance(seconds=wmem.settings.webhooks.retry_seconds + 1)
-    assert wmem.process_inbox().done == 1
+    assert wmem.inbox.process().done == 1
     assert len(memories_of(wmem)) == 1
 
 
 def test_firing_and_resolved_in_one_batch_are_linked_once(make_memory) -> None:
     wmem = make_memory(**SOURCES, update={"associate_threshold": 1.0})
     token = {"Authorization": f"Bearer {AM_TOKEN}"}
-    wmem.receive_webhook("am", alerts("firing"), token)
-    wmem.receive_webhook("am", alerts("resolved"), token)
-    assert wmem.process_inbox().done == 2
+    wmem.inbox.receive("am", alerts("firing"), token)
+    wmem.inbox.receive("am", alerts("resolved"), token)
+    assert wmem.inbox.process().done == 2
     by_outcome = {r.metadata["outcome"]: r for r in memories_of(wmem)}
     firing, resolved = by_outcome["firing"], by_outcome["resolved"]
     assert firing.related_memory_ids == [resolved.memory_id]
@@ -365,37 +366,37 @@ def test_firing_and_resolved_in_one_batch_are_linked_once(make_memory) -> None:
 def test_an_event_with_nothing_left_to_remember_is_done(wmem: Memory) -> None:
     from varvemem.stores.base import InboxEvent
 
-    wmem.stores.records.enqueue_event(InboxEvent(
+    stores_of(wmem).records.enqueue_event(InboxEvent(
         event_id=0, tenant="acme", source="gh", kind="github", delivery="p",
         body=json.dumps({"zen": "hi", "hook_id": 1}), headers={"x-github-event": "ping"},
         received_at=wmem.clock()))
-    assert wmem.process_inbox().done == 1
-    assert wmem.inbox_counts() == {"done": 1}
+    assert wmem.inbox.process().done == 1
+    assert wmem.inbox.counts() == {"done": 1}
 
 
 def test_the_inbox_job_drops_done_payloads_after_keep_done_days(wmem: Memory, clock) -> None:
     body = comment()
-    wmem.receive_webhook("gh", body, gh_headers(body))
-    assert wmem.process_inbox().done == 1
+    wmem.inbox.receive("gh", body, gh_headers(body))
+    assert wmem.inbox.process().done == 1
     clock.advance(days=wmem.settings.webhooks.keep_done_days - 1)
     [job] = wmem.consolidate(["inbox"]).jobs
     assert job.counts == {}  # nothing old enough yet
     clock.advance(days=2)
     assert wmem.consolidate(["inbox"]).jobs[0].counts == {"payloads_dropped": 1}
-    [event] = wmem.inbox_events(tenant="acme")
+    [event] = wmem.inbox.events(tenant="acme")
     assert event.status == "done" and event.body == "" and event.memory_ids
-    assert wmem.receive_webhook("gh", body, gh_headers(body)).duplicate  # still known
+    assert wmem.inbox.receive("gh", body, gh_headers(body)).duplicate  # still known
     assert len(memories_of(wmem)) == 1
 
 
 def test_keep_done_days_none_keeps_every_payload(make_memory, clock) -> None:
     mem = make_memory(**{**SOURCES, "webhooks": {**SOURCES["webhooks"], "keep_done_days": None}})
     body = comment()
-    mem.receive_webhook("gh", body, gh_headers(body))
-    mem.process_inbox()
+    mem.inbox.receive("gh", body, gh_headers(body))
+    mem.inbox.process()
     clock.advance(days=3650)
     assert mem.consolidate(["inbox"]).jobs[0].counts == {}
-    assert mem.inbox_events(tenant="acme")[0].body == body.decode()
+    assert mem.inbox.events(tenant="acme")[0].body == body.decode()
 
 
 def test_failed_events_are_retried_on_demand_once_the_cause_is_fixed(
@@ -405,43 +406,43 @@ def test_failed_events_are_retried_on_demand_once_the_cause_is_fixed(
     mem = make_memory(**{**SOURCES, "webhooks": {**SOURCES["webhooks"], "max_attempts": 1}})
     for i in range(2):
         body = comment(f"comment {i} on the retry path", cid=200 + i)
-        mem.receive_webhook("gh", body, gh_headers(body, delivery=f"r{i}"))
+        mem.inbox.receive("gh", body, gh_headers(body, delivery=f"r{i}"))
     body = b'{"kind": "other tenant"}'
-    mem.receive_webhook("other", body, {"X-Varvemem-Signature": "sha256=" + hmac.new(
+    mem.inbox.receive("other", body, {"X-Varvemem-Signature": "sha256=" + hmac.new(
         b"generic-secret", body, hashlib.sha256).hexdigest(), "Content-Type": "application/json"})
 
     def down(*args: Any, **kw: Any) -> Any:
         raise StorageError("the store is away")
 
-    monkeypatch.setattr(mem._update, "add", down)
-    mem.process_inbox()
+    monkeypatch.setattr(update_engine_of(mem), "add", down)
+    mem.inbox.process()
     clock.advance(seconds=mem.settings.webhooks.retry_max_seconds + 1)
-    mem.process_inbox()  # out of attempts: failed for good
-    failed = [e.event_id for e in mem.inbox_events(tenant="acme", status="failed")]
+    mem.inbox.process()  # out of attempts: failed for good
+    failed = [e.event_id for e in mem.inbox.events(tenant="acme", status="failed")]
     assert len(failed) == 2
-    assert [e.status for e in mem.inbox_events(tenant="globex")] == ["failed"]
+    assert [e.status for e in mem.inbox.events(tenant="globex")] == ["failed"]
     monkeypatch.undo()
 
-    assert mem.retry_inbox([failed[0], 999_999], tenant="acme") == [failed[0]]
-    assert mem.retry_inbox([failed[0]], tenant="acme") == []  # pending now, not failed
-    assert mem.retry_inbox(tenant="acme") == [failed[1]]  # the rest of acme's, not globex's
-    for event in mem.inbox_events(tenant="acme"):
+    assert mem.inbox.retry([failed[0], 999_999], tenant="acme") == [failed[0]]
+    assert mem.inbox.retry([failed[0]], tenant="acme") == []  # pending now, not failed
+    assert mem.inbox.retry(tenant="acme") == [failed[1]]  # the rest of acme's, not globex's
+    for event in mem.inbox.events(tenant="acme"):
         assert (event.status, event.attempts, event.error) == ("pending", 0, None)
-    assert mem.process_inbox().done == 2
+    assert mem.inbox.process().done == 2
     assert len(memories_of(mem)) == 2
-    assert [e.status for e in mem.inbox_events(tenant="globex")] == ["failed"]
+    assert [e.status for e in mem.inbox.events(tenant="globex")] == ["failed"]
 
 
 def _slow_adds(mem: Memory, clock, monkeypatch, seconds: float, thief: list[list[Any]]) -> None:
     """Each add takes ``seconds`` of the clock; a thief worker then tries to lease everything."""
-    real = mem._update.add
+    real = update_engine_of(mem).add
 
     def slow(*args: Any, **kw: Any) -> Any:
         clock.advance(seconds=seconds)
-        thief.append(mem.stores.records.claim_events("thief", 10, clock(), 60, 5))
+        thief.append(stores_of(mem).records.claim_events("thief", 10, clock(), 60, 5))
         return real(*args, **kw)
 
-    monkeypatch.setattr(mem._update, "add", slow)
+    monkeypatch.setattr(update_engine_of(mem), "add", slow)
 
 
 def test_a_long_batch_renews_its_leases_group_by_group(make_memory, clock, monkeypatch) -> None:
@@ -449,10 +450,10 @@ def test_a_long_batch_renews_its_leases_group_by_group(make_memory, clock, monke
     lease = mem.settings.webhooks.lease_seconds
     for i in range(3):
         body = comment(f"comment {i} in a slow batch", cid=300 + i)
-        mem.receive_webhook("gh", body, gh_headers(body, delivery=f"s{i}"))
+        mem.inbox.receive("gh", body, gh_headers(body, delivery=f"s{i}"))
     stolen: list[list[Any]] = []
     _slow_adds(mem, clock, monkeypatch, 0.75 * lease, stolen)
-    report = mem.process_inbox(worker="w1")
+    report = mem.inbox.process(worker="w1")
     # 2.25 leases in all, yet each group renewed the rest: the thief never got one.
     assert (report.done, report.lost) == (3, 0) and stolen == [[], [], []]
     assert len(memories_of(mem)) == 3
@@ -463,10 +464,10 @@ def test_events_whose_lease_went_to_another_worker_are_left_to_it(
     mem = make_memory(**SOURCES, embedder={"batch_size": 1})
     for i in range(3):
         body = comment(f"comment {i} in a stalled batch", cid=400 + i)
-        mem.receive_webhook("gh", body, gh_headers(body, delivery=f"t{i}"))
+        mem.inbox.receive("gh", body, gh_headers(body, delivery=f"t{i}"))
     stolen: list[list[Any]] = []
     _slow_adds(mem, clock, monkeypatch, 2 * mem.settings.webhooks.lease_seconds, stolen)
-    report = mem.process_inbox(worker="w1")
+    report = mem.inbox.process(worker="w1")
     # The first group stalled past the lease and the thief took all three: w1's write of the
     # first rolls back (its done mark needs the lease), and it leaves the other two alone.
     assert [len(s) for s in stolen] == [3]
@@ -474,5 +475,5 @@ def test_events_whose_lease_went_to_another_worker_are_left_to_it(
     assert memories_of(mem) == []
     monkeypatch.undo()
     clock.advance(seconds=61)
-    assert mem.process_inbox(worker="w2").done == 3  # the thief died too: made once, here
+    assert mem.inbox.process(worker="w2").done == 3  # the thief died too: made once, here
     assert len(memories_of(mem)) == 3

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.conftest import Clock, mock_llm
+from tests.conftest import Clock, mock_llm, stores_of
 
 from varvemem import Memory, MemoryType, NotFoundError, Settings, Tier, ValidationError
 
@@ -330,12 +330,12 @@ def test_no_sequence_of_consolidations_loses_a_memory(tmp_path_factory: pytest.T
         elif step == "close":
             mem.close_session("a")
         elif step == "restore":
-            archived = [r.memory_id for r in mem.stores.records.archived("default")]
+            archived = [r.memory_id for r in stores_of(mem).records.archived("default")]
             if archived:
                 mem.restore(rng.choice(archived))
     everything = added | made_by_lifecycle
-    live = {r.memory_id for r in mem.stores.records.iter_records("default")}
-    archived = {r.memory_id for r in mem.stores.records.archived("default")}
+    live = {r.memory_id for r in stores_of(mem).records.iter_records("default")}
+    archived = {r.memory_id for r in stores_of(mem).records.archived("default")}
     deleted = {i for i in everything - live - archived
                if mem.history(i)[-1].action == "delete"
                and mem.history(i)[-1].actor == "lifecycle"}

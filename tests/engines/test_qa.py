@@ -75,7 +75,7 @@ def test_bad_pairs_are_refused_and_nothing_written(mem: Memory, kw: dict, error:
 def test_export_edit_import_roundtrip(mem: Memory, tmp_path: Path) -> None:
     ids = faq(mem)
     folder = tmp_path / "qa"
-    paths = mem.export_qa(folder)
+    paths = mem.qa.export(folder)
     assert sorted(p.name for p in paths) == sorted(f"qa-{i}.md" for i in ids.values())
     ticket = folder / f"qa-{ids['ticket']}.md"
     text = ticket.read_text("utf-8")
@@ -85,7 +85,7 @@ def test_export_edit_import_roundtrip(mem: Memory, tmp_path: Path) -> None:
         "填写分类和描述后提交。", "填写分类、描述和附件后提交，2 小时内响应。"), "utf-8")
     (folder / "qa-new.md").write_text(
         "---\nquestion: 工单可以撤回吗？\nscore: 0.7\n---\n可以，在工单详情页点击撤回。\n", "utf-8")
-    report = mem.import_qa(folder)
+    report = mem.qa.import_folder(folder)
     assert report["updated"] == [ticket.name] and report["skipped"] == {}
     assert sorted(report["unchanged"]) == sorted(f"qa-{ids[k]}.md" for k in ("review", "reset"))
     new_id = report["created"]["qa-new.md"]
@@ -93,7 +93,7 @@ def test_export_edit_import_roundtrip(mem: Memory, tmp_path: Path) -> None:
     assert rec.score == 0.95 and "2 小时内响应" in rec.answer
     assert mem.history(ids["ticket"])[-1].reason == f"imported {ticket.name}"
     assert mem.search_qa("工单能撤回吗")[0].memory.memory_id == new_id
-    again = mem.import_qa(folder)  # the file without an id is found again, not doubled
+    again = mem.qa.import_folder(folder)  # the file without an id is found again, not doubled
     assert again["created"] == {"qa-new.md": new_id} and again["updated"] == []
     assert len(mem.load_all_qa()) == 4
 
@@ -120,7 +120,7 @@ def test_malformed_files_are_named_and_skipped(mem: Memory, tmp_path: Path, name
     else:
         bad.write_text(text, "utf-8")
     (folder / "qa-good.md").write_text("---\nquestion: ok?\nscore: 0.6\n---\nyes\n", "utf-8")
-    report = mem.import_qa(folder)
+    report = mem.qa.import_folder(folder)
     assert list(report["skipped"]) == [name]
     import re
 
@@ -131,7 +131,7 @@ def test_malformed_files_are_named_and_skipped(mem: Memory, tmp_path: Path, name
 
 def test_import_needs_a_folder(mem: Memory, tmp_path: Path) -> None:
     with pytest.raises(ValidationError, match="not a folder"):
-        mem.import_qa(tmp_path / "missing")
+        mem.qa.import_folder(tmp_path / "missing")
 
 
 def test_near_duplicate_pairs_become_one_better_pair(mem: Memory) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from tests.conftest import Clock, mock_llm
+from tests.conftest import Clock, mock_llm, stores_of
 
 from varvemem import Memory, MemoryType, NotFoundError, Settings, Tier, ValidationError
 
@@ -224,7 +224,7 @@ def test_llm_path_for_classify_score_and_supersede(home, embedder, clock) -> Non
         system = body["messages"][0]["content"]
         seen.append(system.split()[0])
         # never called while the store's write transaction (and its lock) is held
-        assert not any(m.stores.records._c.in_transaction for m in opened)
+        assert not any(stores_of(m).records._c.in_transaction for m in opened)
         if system.startswith("Classify"):
             answer = {"memory_type": "event", "tags": ["Outage"]}
         elif system.startswith("Rate"):

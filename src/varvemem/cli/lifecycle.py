@@ -74,7 +74,7 @@ def worker(
         busy = False
         if inbox:
             try:
-                drained = mem.process_inbox(stop=stop)
+                drained = mem.inbox.process(stop=stop)
             except VarvememError as exc:
                 if once:
                     raise

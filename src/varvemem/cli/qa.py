@@ -86,7 +86,7 @@ def qa_export(
     now: str | None = NOW,
 ) -> None:
     """Write every pair as a Markdown file with YAML front matter."""
-    paths = memory_of(ctx).export_qa(folder, tenant=tenant)
+    paths = memory_of(ctx).qa.export(folder, tenant=tenant)
     print(f"wrote {len(paths)} file(s) to {folder}")
 
 
@@ -100,7 +100,7 @@ def qa_import(
 ) -> None:
     """Read qa-*.md files: edited ones update their pair, new ones add one, bad ones are
     reported by name and skipped."""
-    report = memory_of(ctx).import_qa(folder, tenant=tenant)
+    report = memory_of(ctx).qa.import_folder(folder, tenant=tenant)
     if json_out:
         print_json(report)
         return
@@ -143,5 +143,5 @@ def qa_feedback(
 ) -> None:
     """Move a pair's score: up, down, or followup (the answer was not enough)."""
     mem = memory_of(ctx)
-    rec = mem.qa_feedback(mem.resolve_id(memory_id, tenant=tenant), kind, tenant=tenant)
+    rec = mem.qa.feedback(mem.resolve_id(memory_id, tenant=tenant), kind, tenant=tenant)
     print(f"{rec.memory_id} score {rec.score:.2f}")

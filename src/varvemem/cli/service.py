@@ -164,7 +164,7 @@ def inbox_list(
     json_out: bool = typer.Option(False, "--json"),
 ) -> None:
     """The tenant's webhook events by id, with their status and error."""
-    events = memory_of(ctx).inbox_events(tenant=tenant, status=status, limit=limit, after=after)
+    events = memory_of(ctx).inbox.events(tenant=tenant, status=status, limit=limit, after=after)
     rows = [{"event_id": e.event_id, "source": e.source, "kind": e.kind, "delivery": e.delivery,
              "status": e.status, "attempts": e.attempts, "received_at": e.received_at,
              "error": e.error, "memory_ids": list(e.memory_ids)} for e in events]
@@ -189,6 +189,6 @@ def inbox_retry(
     tenant: str | None = typer.Option(None, "--tenant"),
 ) -> None:
     """Re-arm failed events once their cause is fixed; a worker then tries them again."""
-    retried = memory_of(ctx).retry_inbox(event_ids or None, tenant=tenant)
+    retried = memory_of(ctx).inbox.retry(event_ids or None, tenant=tenant)
     print(f"re-armed {len(retried)} failed event(s)" +
           (f": {', '.join(map(str, retried))}" if retried else ""))

@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from ..errors import NotFoundError
 from ..model import HistoryEntry, MemoryRecord
+from .update import snapshot
 
 # The actions whose change also set updated_at (a link only when made by an update).
 _STAMPS_UPDATED = {"create", "update", "feedback", "supersede", "merge", "move", "restore",
@@ -41,6 +43,42 @@ def state_at(state: dict[str, Any], entries: Sequence[HistoryEntry],
         elif name == "tier_since" and kept and kept[0].action == "create":
             state[name] = (kept[0].new or {}).get(name, state[name])
     return MemoryRecord.model_validate(state)
+
+
+def record_at(memory_id: str, current: MemoryRecord | None, entries: Sequence[HistoryEntry],
+              when: datetime, with_embedding: bool) -> MemoryRecord:
+    """The memory as it was at ``when``: the changes made after it undone from its ``current``
+    record (None once deleted: then from the snapshot its delete kept); :func:`state_at` says
+    which fields are exact. :class:`NotFoundError` when it was created after ``when`` or
+    deleted by then. The embedding (``with_embedding``) is the current one, or None when the
+    content was different then.
+
+    It is the record as it was *recorded* at that time (by the times of its history), while a
+    search ``as_of`` asks what was *valid* then (``valid_from``/``valid_to``); they differ
+    only for backdated memories and in the milliseconds between preparing a write and
+    committing it."""
+    if current is not None:
+        state = snapshot(current)
+    else:
+        deletes = [i for i, e in enumerate(entries) if e.action == "delete"]
+        if not deletes:
+            raise NotFoundError(f"no memory {memory_id}")
+        gone = entries[deletes[-1]]
+        if gone.at <= when:
+            raise NotFoundError(f"memory {memory_id} did not exist at {when.isoformat()} "
+                                f"(deleted at {gone.at.isoformat()})")
+        if not gone.old:
+            raise NotFoundError(f"memory {memory_id} was erased: its past states are gone")
+        state, entries = dict(gone.old), entries[: deletes[-1]]
+    if current is not None and not changed_after(entries, when):
+        past = current
+    else:
+        past = state_at(state, entries, when)
+        if current is not None and with_embedding and past.content_hash == current.content_hash:
+            past.embedding = current.embedding
+    if past.created_at > when:
+        raise NotFoundError(f"memory {memory_id} did not exist at {when.isoformat()}")
+    return past
 
 
 def changed_after(entries: Sequence[HistoryEntry], when: datetime) -> bool:

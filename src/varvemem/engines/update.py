@@ -8,6 +8,7 @@ Steps that could use an LLM (classify, score, supersede) have a deterministic lo
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import unicodedata
 import uuid
@@ -21,11 +22,12 @@ from typing import Any
 import numpy as np
 
 from ..embeddings import Embedder, normalise
-from ..errors import LLMError, ValidationError
+from ..errors import LLMError, ValidationError, VarvememError
 from ..llm import ChatClient
 from ..model import (
     AddResult,
     Draft,
+    HistoryAction,
     HistoryEntry,
     IngestReport,
     MemoryRecord,
@@ -58,6 +60,22 @@ def _live(r: MemoryRecord, now: datetime) -> bool:
     return r.tier is not Tier.ARCHIVE and (r.expires_at is None or r.expires_at > now)
 
 
+def record_change(tx: StoreTx, rec: MemoryRecord, action: HistoryAction, at: datetime, actor: str,
+                  reason: str = "", old: dict[str, Any] | None = None,
+                  new: dict[str, Any] | None = None) -> None:
+    """Write one entry of ``rec``'s history (every history write of the write path)."""
+    tx.add_history(HistoryEntry(memory_id=rec.memory_id, action=action, at=at, actor=actor,
+                                reason=reason, old=old, new=new), rec.scope.tenant)
+
+
+def _jsonable(v: Any) -> Any:
+    if hasattr(v, "value"):
+        return v.value
+    if isinstance(v, datetime):
+        return v.isoformat()
+    return json.loads(json.dumps(v, default=str))
+
+
 def _supersede(tx: StoreTx, old: MemoryRecord, successor: MemoryRecord | None, reason: str,
                actor: str, now: datetime) -> None:
     """Invalidate ``old`` (kept, no longer served) and record why in its history.
@@ -72,10 +90,8 @@ def _supersede(tx: StoreTx, old: MemoryRecord, successor: MemoryRecord | None, r
     old.superseded_by = successor.memory_id if successor is not None else None
     old.updated_at = now
     tx.update(old, fields=_VALIDITY)
-    tx.add_history(HistoryEntry(memory_id=old.memory_id, action="supersede", at=now, actor=actor,
-                                reason=reason, old=before,
-                                new={"valid_to": old.valid_to.isoformat(),
-                                     "superseded_by": old.superseded_by}), old.scope.tenant)
+    record_change(tx, old, "supersede", now, actor, reason, old=before,
+                  new={"valid_to": old.valid_to.isoformat(), "superseded_by": old.superseded_by})
 
 
 def _inherit(new: MemoryRecord, olds: Sequence[MemoryRecord]) -> None:
@@ -249,6 +265,98 @@ class UpdateEngine:
             raise ValidationError(f"importance {d.importance} is not in 0..1")
         if not d.scope.tenant:
             raise ValidationError("tenant is empty")
+
+    # -- changes in place ---------------------------------------------------------------------
+    def change(self, rec: MemoryRecord, *, content: str | None = None,
+               tags: Sequence[str] | None = None, importance: float | None = None,
+               tier: Tier | None = None, metadata: dict[str, Any] | None = None,
+               reason: str = "", actor: str = "api") -> MemoryRecord:
+        """Change the given fields of ``rec`` (values checked by the caller); ``rec`` itself
+        when nothing differs."""
+        changes: dict[str, Any] = {}
+        if content is not None and content.strip() != rec.content:
+            changes["content"] = content.strip()
+            changes["content_hash"] = content_hash(content)
+        if tags is not None:
+            changes["tags"] = normalise_tags(tags)
+        if importance is not None:
+            changes["importance"] = float(importance)
+        if tier is not None:
+            changes["tier"] = tier
+        if metadata is not None:
+            changes["metadata"] = {**rec.metadata, **metadata}
+        return self.edit(rec, changes, "update", reason, actor) if changes else rec
+
+    def feedback(self, rec: MemoryRecord, helpful: bool, weight: float,
+                 reason: str = "") -> MemoryRecord:
+        """Move importance, and a Q&A pair's score, up or down by ``weight``, bounded to 0..1."""
+        delta = weight if helpful else -weight
+        changes: dict[str, Any] = {"importance": round(min(1.0, max(0.0, rec.importance + delta)),
+                                                       4)}
+        if rec.score is not None:
+            changes["score"] = round(min(1.0, max(0.0, rec.score + delta)), 4)
+        return self.edit(rec, changes, "feedback",
+                         reason or ("helpful" if helpful else "not helpful"), "feedback")
+
+    def edit(self, rec: MemoryRecord, changes: dict[str, Any], action: HistoryAction,
+             reason: str, actor: str) -> MemoryRecord:
+        """Write ``changes`` to ``rec`` in one transaction with its history entry. A changed
+        ``content`` (give its ``content_hash`` too) is re-embedded and its keywords
+        re-extracted."""
+        vector = self._vector(rec, changes["content"]) if "content" in changes else None
+        old = {k: _jsonable(getattr(rec, k)) for k in changes}
+        now = self.clock()
+        if "content" in changes:
+            changes["keywords"] = extract_keywords(changes["content"], self.cfg.keywords_max)
+        new = rec.model_copy(update={**changes, "updated_at": now})
+        with self.stores.transaction() as tx:
+            # Only the changed columns: a concurrent supersession or retrieval is kept.
+            tx.update(new, vector, fields=[*changes, "updated_at"])
+            record_change(tx, rec, action, now, actor, reason, old=old,
+                          new={k: _jsonable(v) for k, v in changes.items()})
+        self.after_write()
+        return new
+
+    def _vector(self, rec: MemoryRecord, content: str) -> np.ndarray:
+        self.stores.check_model()
+        return self._embedder().embed_documents([embedding_text(
+            rec.model_copy(update={"content": content}), self.cfg.context_embed)])[0]
+
+    def delete(self, rec: MemoryRecord, reason: str = "", actor: str = "api") -> None:
+        """Delete a live (not archived) memory; its history keeps its last state."""
+        with self.stores.transaction() as tx:
+            tx.delete(rec.scope.tenant, rec.memory_id)
+            record_change(tx, rec, "delete", self.clock(), actor, reason, old=snapshot(rec))
+        self.after_write()
+
+    def re_embed(self, progress: Callable[[int, int], None] | None = None) -> None:
+        """Recompute every stored vector with the configured embedder, batch by batch; the last
+        batch records the new model."""
+        emb = self._embedder()
+        records = list(self.stores.records.iter_records())
+        size = self.settings.embedder.batch_size
+        for i in range(0, max(len(records), 1), size):
+            part = records[i : i + size]
+            vecs = emb.embed_documents([embedding_text(r, self.cfg.context_embed) for r in part])
+            with self.stores.transaction() as tx:
+                for r, v in zip(part, vecs):
+                    tx.update(r, v, fields=[])  # the vector only
+                if i + size >= len(records):
+                    self.stores.set_model(tx, emb.model_id, emb.dim)
+            if progress:
+                progress(min(i + size, len(records)), len(records))
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Store one value of the store's key/value metadata."""
+        with self.stores.transaction() as tx:
+            tx.set_meta(key, value)
+
+    def after_write(self) -> None:
+        """Catch the vector index up if it is open; never fail a committed write over it."""
+        try:
+            self.stores.sync(open_index=False)
+        except VarvememError as exc:
+            self.stores.notices.append(f"vector index not updated: {exc}")
 
     # -- steps --------------------------------------------------------------------------------
     def _turns(self, drafts: Sequence[Draft]) -> list[_Turn | None]:
@@ -433,9 +541,9 @@ class UpdateEngine:
         tx.insert(rec, p.vector)
         if rec.tier is Tier.ACTIVE and rec.scope.session:
             tx.touch_session(rec.scope.tenant, rec.scope.session, rec.created_at)
-        tx.add_history(HistoryEntry(memory_id=rec.memory_id, action="create", at=now, actor=actor,
-                                    reason=_succession(d.metadata.get("reason", ""), superseded),
-                                    new=_created(rec, list(superseded))), rec.scope.tenant)
+        record_change(tx, rec, "create", now, actor,
+                      _succession(d.metadata.get("reason", ""), superseded),
+                      new=_created(rec, list(superseded)))
         for old_id, why in superseded.items():
             _supersede(tx, olds[old_id], rec, why, actor, now)
         for other in related:  # a batch item links back through its own record
@@ -525,12 +633,10 @@ class UpdateEngine:
         near.metadata["occurrences"] = int(near.metadata.get("occurrences", 1)) + 1
         near.updated_at = now
         tx.update(near, fields=["tags", "importance", "metadata", "updated_at"])
-        tx.add_history(HistoryEntry(
-            memory_id=near.memory_id, action="merge", at=now, actor=actor,
-            reason="near-duplicate merged",
-            old=before, new={"tags": near.tags, "importance": near.importance,
-                             "occurrences": near.metadata["occurrences"],
-                             "merged_content": rec.content}), near.scope.tenant)
+        record_change(tx, near, "merge", now, actor, "near-duplicate merged", old=before,
+                      new={"tags": near.tags, "importance": near.importance,
+                           "occurrences": near.metadata["occurrences"],
+                           "merged_content": rec.content})
 
     def link(self, tx: StoreTx, other: MemoryRecord, new_id_: str, actor: str,
              now: datetime, reason: str = "associated with a new similar memory") -> None:
@@ -543,12 +649,9 @@ class UpdateEngine:
         tx.update(other, fields=["related_memory_ids"])
         # Links are the most frequent change: history keeps the difference, not both lists
         # (either list follows from the other and the difference).
-        tx.add_history(HistoryEntry(memory_id=other.memory_id, action="link", at=now, actor=actor,
-                                    reason=reason,
-                                    old={"related_memory_ids_removed": dropped} if dropped
-                                    else None,
-                                    new={"related_memory_ids_added": [new_id_]}),
-                       other.scope.tenant)
+        record_change(tx, other, "link", now, actor, reason,
+                      old={"related_memory_ids_removed": dropped} if dropped else None,
+                      new={"related_memory_ids_added": [new_id_]})
 
     # -- documents ----------------------------------------------------------------------------
     def ingest_text(self, text: str, source: str, scope: Scope, tags: list[str],
@@ -597,10 +700,9 @@ class UpdateEngine:
                 _inherit(p.record, olds)
                 succeeded = {r.memory_id: changed for r in olds}
                 tx.insert(p.record, p.vector)
-                tx.add_history(HistoryEntry(
-                    memory_id=p.record.memory_id, action="create", at=now, actor=actor,
-                    reason=_succession(f"ingested from {source}", succeeded),
-                    new=_created(p.record, list(succeeded))), scope.tenant)
+                record_change(tx, p.record, "create", now, actor,
+                              _succession(f"ingested from {source}", succeeded),
+                              new=_created(p.record, list(succeeded)))
             for r in current:  # bookkeeping only (which version of the file a chunk is in)
                 if r.content_hash in kept_hashes and r.metadata.get("doc_hash") != doc_hash:
                     r.metadata["doc_hash"] = doc_hash

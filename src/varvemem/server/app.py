@@ -73,7 +73,7 @@ class Service:
         while not self.stopping.is_set():
             try:
                 with self.lock:
-                    report = self.memory.process_inbox(worker=self.worker,
+                    report = self.memory.inbox.process(worker=self.worker,
                                                        stop=self.stopping)
                 self.metrics.processed(report)
                 if not report.claimed:

@@ -33,7 +33,7 @@ class _StoreGauges(Collector):
         if self._cached is not None and now - self._cached[0] < _GAUGE_SECONDS:
             return self._cached[1], self._cached[2]
         tiers = self.service.memory.tier_counts()
-        inbox = self.service.memory.inbox_counts()
+        inbox = self.service.memory.inbox.counts()
         self._cached = (now, tiers, inbox)
         return tiers, inbox
 

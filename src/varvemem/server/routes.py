@@ -87,7 +87,7 @@ async def health() -> dict[str, str]:
 async def ready(request: Request) -> dict[str, Any]:
     service: Service = request.app.state.service
     try:
-        inbox = await anyio.to_thread.run_sync(service.memory.inbox_counts,
+        inbox = await anyio.to_thread.run_sync(service.memory.inbox.counts,
                                                limiter=service.receiving)
     except StorageError as exc:
         raise StorageError(f"not ready: {exc}") from None
@@ -267,7 +267,7 @@ def delete_user(user: str, caller: Caller = need("admin")) -> dict[str, Any]:
 @router.post("/v1/inbox/retry", tags=["webhooks"],
              summary="Re-arm failed webhook events, once their cause is fixed")
 def inbox_retry(body: InboxRetryIn, caller: Caller = need("admin")) -> dict[str, Any]:
-    return {"retried": caller.call(lambda m: m.retry_inbox(body.event_ids, tenant=caller.tenant))}
+    return {"retried": caller.call(lambda m: m.inbox.retry(body.event_ids, tenant=caller.tenant))}
 
 
 @router.get("/v1/inbox", tags=["webhooks"], summary="The tenant's webhook inbox, a page at a time")
@@ -276,7 +276,7 @@ def inbox(caller: Caller = need("admin"), status: str | None = None,
           after: int = Query(0, ge=0, le=2**63 - 1)) -> Page:
     size = min(limit or caller.service.settings.server.page_size,
                caller.service.settings.server.max_page_size)
-    events = caller.service.memory.inbox_events(tenant=caller.tenant, status=status,
+    events = caller.service.memory.inbox.events(tenant=caller.tenant, status=status,
                                                 limit=size + 1, after=after)
     more = len(events) > size
     events = events[:size]

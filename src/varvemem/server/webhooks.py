@@ -58,7 +58,7 @@ async def receive(source: str, request: Request) -> JSONResponse:
     try:
         # The store write blocks: off the event loop, but not behind the memory's lock.
         receipt: Receipt = await anyio.to_thread.run_sync(
-            service.memory.receive_webhook, source, body, headers, limiter=service.receiving)
+            service.memory.inbox.receive, source, body, headers, limiter=service.receiving)
     except VarvememError as exc:
         service.metrics.delivery(known, _outcome(exc))
         raise

@@ -1,0 +1,124 @@
+"""Argument checks shared by the library API and its namespaces: each raises
+:class:`~varvemem.errors.ValidationError` with a one-line message."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+import pydantic
+
+from .errors import ValidationError
+from .model import Draft, MemoryType, Scope, Tier, TTLMode
+from .settings import Settings, describe_validation_error
+
+
+def enum_of(cls: type, value: Any, what: str) -> Any:
+    """``value`` as a member of the enum ``cls`` (None stays None)."""
+    if value is None or isinstance(value, cls):
+        return value
+    try:
+        return cls(str(value))
+    except ValueError:
+        known = ", ".join(m.value for m in cls)  # type: ignore[attr-defined]
+        raise ValidationError(f"unknown {what} {value!r} (known: {known})") from None
+
+
+def enums_of(cls: type, values: Any, what: str) -> list[Any] | None:
+    """One value or several as members of ``cls`` (None stays None)."""
+    if values is None:
+        return None
+    if isinstance(values, (str, cls)):
+        values = [values]
+    return [enum_of(cls, v, what) for v in values]
+
+
+def utc(value: datetime | None, name: str) -> datetime | None:
+    """Aware datetimes in UTC; a naive one is taken to be UTC already."""
+    if value is None:
+        return None
+    if not isinstance(value, datetime):
+        raise ValidationError(f"{name} must be a datetime")
+    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else \
+        value.astimezone(timezone.utc)
+
+
+def text(value: Any, what: str) -> str:
+    """Non-empty text, stripped."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError(f"{what} must be non-empty text")
+    return value.strip()
+
+
+def unit_score(value: Any) -> float:
+    """A Q&A pair's score: a number in 0..1."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise ValidationError(f"score {value!r} is not a number in 0..1")
+    return float(value)
+
+
+def query(settings: Settings, value: Any, top_k: int | None, profile: str | None) -> None:
+    """A search's query, ``top_k`` and retrieval profile."""
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError("query is empty")
+    if len(value.encode("utf-8")) > settings.update.max_content_bytes:
+        raise ValidationError("query is over update.max_content_bytes")
+    if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
+        raise ValidationError(f"top_k {top_k!r} must be a whole number of at least 1")
+    if profile is not None and profile not in settings.retrieval.profiles:
+        known = ", ".join(sorted(settings.retrieval.profiles))
+        raise ValidationError(f"unknown retrieval profile {profile!r} (known: {known})")
+
+
+def importance(value: Any) -> None:
+    """An importance to set: None, or a number in 0..1."""
+    if value is not None and (not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0):
+        raise ValidationError(f"importance {value!r} is not a number in 0..1")
+
+
+def vector(value: Any, dim: int) -> np.ndarray:
+    """A query vector: ``dim`` finite numbers."""
+    arr = np.asarray(value, np.float32)
+    if arr.shape != (dim,) or not np.isfinite(arr).all():
+        raise ValidationError(f"query_vector must be {dim} finite numbers")
+    return arr
+
+
+def draft(content: Any, **kw: Any) -> Draft:
+    """A :class:`Draft` from :meth:`Memory.add`'s arguments (``type``, ``tier``, ``ttl_mode``,
+    ``tags``, ``metadata`` and ``supersedes`` given, None or not)."""
+    if not isinstance(content, str):
+        raise ValidationError("content must be text")
+    if kw.get("created_at") is not None:
+        kw["created_at"] = utc(kw["created_at"], "created_at")
+    try:
+        return Draft(
+            content=content, memory_type=enum_of(MemoryType, kw.pop("type"), "memory type"),
+            tier=enum_of(Tier, kw.pop("tier"), "tier"),
+            ttl_mode=enum_of(TTLMode, kw.pop("ttl_mode"), "TTL mode"),
+            tags=kw.pop("tags") or [], metadata=dict(kw.pop("metadata") or {}),
+            supersedes=list(kw.pop("supersedes") or []), **kw)
+    except pydantic.ValidationError as exc:
+        raise ValidationError(describe_validation_error(exc, "memory")) from None
+
+
+def drafts(items: Iterable[str | Mapping[str, Any]], defaults: Mapping[str, Any],
+           scope: Callable[[Any, Any, Any, Any], Scope]) -> list[Draft]:
+    """:meth:`Memory.add_many`'s items as drafts; ``scope`` checks tenant, user, agent and
+    session."""
+    out = []
+    for i, item in enumerate(items):
+        if not isinstance(item, (str, Mapping)):
+            raise ValidationError(f"item {i} must be text or a mapping")
+        kw = {**defaults, **({"content": item} if isinstance(item, str) else dict(item))}
+        if "content" not in kw:
+            raise ValidationError(f"item {i} has no content")
+        where = scope(kw.pop("tenant", None), kw.pop("user", None), kw.pop("agent", None),
+                      kw.pop("session", None))
+        kw.setdefault("source", "user")
+        for key in ("type", "tier", "ttl_mode", "tags", "metadata", "supersedes"):
+            kw.setdefault(key, None)
+        out.append(draft(kw.pop("content"), scope=where, **kw))
+    return out

@@ -1,0 +1,366 @@
+"""The FAQ engine: scored question/answer pairs (seed 2's L2), their Markdown mirror, and
+``ask``'s routes (L3: skip, cached, reuse, normal).
+
+A pair is a memory of type ``qa`` embedded by its question. Every write goes through the
+update engine (and so through its history); values are checked here, ids and tenants by the
+caller.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pydantic
+
+from .. import qa_files
+from .._validate import enum_of, text, unit_score
+from ..embeddings import Embedder
+from ..errors import ValidationError, VarvememError
+from ..llm import ChatClient
+from ..model import (
+    Draft,
+    MemoryRecord,
+    MemoryType,
+    Scope,
+    SearchFilter,
+    SearchHit,
+    Tier,
+    TTLMode,
+)
+from ..settings import Settings, describe_validation_error
+from ..stores import Stores
+from ..stores.base import Selection
+from .intent import chit_chat
+from .retrieval import RetrievalEngine
+from .update import UpdateEngine, content_hash
+
+# What ask reads for the normal route: (question, top_k, session, user, tenant) -> the packed
+# context and the hits behind it.
+ContextFn = Callable[[str, int, str | None, str | None, str], tuple[str, list[SearchHit]]]
+
+FEEDBACK = ("up", "down", "followup")
+
+
+class AskResult(pydantic.BaseModel):
+    """How :meth:`Memory.ask` answered: the route (``skip``, ``reuse``, ``normal``), the
+    answer, the pair it reused (or made), the confidence of the match and the time spent."""
+
+    route: str
+    answer: str
+    reason: str = ""
+    matched: dict[str, Any] | None = None
+    confidence: float | None = None
+    llm: bool = False
+    ms: float = 0.0
+
+
+def check_feedback(kind: Any) -> None:
+    """``kind`` is one of :data:`FEEDBACK`."""
+    if kind not in FEEDBACK:
+        raise ValidationError(f"feedback {kind!r} is not one of {list(FEEDBACK)}")
+
+
+def _keywords(values: Sequence[Any]) -> list[str]:
+    return [str(k).strip() for k in values if str(k).strip()]
+
+
+def _state(r: MemoryRecord) -> tuple[Any, ...]:
+    return (r.question, r.answer, r.score, r.keywords, r.ttl_mode, r.ttl_days)
+
+
+def _is_pair(rec: MemoryRecord) -> None:
+    if rec.memory_type is not MemoryType.QA:
+        raise ValidationError(f"memory {rec.memory_id} is not a Q&A pair")
+
+
+class FaqEngine:
+    """Q&A pairs and the ``ask`` routes over one store. ``context`` is the library's context
+    builder (the session window, then a search)."""
+
+    def __init__(self, settings: Settings, stores: Stores, update: UpdateEngine,
+                 retrieval: RetrievalEngine, embedder: Callable[[], Embedder],
+                 clock: Callable[[], datetime], llm: ChatClient | None,
+                 context: ContextFn) -> None:
+        self.settings = settings
+        self.cfg = settings.faq
+        self.stores = stores
+        self._update = update
+        self._retrieval = retrieval
+        self._embedder = embedder
+        self.clock = clock
+        self.llm = llm
+        self._context = context
+
+    # -- pairs ---------------------------------------------------------------------------------
+    def save(self, question: Any, answer: Any, score: Any, scope: Scope,
+             keywords: Sequence[Any] | None = None, *, ttl_mode: Any = None,
+             ttl_days: Any = None, source_file: str | None = None,
+             source_location: str | None = None) -> str:
+        """Store a pair; its id. Keywords are extracted from the pair unless given."""
+        question, answer = text(question, "question"), text(answer, "answer")
+        meta = {k: v for k, v in (("source_file", source_file),
+                                  ("source_location", source_location)) if v is not None}
+        value = unit_score(score)
+        try:
+            draft = Draft(content=f"{question}\n{answer}", memory_type=MemoryType.QA,
+                          ttl_mode=enum_of(TTLMode, ttl_mode, "TTL mode"), source="qa",
+                          scope=scope, ttl_days=ttl_days, metadata=meta, question=question,
+                          answer=answer, score=value)
+        except pydantic.ValidationError as exc:
+            raise ValidationError(describe_validation_error(exc, "memory")) from None
+        if keywords is not None:
+            draft.keywords = _keywords(keywords)
+        return self._update.add([draft])[0].memory_id
+
+    def all(self, tenant: str) -> list[MemoryRecord]:
+        """Every current pair of the tenant, by id."""
+        sel = Selection(tenant=tenant, types=[MemoryType.QA],
+                        tiers=[t for t in Tier if t is not Tier.ARCHIVE])
+        out: list[MemoryRecord] = []
+        while batch := self.stores.records.select(sel, 1000, out[-1].memory_id if out else ""):
+            out.extend(batch)
+        return out
+
+    def search(self, question: str, top_k: int, tenant: str) -> list[SearchHit]:
+        """The best pairs for ``question``: relevance x TTL weight x score (profile ``faq``)."""
+        return self._retrieval.search(question, SearchFilter(tenant=tenant, types=[MemoryType.QA]),
+                                      top_k=top_k, profile="faq", now=self.clock())
+
+    def update(self, rec: MemoryRecord, *, question: Any = None, answer: Any = None,
+               score: Any = None, keywords: Sequence[Any] | None = None, ttl_mode: Any = None,
+               ttl_days: Any = None, reason: str = "") -> MemoryRecord:
+        """Change a pair in place (history keeps the old values); new text is re-embedded."""
+        _is_pair(rec)
+        changes: dict[str, Any] = {}
+        q = rec.question if question is None else text(question, "question")
+        a = rec.answer if answer is None else text(answer, "answer")
+        if (q, a) != (rec.question, rec.answer):
+            changes.update(question=q, answer=a, content=f"{q}\n{a}",
+                           content_hash=content_hash(f"{q}\n{a}"))
+        if score is not None and unit_score(score) != rec.score:
+            changes["score"] = unit_score(score)
+        if ttl_mode is not None and enum_of(TTLMode, ttl_mode, "TTL mode") != rec.ttl_mode:
+            changes["ttl_mode"] = enum_of(TTLMode, ttl_mode, "TTL mode")
+        if ttl_days is not None and ttl_days != rec.ttl_days:
+            if not isinstance(ttl_days, (int, float)) or ttl_days <= 0:
+                raise ValidationError(f"ttl_days {ttl_days!r} is not a positive number")
+            changes["ttl_days"] = float(ttl_days)
+        if not changes and keywords is None:
+            return rec
+        new = self._update.edit(rec, changes, "update", reason, "api") if changes else rec
+        if keywords is not None:
+            kws = _keywords(keywords)
+            if kws != new.keywords:
+                new = self._update.edit(new, {"keywords": kws}, "update", reason, "api")
+        return new
+
+    def feedback(self, rec: MemoryRecord, kind: str) -> MemoryRecord:
+        """FLOW-1: ``up``, ``down`` or ``followup`` moves the pair's score by
+        ``faq.feedback_*`` (``kind`` checked by :func:`check_feedback`)."""
+        _is_pair(rec)
+        cfg = self.cfg
+        helpful, weight, reason = {
+            "up": (True, cfg.feedback_up, "helpful"),
+            "down": (False, cfg.feedback_down, "not helpful"),
+            "followup": (False, cfg.feedback_followup, "a follow-up question came right after"),
+        }[kind]
+        return self._update.feedback(rec, helpful, max(weight, 1e-6), reason)
+
+    def export(self, folder: Path, tenant: str) -> list[Path]:
+        """Write every current pair as ``qa-<id>.md`` into ``folder``."""
+        return [qa_files.write(folder, r) for r in self.all(tenant)]
+
+    def import_folder(self, folder: Path, tenant: str) -> dict[str, Any]:
+        """Read ``qa-*.md`` files: a file whose id is a pair of the tenant updates it, any other
+        adds a pair; a malformed one is reported by name and skipped."""
+        if not folder.is_dir():
+            raise ValidationError(f"{folder} is not a folder")
+        report: dict[str, Any] = {"created": {}, "updated": [], "unchanged": [], "skipped": {}}
+        for file in sorted(folder.glob("qa-*.md")):
+            try:
+                qa = qa_files.read(file)
+            except (ValueError, OSError) as exc:
+                report["skipped"][file.name] = str(exc)
+                continue
+            try:
+                known = None if qa.id is None else self.stores.records.get(tenant, qa.id)
+                if known is not None and known.memory_type is MemoryType.QA \
+                        and known.tier is not Tier.ARCHIVE:
+                    after = self.update(known, question=qa.question, answer=qa.answer,
+                                        score=qa.score, keywords=qa.keywords,
+                                        ttl_mode=qa.ttl_mode, ttl_days=qa.ttl_days,
+                                        reason=f"imported {file.name}")
+                    (report["updated"] if _state(after) != _state(known)
+                     else report["unchanged"]).append(file.name)
+                else:
+                    report["created"][file.name] = self.save(
+                        qa.question, qa.answer, qa.score, Scope(tenant=tenant), qa.keywords,
+                        ttl_mode=qa.ttl_mode, ttl_days=qa.ttl_days, source_file=qa.source_file,
+                        source_location=qa.source_location)
+            except ValidationError as exc:
+                report["skipped"][file.name] = str(exc)
+        return report
+
+    # -- L3: ask -------------------------------------------------------------------------------
+    def ask(self, question: str, session: str | None, user: str | None,
+            tenant: str) -> AskResult:
+        """The cheapest honest route for ``question`` (see :meth:`Memory.ask`); with
+        ``session``, the implicit feedback on the session's previous answer."""
+        started = time.perf_counter()
+        res: AskResult
+        chat = chit_chat(question)
+        if chat is not None:
+            res = AskResult(route="skip", answer=chat[1], reason=f"chit-chat ({chat[0]})")
+        else:
+            res = (self._cached(question, user, tenant) or self._reuse(question, user, tenant)
+                   if self.cfg.enabled else None) or self._normal(question, session, user, tenant)
+        res.ms = round((time.perf_counter() - started) * 1000, 3)
+        if session is not None:
+            self._session_feedback(session, tenant, chat[0] if chat else None, res)
+        return res
+
+    def _session_feedback(self, session: str, tenant: str, chat: str | None,
+                          res: AskResult) -> None:
+        """Implicit feedback on the pair that answered the session's previous question, and
+        remember this answer's pair (in the store: the CLI asks from separate processes)."""
+        key = f"faq.last.{tenant}.{session}"
+        last = self.stores.records.get_meta(key)
+        now = self.clock()
+        if last:
+            pair, at = last.split("|", 1)
+            recent = now - datetime.fromisoformat(at) <= \
+                timedelta(minutes=self.cfg.followup_minutes)
+            kind = "up" if chat == "thanks" else ("followup" if chat is None else None)
+            rec = self.stores.records.get(tenant, pair) if recent and kind else None
+            if kind and rec is not None and rec.tier is not Tier.ARCHIVE:
+                with contextlib.suppress(ValidationError):  # no longer a pair
+                    self.feedback(rec, kind)
+        pair_id = (res.matched or {}).get("id")
+        self._update.set_meta(key, f"{pair_id}|{now.isoformat()}" if pair_id else "")
+
+    @staticmethod
+    def _answer_key(question: str, user: str | None, tenant: str) -> tuple[str, str | None, str]:
+        """The L3 cache's key: the question as typed, case and spacing normalised."""
+        return tenant, user, " ".join(question.lower().split())
+
+    def _cached(self, question: str, user: str | None, tenant: str) -> AskResult | None:
+        """A pair promoted to the cache answers its question as typed, if it is still the
+        same pair: current, unchanged, not expired (else it leaves the cache)."""
+        key = self._answer_key(question, user, tenant)
+        hit = self.stores.answers.get(key)
+        if hit is None:
+            return None
+        mid, version = hit
+        rec = self.stores.records.get(key[0], mid)
+        now = self.clock()
+        if rec is None or rec.content_hash != version or rec.valid_to is not None \
+                or (rec.expires_at is not None and rec.expires_at <= now) \
+                or (rec.score or 0.0) < self.cfg.cache_min_score:
+            self.stores.answers.drop(key)
+            return None
+        if not self._sources_intact(rec):
+            self.stores.answers.drop(key)
+            self._retire(rec)
+            return None
+        return AskResult(route="reuse", answer=rec.answer or "", confidence=1.0,
+                         matched={"id": mid, "question": rec.question, "score": rec.score},
+                         reason="cached: a validated answer to this question")
+
+    def _promote_to_cache(self, question: str, user: str | None, tenant: str,
+                          rec: MemoryRecord) -> None:
+        if (rec.score or 0.0) >= self.cfg.cache_min_score:
+            key = self._answer_key(question, user, tenant)
+            self.stores.answers.put(key, rec.memory_id, rec.content_hash)
+
+    def _reuse(self, question: str, user: str | None, tenant: str) -> AskResult | None:
+        cfg = self.cfg
+        qvec: np.ndarray = self._embedder().embed_query(question)
+        flt = SearchFilter(tenant=tenant, types=[MemoryType.QA],
+                           user=None if cfg.share_across_users else user)
+        self.stores.sync(persist=False)
+        best = self.stores.vectors.search(qvec, 3, flt, approximate=True)
+        if not best:
+            return None
+        found = self.stores.records.filter([i for i, _ in best], flt, self.clock())
+        ok = {c.memory_id: c for c in found}
+        for mid, cos in best:
+            cand = ok.get(mid)  # current, unexpired, not archived
+            if cand is None:
+                continue
+            confidence = round(float(cos), 4)
+            if confidence < cfg.reuse_confidence or (cand.score or 0.0) < cfg.reuse_min_score:
+                return None
+            rec = self.stores.records.get(tenant, mid)
+            if rec is None:  # deleted since the filter read it
+                continue
+            if not self._sources_intact(rec):
+                self._retire(rec)
+                return None  # answered anew, from what is true now
+            self._promote_to_cache(question, user, tenant, rec)
+            return AskResult(route="reuse", answer=rec.answer or "", confidence=confidence,
+                             matched={"id": mid, "question": rec.question, "score": rec.score},
+                             reason="a validated answer to the same question")
+        return None
+
+    def _normal(self, question: str, session: str | None, user: str | None,
+                tenant: str) -> AskResult:
+        cfg = self.cfg
+        context, hits = self._context(question, cfg.top_k, session, user, tenant) \
+            if cfg.enabled else ("", [])
+        llm = self.llm
+        if llm is None:
+            answer = ("No LLM is configured, so here are the memories most relevant to the "
+                      "question:\n\n" + context) if context else \
+                "No LLM is configured and no memory matches the question."
+            return AskResult(route="normal", answer=answer, reason="retrieval (no LLM)")
+        try:
+            answer = llm.complete(
+                "You answer a user's question for a support assistant. Use the memories "
+                "given when they help; say so when they do not answer it.",
+                f"{context}\n\nQuestion: {question}").strip()
+        except VarvememError as exc:
+            logging.getLogger("varvemem.llm").warning(
+                "ask answers with the retrieved memories only: %s", exc)
+            return AskResult(route="normal", answer=context, reason=f"retrieval (LLM failed: "
+                             f"{exc})")
+        # The pair remembers the memories its answer came from: when one of them changes, the
+        # pair is no longer reused (see _sources_intact).
+        sources = {h.memory.memory_id: h.memory.content_hash for h in hits}
+        pair = self._save_answer(question, answer, sources, user, tenant) \
+            if answer and cfg.enabled else None
+        return AskResult(route="normal", answer=answer, reason="retrieval + LLM",
+                         matched={"id": pair, "question": question, "score": cfg.initial_score}
+                         if pair else None, llm=True)
+
+    def _save_answer(self, question: str, answer: str, sources: dict[str, str],
+                     user: str | None, tenant: str) -> str:
+        pid = self.save(question, answer, self.cfg.initial_score, Scope(tenant=tenant, user=user))
+        rec = self.stores.records.get(tenant, pid) if sources else None
+        if rec is not None:
+            self._update.edit(rec, {"metadata": {**rec.metadata, "sources": sources}}, "link",
+                              "the memories the answer came from", "ask")
+        return pid
+
+    def _sources_intact(self, rec: MemoryRecord) -> bool:
+        """Are the memories a pair's answer came from all still current and unedited?"""
+        sources = rec.metadata.get("sources")
+        if not isinstance(sources, dict) or not sources:
+            return True
+        now = self.clock()
+        live = self.stores.records.get_many(rec.scope.tenant, list(sources))
+        return all(mid in live and live[mid].content_hash == h
+                   and (live[mid].valid_to is None or live[mid].valid_to > now)
+                   for mid, h in sources.items())
+
+    def _retire(self, rec: MemoryRecord) -> None:
+        """A pair whose answer rests on a memory that changed is no longer valid (kept in
+        history, never served again)."""
+        self._update.edit(rec, {"valid_to": self.clock()}, "supersede",
+                          "a memory the answer came from changed", "ask")
