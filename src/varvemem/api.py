@@ -49,6 +49,7 @@ from .stores.session_log import SessionLog
 
 Clock = Callable[[], datetime]
 
+
 class Memory:
     """Long-term memory for agents, stored under ``home``.
 
