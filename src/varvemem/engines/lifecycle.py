@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -20,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import ArchiveError, LLMError, NotFoundError, ValidationError
 from ..llm import ChatClient
-from ..model import Draft, HistoryEntry, MemoryRecord, MemoryType, Scope, SearchFilter, Tier
+from ..model import Draft, HistoryEntry, MemoryRecord, MemoryType, Scope, Tier, VectorFilter
 from ..settings import Settings
 from ..stores import Stores, StoreTx
 from ..stores.base import Selection
@@ -29,7 +30,6 @@ from .update import UpdateEngine, snapshot
 
 ACTOR = "lifecycle"
 log = logging.getLogger("varvemem.llm")  # the abstraction's LLM fallback
-JOBS = ("sessions", "rescore", "promote", "abstract", "forget", "inbox")
 _LIVE_TIERS = [t for t in Tier if t is not Tier.ARCHIVE]
 # What abstraction learns from: the records of what happened, not documents or Q&A pairs.
 _ABSTRACT_FROM = [MemoryType.DIALOGUE, MemoryType.TOOL_CALL, MemoryType.EVENT]
@@ -86,7 +86,7 @@ class LifecycleEngine:
         report = ConsolidationReport(now=now, tiers_before=self.tier_counts(tenant))
         for name in (j for j in JOBS if j in names):
             t0 = time.perf_counter()
-            job = getattr(self, f"_job_{name}")(now, tenant)
+            job = JOB_TABLE[name].run(self, now, tenant)
             job.seconds = round(time.perf_counter() - t0, 4)
             report.jobs.append(job)
             if tenant is None:  # one tenant's run leaves the schedule of the others as it was
@@ -100,9 +100,9 @@ class LifecycleEngine:
         """The jobs whose interval (``lifecycle.<job>_every_minutes``) has passed."""
         now = self.clock()
         out = []
-        for name in JOBS:
+        for name, job in JOB_TABLE.items():
             last = self.stores.records.get_meta(f"lifecycle.{name}.last_run")
-            every = timedelta(minutes=getattr(self.cfg, f"{name}_every_minutes"))
+            every = timedelta(minutes=getattr(self.cfg, job.every))
             if last is None or now - datetime.fromisoformat(last) >= every:
                 out.append(name)
         return out
@@ -259,7 +259,7 @@ class LifecycleEngine:
         if vec is None:
             return set()
         found = self.stores.vectors.search(vec, 4 * self.cfg.abstract_max_sources,
-                                           SearchFilter(tenant=tenant))
+                                           VectorFilter(tenant=tenant))
         return {i for i, cos in found if cos >= self.cfg.abstract_similarity}
 
     def _abstract(self, groups: list[tuple[str, list[str]]], now: datetime,
@@ -478,3 +478,24 @@ class LifecycleEngine:
                       {"tier": Tier.ARCHIVE.value}, {"tier": tier.value})
         self._synced()
         return rec
+
+
+@dataclass(frozen=True)
+class Job:
+    """A lifecycle job: the method that runs it (with the clock's time and a tenant, None for
+    all) and the ``lifecycle`` key of its interval in minutes (``varvemem worker``)."""
+
+    run: Callable[[LifecycleEngine, datetime, str | None], JobReport]
+    every: str
+
+
+# The jobs in the order they run.
+JOB_TABLE: dict[str, Job] = {
+    "sessions": Job(LifecycleEngine._job_sessions, "sessions_every_minutes"),
+    "rescore": Job(LifecycleEngine._job_rescore, "rescore_every_minutes"),
+    "promote": Job(LifecycleEngine._job_promote, "promote_every_minutes"),
+    "abstract": Job(LifecycleEngine._job_abstract, "abstract_every_minutes"),
+    "forget": Job(LifecycleEngine._job_forget, "forget_every_minutes"),
+    "inbox": Job(LifecycleEngine._job_inbox, "inbox_every_minutes"),
+}
+JOBS = tuple(JOB_TABLE)

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from ..embeddings import Embedder
+from ..filters import archive_clauses, predicate, vector_part
 from ..model import (
     MemoryRecord,
     ScoreBreakdown,
@@ -85,8 +86,9 @@ class RetrievalEngine:
         try:
             qvec = query_vector if query_vector is not None else \
                 self._embedder().embed_query(query)
-            # The index knows only "valid now"; a point-in-time query checks validity in the store.
-            vflt = flt.model_copy(update={"include_superseded": True}) if flt.as_of else flt
+            # What the index checks; the store's filter below applies the rest.
+            vflt = vector_part(flt)
+            # Conditions only the store checks that may drop many of the index's hits.
             post_filtered = any(v is not None for v in (flt.created_after, flt.created_before,
                                                         flt.as_of)) or bool(flt.tags)
             depth = n * (4 if post_filtered else 1)
@@ -174,23 +176,9 @@ class RetrievalEngine:
     def _archived_candidates(self, flt: SearchFilter, now: datetime) -> list[MemoryRecord]:
         """Every archived memory of the tenant that passes ``flt`` (read in full: the archive
         is searched on request only, slowly)."""
-        when = flt.as_of or now
-        out = []
-        for r in self.stores.archived_records(flt.tenant, notices=self.stores.notices):
-            s = r.scope
-            if any(want is not None and have != want for have, want in (
-                    (s.user, flt.user), (s.agent, flt.agent), (s.session, flt.session))):
-                continue
-            if (flt.types and r.memory_type not in flt.types) \
-                    or (flt.tags and not set(flt.tags) & set(r.tags)) \
-                    or (flt.created_after and r.created_at < flt.created_after) \
-                    or (flt.created_before and r.created_at >= flt.created_before) \
-                    or r.valid_from > when \
-                    or (not flt.include_superseded and r.valid_to is not None
-                        and r.valid_to <= when):
-                continue
-            out.append(r)
-        return out
+        passes = predicate(archive_clauses(flt, now))
+        return [r for r in self.stores.archived_records(flt.tenant, notices=self.stores.notices)
+                if passes(r)]
 
     def _components(self, r: Candidate, cosine: float | None, bm25: float, kw_max: float,
                     qtags: list[str], now: datetime) -> ScoreBreakdown:

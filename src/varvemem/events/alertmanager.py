@@ -32,6 +32,17 @@ from ._common import (
 )
 
 SUPPORTED_VERSION = "4"
+_COUNTERPART = {"firing": "resolved", "resolved": "firing"}
+
+
+def counterpart(source: str, outcome: str | None) -> tuple[str, str] | None:
+    """Whom an alert event pairs with: ``(the source of its counterpart, the link's reason)``,
+    the firing event of a resolved one and the other way round (same fingerprint and start),
+    or None. Any event with such an outcome pairs so (the generic kind passes them through)."""
+    if outcome not in _COUNTERPART:
+        return None
+    return (source.replace(f":{outcome}:", f":{_COUNTERPART[outcome]}:", 1),
+            f"the same alert, {outcome}")
 
 
 def _strings(mapping: dict[str, Any], fallback: dict[str, Any], cap: int) -> dict[str, str]:

@@ -32,6 +32,10 @@ from ._common import (
     text,
 )
 
+# The headers GitHub signs and numbers its deliveries in (a webhook source's defaults).
+SIGNATURE_HEADER = "X-Hub-Signature-256"
+DELIVERY_HEADER = "X-GitHub-Delivery"
+
 ISSUE_COMMENT = "issue_comment"
 REVIEW_COMMENT = "pull_request_review_comment"
 PING = "ping"

@@ -11,11 +11,18 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from ..errors import ArchiveError, ConfigError, EmbedderMismatchError, StorageError
+from ..backends import (
+    open_archive,
+    open_cache,
+    open_records,
+    open_vectors,
+    store_exists,
+    upgrade_records,
+)
+from ..errors import ArchiveError, EmbedderMismatchError, StorageError
 from ..model import MemoryRecord, Tier
-from ..settings import ArchiveSettings, Settings
+from ..settings import Settings
 from .base import (
     ActiveCache,
     AnswerCache,
@@ -23,18 +30,14 @@ from .base import (
     ChangeSubscriber,
     LocalAnswerCache,
     RecordStore,
-    StoreActiveCache,
     StoreTx,
     VectorAttrs,
     VectorChanges,
     VectorIndex,
 )
 
-if TYPE_CHECKING:
-    from .postgres import PostgresStore
-
 __all__ = ["ActiveCache", "Archive", "RecordStore", "StoreTx", "Stores", "VectorAttrs",
-           "VectorChanges", "VectorIndex", "store_exists"]
+           "VectorChanges", "VectorIndex", "store_exists", "upgrade_records"]
 
 log = logging.getLogger("varvemem")
 
@@ -53,99 +56,6 @@ def check_home(home: Path) -> None:
         raise StorageError(f"home {home} is not a folder")
     if not os.access(home, os.W_OK | os.X_OK):
         raise StorageError(f"home folder {home} is not writable")
-
-
-def open_archive(cfg: ArchiveSettings, default: Path) -> Archive:
-    """``file:///path`` or a plain path (the embedded default), or ``s3://bucket/prefix``."""
-    from .file_archive import FileArchive
-
-    url = cfg.url
-    if url is None:
-        return FileArchive(default)
-    if url.startswith("file://"):
-        return FileArchive(Path(url.removeprefix("file://")).expanduser())
-    if url.startswith("s3://"):
-        from .s3_archive import S3Archive
-
-        return S3Archive(url, endpoint_url=cfg.endpoint_url, region=cfg.region,
-                         access_key=cfg.access_key, secret_key=cfg.secret_key,
-                         timeout=cfg.timeout)
-    if "://" in url:
-        raise ConfigError(f"archive.url: unsupported scheme in {url!r} (use file:///path or "
-                          "s3://bucket/prefix)")
-    return FileArchive(Path(url).expanduser())
-
-
-def _postgres(settings: Settings, **overrides: Any) -> PostgresStore | None:
-    """The PostgreSQL store ``store.url`` names, or None when it names SQLite."""
-    cfg = settings.store
-    if cfg.url is None or not cfg.url.startswith(("postgresql://", "postgres://")):
-        return None
-    from .postgres import PostgresStore
-
-    kw: dict[str, Any] = {"schema": cfg.pg_schema, "pool_size": cfg.pool_size,
-                          "connect_timeout": cfg.connect_timeout,
-                          "auto_migrate": cfg.auto_migrate, **overrides}
-    return PostgresStore(cfg.url, **kw)
-
-
-def _sqlite_path(settings: Settings) -> Path:
-    url = settings.store.url
-    return settings.home / DB_FILE if url is None else \
-        Path(url.removeprefix("sqlite://")).expanduser()
-
-
-def store_exists(settings: Settings) -> bool:
-    """Whether the store of record was made already: the SQLite file exists."""
-    url = settings.store.url
-    if url is not None and not url.startswith("sqlite://"):
-        return True  # a server's database: opening it makes the schema
-    return _sqlite_path(settings).exists()
-
-
-def open_records(settings: Settings) -> RecordStore:
-    """The store of record ``store.url`` names: SQLite (default ``<home>/varvemem.db``) or
-    PostgreSQL."""
-    from .sqlite import SqliteStore
-
-    cfg = settings.store
-    return _postgres(settings) or SqliteStore(_sqlite_path(settings), cfg.sqlite_synchronous,
-                                              cfg.busy_timeout_ms)
-
-
-def upgrade_records(settings: Settings) -> tuple[int, int]:
-    """Migrate the store of record to this release's schema (``varvemem db upgrade``), even
-    where ``store.auto_migrate`` is off; returns the versions before and after."""
-    from .sqlite import SqliteStore
-
-    store = _postgres(settings, pool_size=1, migrate=False)
-    if store is not None:
-        try:
-            return store.migrate(apply=True)
-        finally:
-            store.close()
-    path = _sqlite_path(settings)
-    before = SqliteStore.version_of(path)
-    check_home(settings.home)
-    sqlite = SqliteStore(path)  # migrates on open
-    try:
-        return before, sqlite.schema_version
-    finally:
-        sqlite.close()
-
-
-def open_cache(settings: Settings, records: RecordStore) -> ActiveCache:
-    """The TIER-1 cache ``store.cache_url`` names: ``local`` (the store of record) or Redis."""
-    cfg = settings.store
-    if cfg.cache_url == "local":
-        return StoreActiveCache(records)
-    from .redis_cache import RedisActiveCache
-
-    life = settings.lifecycle
-    return RedisActiveCache(cfg.cache_url, records, prefix=cfg.cache_prefix,
-                            keep=max(50, 2 * max(life.active_turns, life.active_tool_calls)),
-                            ttl_seconds=int(2 * 60 * life.session_idle_minutes),
-                            timeout=cfg.connect_timeout)
 
 
 class Stores:
@@ -263,31 +173,12 @@ class Stores:
         from .local_vectors import IndexFileError, LocalVectorIndex, MissingIndexFileError
 
         model, dim = self.check_model()
-        cfg = self.settings.store
-        if cfg.vector_url != "local":
-            server: VectorIndex
-            if cfg.vector_url == "pgvector":
-                from .pgvector import PgVectorIndex
-                from .postgres import PostgresStore
-
-                if not isinstance(self.records, PostgresStore):
-                    raise ConfigError("store.vector_url: pgvector lives in the store's "
-                                      "PostgreSQL; set store.url = postgresql://...")
-                server = PgVectorIndex(self.records, dim, model,
-                                       ef_search=cfg.hnsw_expansion_search)
-            else:
-                from .milvus import MilvusVectorIndex
-
-                server = MilvusVectorIndex(cfg.vector_url, self.records, dim, model,
-                                           collection=cfg.vector_collection,
-                                           token=cfg.vector_token, timeout=cfg.connect_timeout)
+        index = open_vectors(self.settings, self.records, self.home / VECTOR_DIR, dim, model)
+        if not isinstance(index, LocalVectorIndex):  # a server's: no file to load
             if not load:
-                server.clear()
-            self._catch_up(server)
-            return server
-        index = LocalVectorIndex(self.home / VECTOR_DIR, dim, model, cfg.hnsw_threshold,
-                                 cfg.exact_filter_limit, cfg.vector_oversample,
-                                 cfg.hnsw_expansion_search, cfg.hnsw_expansion_neighbours)
+                index.clear()
+            self._catch_up(index)
+            return index
         try:
             if load:
                 index.load()

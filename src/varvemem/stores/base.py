@@ -14,7 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from ..model import HistoryEntry, MemoryRecord, MemoryType, Scope, SearchFilter, Tier, TTLMode
+from ..model import (
+    HistoryEntry,
+    MemoryRecord,
+    MemoryType,
+    Scope,
+    SearchFilter,
+    Tier,
+    TTLMode,
+    VectorFilter,
+)
 
 
 def prefix_bound(prefix: str) -> str:
@@ -432,7 +441,10 @@ class RecordStore(Memories, TextIndex, ChangeFeed, Histories, Sessions, ArchiveR
 
 
 class VectorIndex(ABC):
-    """Nearest neighbours by cosine over unit vectors, filtered on :class:`VectorAttrs`.
+    """Nearest neighbours by cosine over unit vectors, filtered on :class:`VectorAttrs` by a
+    :class:`~varvemem.model.VectorFilter` (rendered from
+    :func:`varvemem.filters.vector_clauses`). A :class:`~varvemem.model.SearchFilter` is one
+    too; the index checks only its vector part, the store of record the rest.
 
     Always rebuildable from the record store; ``applied_seq`` says how far it has caught up,
     ``dirty`` how many changes a :meth:`save` would persist (0 for server indexes, which keep
@@ -451,7 +463,7 @@ class VectorIndex(ABC):
     def remove(self, ids: Sequence[str]) -> None: ...
 
     @abstractmethod
-    def search(self, query: np.ndarray, k: int, flt: SearchFilter, *,
+    def search(self, query: np.ndarray, k: int, flt: VectorFilter, *,
                approximate: bool = False) -> list[tuple[str, float]]:
         """``(memory_id, cosine)`` best first, only vectors whose attrs pass ``flt``.
 
@@ -459,7 +471,7 @@ class VectorIndex(ABC):
         ANN graph may answer even where a full search would be exact."""
 
     def search_many(self, queries: np.ndarray, k: int,
-                    filters: Sequence[SearchFilter]) -> list[list[tuple[str, float]]]:
+                    filters: Sequence[VectorFilter]) -> list[list[tuple[str, float]]]:
         """:meth:`search` for each row of ``queries`` with its own filter: the update engine's
         neighbour lookups. Backends that can batch (one ANN call for all rows) override this."""
         return [self.search(q, k, f) for q, f in zip(queries, filters)]

@@ -20,10 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from ..model import SearchFilter, Tier
+from ..filters import AllOf, AnyOf, Clauses, Node, Not, vector_clauses
+from ..model import VectorFilter
 from .base import VectorAttrs, VectorIndex
 
 _FIELDS = ("tenant", "user", "agent", "session", "memory_type", "tier")
+_NULLABLE = frozenset({"user", "agent", "session"})  # None is code 0 of their intern table
 # 2: deleted rows may be saved (their id is ""), so a save need not rebuild the HNSW graph.
 FORMAT_VERSION = 2
 _READABLE = (1, 2)
@@ -145,35 +147,46 @@ class LocalVectorIndex(VectorIndex):
             self._hnsw.add(keys, self._mat[keys.astype(np.int64)])
 
     # -- reads ----------------------------------------------------------------------------
-    def _mask(self, flt: SearchFilter) -> np.ndarray:
-        n = self._n
-        mask = self._live[:n].copy()
-        for field, value in (("tenant", flt.tenant), ("user", flt.user), ("agent", flt.agent),
-                             ("session", flt.session)):
-            if value is not None or field == "tenant":
-                code = self._intern[field].get(value)
-                if code is None:
-                    return np.zeros(n, bool)
-                mask &= self._codes[field][:n] == code
-        if not flt.include_superseded:
-            mask &= self._valid[:n]
-        for field, values in (("memory_type", flt.types), ("tier", flt.tiers)):
-            if values:
-                codes = [self._intern[field][v.value] for v in values
-                         if v.value in self._intern[field]]
-                mask &= np.isin(self._codes[field][:n], codes)
-        if not flt.tiers and not flt.include_archive:
-            code = self._intern["tier"].get(Tier.ARCHIVE.value)
-            if code is not None:
-                mask &= self._codes["tier"][:n] != code
+    def _mask(self, clauses: Clauses) -> np.ndarray:
+        """The live rows where every node of ``clauses`` (:func:`vector_clauses`) holds."""
+        mask = self._live[: self._n].copy()
+        for node in clauses:
+            mask &= self._render(node)
         return mask
 
-    def search(self, query: np.ndarray, k: int, flt: SearchFilter, *,
+    def _render(self, node: Node) -> np.ndarray:
+        """The rows (of the first ``_n``) where ``node`` holds."""
+        n = self._n
+        if isinstance(node, AnyOf | AllOf):
+            parts = [self._render(p) for p in node.nodes]
+            if isinstance(node, AnyOf):
+                return np.logical_or.reduce(parts) if parts else np.zeros(n, bool)
+            return np.logical_and.reduce(parts) if parts else np.ones(n, bool)
+        if isinstance(node, Not):
+            return ~self._render(node.node)
+        if node.field == "valid" and node.op in ("eq", "ne"):
+            return (self._valid[:n] == node.value) == (node.op == "eq")
+        if node.field not in self._codes:
+            raise ValueError(f"the local vector index cannot filter on {node.field!r}")
+        codes, table = self._codes[node.field][:n], self._intern[node.field]
+        if node.op == "null":
+            return codes == table[None]
+        if node.op == "in":
+            return np.isin(codes, [table[v] for v in node.value if v in table])
+        if node.op in ("eq", "ne"):
+            code = table.get(node.value)
+            if node.op == "eq":
+                return np.zeros(n, bool) if code is None else codes == code
+            out = np.ones(n, bool) if code is None else codes != code
+            return out & (codes != table[None]) if node.field in _NULLABLE else out
+        raise ValueError(f"the local vector index cannot filter with {node.op!r}")
+
+    def search(self, query: np.ndarray, k: int, flt: VectorFilter, *,
                approximate: bool = False) -> list[tuple[str, float]]:
         if k <= 0 or self._n == 0:
             return []
         q = np.asarray(query, np.float32).reshape(self.dim)
-        mask = self._mask(flt)
+        mask = self._mask(vector_clauses(flt))
         allowed = int(mask.sum())
         if allowed == 0:
             return []
@@ -205,7 +218,7 @@ class LocalVectorIndex(VectorIndex):
             self._hnsw.expansion_search = self.expansion_search
 
     def search_many(self, queries: np.ndarray, k: int,
-                    filters: Sequence[SearchFilter]) -> list[list[tuple[str, float]]]:
+                    filters: Sequence[VectorFilter]) -> list[list[tuple[str, float]]]:
         """With HNSW, one batched ANN call for all queries (usearch runs it in parallel, with
         ``expansion_neighbours``); a row whose filter keeps too few of its hits falls back to
         :meth:`search`."""
@@ -214,12 +227,12 @@ class LocalVectorIndex(VectorIndex):
             return super().search_many(queries, k, filters)
         q = np.asarray(queries, np.float32).reshape(len(queries), self.dim)
         res = self._graph(q, min(k * self.oversample, len(self)), narrow=True)
-        masks: dict[str, np.ndarray] = {}
+        masks: dict[Clauses, np.ndarray] = {}
         out: list[list[tuple[str, float]]] = []
         for row, flt in enumerate(filters):
-            key = flt.model_dump_json()
+            key = vector_clauses(flt)
             if key not in masks:
-                masks[key] = self._mask(flt)
+                masks[key] = self._mask(key)
             mask = masks[key]
             keys = np.asarray(res.keys[row], np.int64)
             sims = 1.0 - np.asarray(res.distances[row], np.float32)

@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError, StorageError
-from ..model import SearchFilter, Tier
+from ..filters import AllOf, AnyOf, Node, Not, vector_clauses
+from ..model import VectorFilter
 from ..settings import redact_url
 from .base import RecordStore, VectorAttrs, VectorIndex
 
@@ -60,6 +61,22 @@ def _lit(value: Any) -> str:
     """A Milvus filter literal. Milvus Lite has no filter templates, and JSON's string escapes
     are the ones Milvus's expression parser reads."""
     return json.dumps(value, ensure_ascii=False)
+
+
+_OPS = {"eq": "==", "ne": "!=", "in": "in", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+def _expr(node: Node) -> str:
+    """A filter node as a Milvus boolean expression (None is stored as ""; see ``_create``)."""
+    if isinstance(node, AnyOf | AllOf):
+        joined = (" or " if isinstance(node, AnyOf) else " and ").join(map(_expr, node.nodes))
+        return f"({joined})"
+    if isinstance(node, Not):
+        return f"not ({_expr(node.node)})"
+    if (node.field not in _SCALARS and node.field != "valid") or node.op not in _OPS:
+        raise ValueError(f"a Milvus index cannot filter on {node}")
+    value = list(node.value) if node.op == "in" else node.value
+    return f"{node.field} {_OPS[node.op]} {_lit(value)}"
 
 
 class MilvusVectorIndex(VectorIndex):
@@ -137,22 +154,10 @@ class MilvusVectorIndex(VectorIndex):
 
     # -- reads ----------------------------------------------------------------------------
     @staticmethod
-    def _filter(flt: SearchFilter) -> str:
-        where = [f"tenant == {_lit(flt.tenant)}"]
-        for name, value in (("user", flt.user), ("agent", flt.agent), ("session", flt.session)):
-            if value is not None:
-                where.append(f"{name} == {_lit(value)}")
-        if not flt.include_superseded:
-            where.append("valid == true")
-        if flt.types:
-            where.append(f"memory_type in {_lit([t.value for t in flt.types])}")
-        if flt.tiers:
-            where.append(f"tier in {_lit([t.value for t in flt.tiers])}")
-        elif not flt.include_archive:
-            where.append(f"tier != {_lit(Tier.ARCHIVE.value)}")
-        return " and ".join(where)
+    def _filter(flt: VectorFilter) -> str:
+        return " and ".join(_expr(node) for node in vector_clauses(flt))
 
-    def search(self, query: np.ndarray, k: int, flt: SearchFilter, *,
+    def search(self, query: np.ndarray, k: int, flt: VectorFilter, *,
                approximate: bool = False) -> list[tuple[str, float]]:
         if k <= 0:
             return []
@@ -160,7 +165,7 @@ class MilvusVectorIndex(VectorIndex):
                                 [flt])[0]
 
     def search_many(self, queries: np.ndarray, k: int,
-                    filters: Sequence[SearchFilter]) -> list[list[tuple[str, float]]]:
+                    filters: Sequence[VectorFilter]) -> list[list[tuple[str, float]]]:
         """One request per distinct filter, all its queries in it."""
         q = np.asarray(queries, np.float32).reshape(len(queries), self.dim)
         out: list[list[tuple[str, float]]] = [[] for _ in range(len(q))]

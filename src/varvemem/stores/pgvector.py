@@ -17,11 +17,35 @@ import numpy as np
 from psycopg import sql
 
 from ..errors import StorageError
-from ..model import SearchFilter, Tier
+from ..filters import AllOf, AnyOf, Node, Not, vector_clauses
+from ..model import VectorFilter
 from .base import VectorAttrs, VectorIndex
 from .postgres import PostgresStore, describe, psycopg
 
-_FIELDS = ("tenant", "user_id", "agent_id", "session_id", "memory_type", "tier")
+# A filter field's column (the vector table's own, not the store's memories table).
+_COLUMNS = {"tenant": "tenant", "user": "user_id", "agent": "agent_id",
+            "session": "session_id", "memory_type": "memory_type", "tier": "tier",
+            "valid": "valid"}
+_OPS = {"eq": "= %s", "ne": "<> %s", "in": "= ANY(%s)", "lt": "< %s", "le": "<= %s",
+        "gt": "> %s", "ge": ">= %s", "null": "IS NULL"}
+
+
+def _sql_of(node: Node, args: list[object]) -> str:
+    """A filter node as SQL over the vector table, its parameters appended to ``args``."""
+    if isinstance(node, AnyOf | AllOf):
+        joined = (" OR " if isinstance(node, AnyOf) else " AND ").join(
+            _sql_of(n, args) for n in node.nodes)
+        return f"({joined})"
+    if isinstance(node, Not):
+        return f"NOT ({_sql_of(node.node, args)})"
+    col = _COLUMNS.get(node.field)
+    if col is None or node.op not in _OPS:
+        raise ValueError(f"a pgvector index cannot filter on {node}")
+    if node.field == "valid" and node.op == "eq":
+        return col if node.value else f"NOT {col}"
+    if node.op != "null":
+        args.append(list(node.value) if node.op == "in" else node.value)
+    return f"{col} {_OPS[node.op]}"
 
 
 def _literal(v: np.ndarray) -> str:
@@ -149,27 +173,11 @@ class PgVectorIndex(VectorIndex):
         self.applied_seq = 0
 
     @staticmethod
-    def _filter(flt: SearchFilter) -> tuple[str, list[object]]:
-        where, args = ["tenant = %s"], [flt.tenant]
-        for col, value in (("user_id", flt.user), ("agent_id", flt.agent),
-                           ("session_id", flt.session)):
-            if value is not None:
-                where.append(f"{col} = %s")
-                args.append(value)
-        if not flt.include_superseded:
-            where.append("valid")
-        if flt.types:
-            where.append("memory_type = ANY(%s)")
-            args.append([t.value for t in flt.types])
-        if flt.tiers:
-            where.append("tier = ANY(%s)")
-            args.append([t.value for t in flt.tiers])
-        elif not flt.include_archive:
-            where.append("tier <> %s")
-            args.append(Tier.ARCHIVE.value)
-        return " AND ".join(where), args
+    def _filter(flt: VectorFilter) -> tuple[str, list[object]]:
+        args: list[object] = []
+        return " AND ".join(_sql_of(node, args) for node in vector_clauses(flt)), args
 
-    def search(self, query: np.ndarray, k: int, flt: SearchFilter, *,
+    def search(self, query: np.ndarray, k: int, flt: VectorFilter, *,
                approximate: bool = False) -> list[tuple[str, float]]:
         # One statement per query: batching them as LATERAL scans over unnest() was 30x slower
         # (the planner does not use the HNSW index for a vector from the outer query).

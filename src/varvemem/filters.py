@@ -1,0 +1,205 @@
+"""Filters as data: a :class:`~varvemem.model.VectorFilter` or
+:class:`~varvemem.model.SearchFilter` turned into clauses that each backend renders.
+
+A clause is ``(field, op, value)`` over one of :data:`FIELDS`; a filter is a tuple of nodes
+that must all hold, a node being a clause or an :class:`AnyOf`, :class:`AllOf` or :class:`Not`
+of nodes. Backends render the nodes (a numpy mask, a Milvus expression, SQL); :func:`predicate`
+evaluates them on one :class:`~varvemem.model.MemoryRecord` at a time. Which clauses a filter
+becomes is written once, in the recipes at the end: what a vector index checks
+(:func:`vector_clauses`), what the store of record checks (:func:`search_clauses`), and what
+the archive search checks (:func:`archive_clauses`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from .model import MemoryRecord, SearchFilter, Tier, VectorFilter
+
+Op = Literal["eq", "ne", "in", "lt", "ge", "le", "gt", "null", "overlaps"]
+"""``eq``/``ne``/``lt``/``le``/``gt``/``ge`` compare with ``value``; ``in``: one of the tuple
+``value``; ``null``: the field is missing (``value`` unused); ``overlaps``: the list field
+shares an element with the tuple ``value``. As in SQL, a missing (None) field fails every
+operator but ``null``."""
+
+
+@dataclass(frozen=True)
+class Clause:
+    """One condition on one field: ``field op value``."""
+
+    field: str
+    op: Op
+    value: Any = None
+
+
+@dataclass(frozen=True)
+class AnyOf:
+    """At least one of ``nodes`` holds (SQL ``OR``)."""
+
+    nodes: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class AllOf:
+    """Every one of ``nodes`` holds (SQL ``AND``)."""
+
+    nodes: tuple[Node, ...]
+
+
+@dataclass(frozen=True)
+class Not:
+    """``node`` does not hold (SQL ``NOT``). Two-valued: a clause on a missing field is false,
+    so its negation is true, where SQL's would be unknown; the recipes negate only fields that
+    are never missing."""
+
+    node: Node
+
+
+Node = Clause | AnyOf | AllOf | Not
+Clauses = tuple[Node, ...]
+
+# The fields a clause may name, each read from a record. Enums are compared by their value,
+# as every backend stores them; times are datetimes (a backend converts them to its own form).
+FIELDS: dict[str, Callable[[MemoryRecord], Any]] = {
+    "tenant": lambda r: r.scope.tenant,
+    "user": lambda r: r.scope.user,
+    "agent": lambda r: r.scope.agent,
+    "session": lambda r: r.scope.session,
+    "memory_type": lambda r: r.memory_type.value,
+    "tier": lambda r: r.tier.value,
+    "valid": lambda r: r.valid_to is None,  # current (VectorAttrs.valid): never superseded
+    "importance": lambda r: r.importance,
+    "tags": lambda r: r.tags,
+    "created_at": lambda r: r.created_at,
+    "entered": lambda r: r.tier_since or r.created_at,  # when it entered its tier
+    "valid_from": lambda r: r.valid_from,
+    "valid_to": lambda r: r.valid_to,
+    "expires_at": lambda r: r.expires_at,
+}
+
+_COMPARE: dict[str, Callable[[Any, Any], bool]] = {
+    "eq": lambda have, want: bool(have == want),
+    "ne": lambda have, want: bool(have != want),
+    "in": lambda have, want: have in want,
+    "lt": lambda have, want: bool(have < want),
+    "le": lambda have, want: bool(have <= want),
+    "gt": lambda have, want: bool(have > want),
+    "ge": lambda have, want: bool(have >= want),
+    "overlaps": lambda have, want: not set(have).isdisjoint(want),
+}
+
+
+def holds(node: Node, record: MemoryRecord) -> bool:
+    """Whether ``node`` holds for ``record``."""
+    if isinstance(node, Clause):
+        have = FIELDS[node.field](record)
+        if node.op == "null":
+            return have is None
+        return have is not None and _COMPARE[node.op](have, node.value)
+    if isinstance(node, AnyOf):
+        return any(holds(n, record) for n in node.nodes)
+    if isinstance(node, AllOf):
+        return all(holds(n, record) for n in node.nodes)
+    return not holds(node.node, record)
+
+
+def predicate(clauses: Clauses) -> Callable[[MemoryRecord], bool]:
+    """A test of one record against every node of ``clauses``."""
+    return lambda record: all(holds(n, record) for n in clauses)
+
+
+# -- the pieces of a filter ------------------------------------------------------------------
+def _scope(f: VectorFilter) -> Clauses:
+    return (Clause("tenant", "eq", f.tenant),
+            *(Clause(name, "eq", value) for name, value in (
+                ("user", f.user), ("agent", f.agent), ("session", f.session))
+              if value is not None))
+
+
+def _types(f: VectorFilter) -> Clauses:
+    return (Clause("memory_type", "in", tuple(t.value for t in f.types)),) if f.types else ()
+
+
+def _tiers(f: VectorFilter) -> Clauses:
+    if f.tiers:
+        return (Clause("tier", "in", tuple(t.value for t in f.tiers)),)
+    return () if f.include_archive else (Clause("tier", "ne", Tier.ARCHIVE.value),)
+
+
+def _current(f: VectorFilter) -> Clauses:
+    return () if f.include_superseded else (Clause("valid", "eq", True),)
+
+
+def _tier_limits(f: SearchFilter) -> Clauses:
+    out: list[Node] = []
+    for lim in f.tier_limits:
+        # Not of this tier, or important and recent enough: NOT (tier AND (low OR old)).
+        short = [Clause("importance", "lt", lim.min_importance)]
+        if lim.since is not None:
+            short.append(Clause("entered", "lt", lim.since))
+        out.append(Not(AllOf((Clause("tier", "eq", lim.tier.value), AnyOf(tuple(short))))))
+    return tuple(out)
+
+
+def _tags(f: SearchFilter) -> Clauses:
+    return (Clause("tags", "overlaps", tuple(f.tags)),) if f.tags else ()
+
+
+def _created(f: SearchFilter) -> Clauses:
+    return tuple(c for c in (
+        Clause("created_at", "ge", f.created_after) if f.created_after is not None else None,
+        Clause("created_at", "lt", f.created_before) if f.created_before is not None else None,
+    ) if c is not None)
+
+
+def _valid_at(f: SearchFilter, now: datetime) -> Clauses:
+    when = f.as_of or now
+    # Never a memory before it exists: at ``as_of``, else at ``now`` (a replayed clock).
+    out: list[Node] = [Clause("valid_from", "le", when)]
+    if not f.include_superseded:
+        out.append(AnyOf((Clause("valid_to", "null"), Clause("valid_to", "gt", when))))
+    return tuple(out)
+
+
+def _unexpired(f: SearchFilter, now: datetime) -> Clauses:
+    if f.include_expired:
+        return ()
+    when = f.as_of or now
+    return (AnyOf((Clause("expires_at", "null"), Clause("expires_at", "gt", when))),)
+
+
+# -- the recipes -----------------------------------------------------------------------------
+def vector_clauses(f: VectorFilter) -> Clauses:
+    """What a vector index checks: scope, current only, types, tiers (archive left out).
+
+    Only ``eq``, ``ne`` and ``in`` clauses on ``tenant``, ``user``, ``agent``, ``session``,
+    ``memory_type``, ``tier`` and ``valid`` (the fields of VectorAttrs)."""
+    return (*_scope(f), *_current(f), *_types(f), *_tiers(f))
+
+
+def search_clauses(f: SearchFilter, now: datetime) -> Clauses:
+    """What the store of record checks at ``now`` (``RecordStore.filter``): scope, types,
+    tiers, the tiers' rules, tags, creation time, validity and expiry at ``as_of`` (else
+    ``now``)."""
+    return (*_scope(f), *_types(f), *_tiers(f), *_tier_limits(f), *_tags(f), *_created(f),
+            *_valid_at(f, now), *_unexpired(f, now))
+
+
+def archive_clauses(f: SearchFilter, now: datetime) -> Clauses:
+    """What the archive search checks of an archived record: scope, types, tags, creation time
+    and validity (its tier is ``archive``; neither tiers, their rules nor expiry apply)."""
+    return (*_scope(f), *_types(f), *_tags(f), *_created(f), *_valid_at(f, now))
+
+
+def vector_part(f: SearchFilter) -> VectorFilter:
+    """The part of ``f`` a vector index can check. The index knows only "valid now", so a
+    point-in-time query (``as_of``) asks it for superseded memories too and leaves validity to
+    the store."""
+    return VectorFilter(tenant=f.tenant, user=f.user, agent=f.agent, session=f.session,
+                        types=f.types, tiers=f.tiers,
+                        include_superseded=f.include_superseded or f.as_of is not None,
+                        include_archive=f.include_archive)
+
