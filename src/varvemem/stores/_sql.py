@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import filters
 from ..errors import StorageError
 from ..model import HistoryEntry, MemoryRecord, MemoryType, Scope, SearchFilter, TTLMode
 from . import _columns
@@ -46,6 +47,18 @@ _REARM = ("UPDATE inbox SET status = 'pending', attempts = 0, error = NULL, work
 
 Run = Callable[..., list[Any]]  # (sql, args) -> rows, on one connection
 
+# How a field of varvemem.filters reads on the memories table ``{a}``: the tenant carries the
+# dialect's planner hint, since ids, FTS rows or tags drive the plans.
+_FILTER_COLUMNS = {
+    "tenant": "{hint}{a}.tenant", "user": "{a}.user_id", "agent": "{a}.agent_id",
+    "session": "{a}.session_id", "memory_type": "{a}.memory_type", "tier": "{a}.tier",
+    "importance": "{a}.importance", "created_at": "{a}.created_at",
+    "entered": "COALESCE({a}.tier_since, {a}.created_at)", "valid_from": "{a}.valid_from",
+    "valid_to": "{a}.valid_to", "expires_at": "{a}.expires_at",
+}
+_FILTER_TIMES = frozenset({"created_at", "entered", "valid_from", "valid_to", "expires_at"})
+_SQL_OPS = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
 
 def describe(exc: Exception) -> str:
     """A driver error on one line (PostgreSQL adds DETAIL and HINT lines)."""
@@ -67,7 +80,6 @@ class Dialect(ABC):
     # unary plus keeps its planner off the tenant indexes, which are far less selective).
     hint: str = ""
     null_time: str  # what a NULL time counts as in a comparison (below every time)
-    min_time: Any  # a bound value below every time
     max_ids: int = 1 << 30  # ids per ``IN`` list (SQLite limits its variables)
 
     def sql(self, text: str) -> str:
@@ -270,8 +282,9 @@ class SqlStore(RecordStore):
         """Reads that see one consistent state."""
 
     @abstractmethod
-    def _tags_sql(self, alias: str, flt: SearchFilter) -> tuple[str, list[Any]]:
-        """The memory carries one of ``flt.tags``."""
+    def _tags_sql(self, alias: str, tenant: str, tags: Sequence[str]
+                  ) -> tuple[str, list[Any]]:
+        """The memory (of ``tenant``) carries one of ``tags``."""
 
     @property
     @abstractmethod
@@ -283,44 +296,32 @@ class SqlStore(RecordStore):
     # -- compilers -----------------------------------------------------------------------
     def _filter_sql(self, flt: SearchFilter, now: datetime, alias: str = "m"
                     ) -> tuple[str, list[Any]]:
-        """A WHERE clause (without the keyword) for ``flt`` at ``now``."""
-        a, d = alias, self.d
-        where = [f"{d.hint}{a}.tenant = %s"]
-        args: list[Any] = [flt.tenant]
+        """A WHERE clause (without the keyword) for ``flt`` at ``now``: its
+        :func:`~varvemem.filters.search_clauses`, rendered."""
+        parts = [self._node_sql(n, alias, flt.tenant) for n in filters.search_clauses(flt, now)]
+        return " AND ".join(p[0] for p in parts), [x for p in parts for x in p[1]]
 
-        def cond(clause: tuple[str, list[Any]]) -> None:
-            where.append(clause[0])
-            args.extend(clause[1])
-
-        for col, value in (("user_id", flt.user), ("agent_id", flt.agent),
-                           ("session_id", flt.session)):
-            if value is not None:
-                cond((f"{a}.{col} = %s", [value]))
-        if flt.types:
-            cond(d.in_(f"{a}.memory_type", [t.value for t in flt.types]))
-        if flt.tiers:
-            cond(d.in_(f"{a}.tier", [t.value for t in flt.tiers]))
-        elif not flt.include_archive:
-            where.append(f"{a}.tier <> 'archive'")
-        for lim in flt.tier_limits:
-            cond((f"NOT ({a}.tier = %s AND ({a}.importance < %s OR "
-                  f"COALESCE({a}.tier_since, {a}.created_at) < %s))",
-                  [lim.tier.value, lim.min_importance,
-                   d.time(lim.since) if lim.since else d.min_time]))
-        if flt.tags:
-            cond(self._tags_sql(a, flt))
-        if flt.created_after is not None:
-            cond((f"{a}.created_at >= %s", [d.time(flt.created_after)]))
-        if flt.created_before is not None:
-            cond((f"{a}.created_at < %s", [d.time(flt.created_before)]))
-        when = d.time(flt.as_of or now)
-        # Never a memory before it exists: at ``as_of``, else at ``now`` (a replayed clock).
-        cond((f"{a}.valid_from <= %s", [when]))
-        if not flt.include_superseded:
-            cond((f"({a}.valid_to IS NULL OR {a}.valid_to > %s)", [when]))
-        if not flt.include_expired:
-            cond((f"({a}.expires_at IS NULL OR {a}.expires_at > %s)", [when]))
-        return " AND ".join(where), args
+    def _node_sql(self, node: filters.Node, a: str, tenant: str) -> tuple[str, list[Any]]:
+        """One clause of :mod:`varvemem.filters` as SQL on the memories table ``a``."""
+        if isinstance(node, filters.Not):
+            inner, args = self._node_sql(node.node, a, tenant)
+            return f"NOT {inner}", args
+        if isinstance(node, (filters.AnyOf, filters.AllOf)):
+            parts = [self._node_sql(n, a, tenant) for n in node.nodes]
+            joint = " OR " if isinstance(node, filters.AnyOf) else " AND "
+            return f"({joint.join(p[0] for p in parts)})", [x for p in parts for x in p[1]]
+        field, op, value = node.field, node.op, node.value
+        if op == "overlaps":  # only tags are lists: the dialect's table or array
+            return self._tags_sql(a, tenant, value)
+        if field == "valid":  # current: never superseded
+            return f"{a}.valid_to IS {'' if value else 'NOT '}NULL", []
+        col = _FILTER_COLUMNS[field].format(a=a, hint=self.d.hint)
+        if op == "null":
+            return f"{col} IS NULL", []
+        if op == "in":
+            return self.d.in_(col, value)
+        arg = self.d.time(value) if field in _FILTER_TIMES else value
+        return f"{col} {_SQL_OPS[op]} %s", [arg]
 
     def _selection_sql(self, sel: Selection) -> tuple[str, list[Any]]:
         """A WHERE clause (without the keyword) for a lifecycle :class:`Selection`."""

@@ -14,7 +14,7 @@ import math
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from functools import partial
 from importlib import resources
 from typing import Any
@@ -52,7 +52,6 @@ _JSONB = JSON_COLUMNS - ARRAY_COLUMNS
 _dumps = partial(json.dumps, ensure_ascii=False, default=str)
 _MAX_LEXEME = 500  # bytes; PostgreSQL refuses lexemes over 2 KB
 _MAX_POSITION = 16_383  # tsvector positions stop here
-_EPOCH_MIN = datetime(1, 1, 2, tzinfo=timezone.utc)
 _ANALYZE_MIN = 1_000  # new rows before the first statistics refresh
 
 
@@ -63,7 +62,6 @@ class PostgresDialect(Dialect):
     errors = (psycopg.Error,)
     rowid = "row_id"
     null_time = "'-infinity'"
-    min_time = _EPOCH_MIN
 
     def in_(self, col: str, values: Sequence[Any], negate: bool = False
             ) -> tuple[str, list[Any]]:
@@ -286,8 +284,9 @@ class PostgresStore(SqlStore):
         self._analyzed_rows = max(0, int(rows[0])) if rows else 0  # type: ignore[index]
 
     # -- full text and tags: tsvector with term_df for BM25, a text[] of tags -------------
-    def _tags_sql(self, alias: str, flt: SearchFilter) -> tuple[str, list[Any]]:
-        return f"{alias}.tags && %s", [list(flt.tags or ())]
+    def _tags_sql(self, alias: str, tenant: str, tags: Sequence[str]
+                  ) -> tuple[str, list[Any]]:
+        return f"{alias}.tags && %s", [list(tags)]
 
     def _doc_freq(self, tokens: Sequence[str]) -> tuple[dict[str, int], int]:
         """How many memories hold each token, and how many there are (the ``term_df`` table a

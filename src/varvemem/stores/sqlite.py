@@ -37,7 +37,6 @@ class SqliteDialect(Dialect):
     rowid = "rowid"
     hint = "+"
     null_time = "0"
-    min_time = float("-inf")
     max_ids = 500
 
     def sql(self, text: str) -> str:
@@ -267,10 +266,11 @@ class SqliteStore(SqlStore):
             self._run(META_UPSERT, (key, value))
 
     # -- full text and tags: FTS5 and the memory_tags table -------------------------------
-    def _tags_sql(self, alias: str, flt: SearchFilter) -> tuple[str, list[Any]]:
-        inside, args = self.d.in_("tag", flt.tags or ())
+    def _tags_sql(self, alias: str, tenant: str, tags: Sequence[str]
+                  ) -> tuple[str, list[Any]]:
+        inside, args = self.d.in_("tag", tags)
         return (f"{alias}.rowid IN (SELECT memory_rowid FROM memory_tags WHERE tenant = %s "
-                f"AND {inside})", [flt.tenant, *args])
+                f"AND {inside})", [tenant, *args])
 
     def keyword_search(self, tokens: Sequence[str], flt: SearchFilter, now: datetime,
                        limit: int, context_weight: float = 0.5,
