@@ -16,7 +16,7 @@ from .errors import ConfigError
 
 if TYPE_CHECKING:
     from .settings import ArchiveSettings, Settings
-    from .stores.base import ActiveCache, Archive, RecordStore, VectorIndex
+    from .stores.base import ActiveCache, AnswerCache, Archive, RecordStore, VectorIndex
     from .stores.postgres import PostgresStore
 
 
@@ -26,7 +26,8 @@ class Backend:
     with one of ``schemes``, ends with ``suffix``, or (``path``) is a plain path (no ``://``).
     ``open`` opens it (its arguments depend on the setting). A store of record also has
     ``upgrade``, and ``exists`` unless it is a server's database (made by opening it).
-    ``stores``: the stores of record it lives in (any when empty); ``where`` says so."""
+    ``stores``: the stores of record it lives in (any when empty); ``where`` says so.
+    ``answers``: a TIER-1 cache's companion, the L3 answer cache (``answers(settings, cache)``)."""
 
     name: str
     open: Callable[..., Any]
@@ -39,6 +40,7 @@ class Backend:
     upgrade: Callable[[Settings], tuple[int, int]] | None = None
     stores: tuple[str, ...] = ()
     where: str = ""
+    answers: Callable[..., Any] | None = None
 
     def selected_by(self, value: str) -> bool:
         return (value in self.values or value.startswith(self.schemes)
@@ -180,6 +182,20 @@ def _open_redis_cache(settings: Settings, records: RecordStore) -> ActiveCache:
                             timeout=cfg.connect_timeout)
 
 
+def _open_local_answers(settings: Settings, cache: ActiveCache) -> AnswerCache:
+    from .stores.base import LocalAnswerCache
+
+    return LocalAnswerCache(settings.faq.cache_size)
+
+
+def _open_redis_answers(settings: Settings, cache: ActiveCache) -> AnswerCache:
+    from .stores.redis_cache import RedisActiveCache, RedisAnswerCache
+
+    assert isinstance(cache, RedisActiveCache)  # beside the sessions, on the same client
+    return RedisAnswerCache(cache.client, settings.store.cache_prefix,
+                            int(settings.faq.cache_ttl_hours * 3600))
+
+
 # -- the TIER-5 archive: open(archive settings, default folder) ---------------------------------
 def _open_file_archive(cfg: ArchiveSettings, default: Path) -> Archive:
     from .stores.file_archive import FileArchive
@@ -213,9 +229,10 @@ VECTOR_URL = UrlSetting("store.vector_url", "vector index URL", None, (
             schemes=("milvus://", "milvus+https://", "milvus-lite://"), suffix=".db"),
 ))
 CACHE_URL = UrlSetting("store.cache_url", "cache URL", None, (
-    Backend("local", _open_store_cache, ("local",), values=("local",)),
+    Backend("local", _open_store_cache, ("local",), values=("local",),
+            answers=_open_local_answers),
     Backend("redis", _open_redis_cache, ("redis://host:port/db",),
-            schemes=("redis://", "rediss://", "unix://")),
+            schemes=("redis://", "rediss://", "unix://"), answers=_open_redis_answers),
 ))
 ARCHIVE_URL = UrlSetting("archive.url", "archive URL", "file", (
     Backend("file", _open_file_archive, ("a path", "file:///path"), schemes=("file://",),
@@ -271,6 +288,14 @@ def open_cache(settings: Settings, records: RecordStore) -> ActiveCache:
     """The TIER-1 cache ``store.cache_url`` names: ``local`` (the store of record) or Redis."""
     cache: ActiveCache = CACHE_URL.selected(settings.store.cache_url).open(settings, records)
     return cache
+
+
+def open_answers(settings: Settings, cache: ActiveCache) -> AnswerCache:
+    """The L3 answer cache beside the TIER-1 ``cache``: in this process, or on Redis."""
+    answers = CACHE_URL.selected(settings.store.cache_url).answers
+    assert answers is not None  # every cache backend has one
+    opened: AnswerCache = answers(settings, cache)
+    return opened
 
 
 def open_archive(cfg: ArchiveSettings, default: Path) -> Archive:

@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from ..backends import (
+    open_answers,
     open_archive,
     open_cache,
     open_records,
@@ -28,7 +29,6 @@ from .base import (
     AnswerCache,
     Archive,
     ChangeSubscriber,
-    LocalAnswerCache,
     RecordStore,
     StoreTx,
     VectorAttrs,
@@ -75,21 +75,10 @@ class Stores:
             self.records.close()
             raise
         self.notices: list[str] = []
-        self.answers: AnswerCache = self._open_answers()
+        self.answers: AnswerCache = open_answers(settings, self.active)
         # A server cache mirrors the sessions; the embedded one reads the store itself.
         self._subscribers: list[ChangeSubscriber] = (
             [self.active] if isinstance(self.active, ChangeSubscriber) else [])
-
-    def _open_answers(self) -> AnswerCache:
-        """The L3 answer cache: in this process, or beside the sessions on Redis."""
-        faq = self.settings.faq
-        if self.settings.store.cache_url == "local":
-            return LocalAnswerCache(faq.cache_size)
-        from .redis_cache import RedisActiveCache, RedisAnswerCache
-
-        assert isinstance(self.active, RedisActiveCache)
-        return RedisAnswerCache(self.active.client, self.settings.store.cache_prefix,
-                                int(faq.cache_ttl_hours * 3600))
 
     def subscribe(self, subscriber: ChangeSubscriber) -> None:
         """Tell ``subscriber`` of each write committed through :meth:`transaction`."""
