@@ -18,7 +18,8 @@ from ._namespaces import QA, Inbox, shortcut
 from ._validate import enum_of, enums_of, utc
 from .embeddings import Embedder, check_installed, create_embedder
 from .engines import extract, ids, timeline
-from .engines.faq import AskResult, FaqEngine
+from .engines.faq import AskResult as AskResult
+from .engines.faq import FaqEngine
 from .engines.inbox import InboxEngine
 from .engines.lifecycle import ConsolidationReport, LifecycleEngine
 from .engines.retrieval import RetrievalEngine

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from datetime import datetime, timezone
 from enum import Enum
 from typing import Any, Literal
@@ -234,7 +235,7 @@ def _iso(v: Any) -> str:
     raise TypeError(f"{type(v).__name__} is not JSON-serialisable")
 
 
-def normalise_tags(tags: str | list[str] | tuple[str, ...] | None) -> list[str]:
+def normalise_tags(tags: str | Iterable[str] | None) -> list[str]:
     """Tags are lower-case, stripped, de-duplicated, order kept; one string is one tag."""
     if isinstance(tags, str):
         tags = [tags]

@@ -10,7 +10,7 @@ import contextvars
 import math
 import os
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
@@ -31,6 +31,12 @@ CONFIG_FILE_NAME = "varvemem.toml"
 _toml_file: contextvars.ContextVar[Path | None] = contextvars.ContextVar("toml", default=None)
 # Set by Settings.defaults: the built-in values only, no variables and no file.
 _defaults_only: contextvars.ContextVar[bool] = contextvars.ContextVar("defaults", default=False)
+_Url = TypeVar("_Url", bound="str | None")
+_LLMStep = Literal["classify", "score", "supersede", "abstract"]
+
+
+def _every_llm_step() -> list[_LLMStep]:
+    return ["classify", "score", "supersede", "abstract"]
 
 
 class _Section(BaseModel):
@@ -183,7 +189,7 @@ class UpdateSettings(_Section):
     def _merge_tables(cls, v: Any, info: Any) -> Any:
         """A partial table from a file or variable overrides only the keys it names."""
         if isinstance(v, dict):
-            default = cls.model_fields[info.field_name].default_factory()
+            default = cls.model_fields[info.field_name].get_default(call_default_factory=True)
             return {**{getattr(k, "value", k): x for k, x in default.items()}, **v}
         return v
 
@@ -240,8 +246,7 @@ class LLMSettings(_Section):
     retries: int = Field(2, ge=0, le=10)
     backoff_seconds: float = Field(0.5, ge=0)
     backoff_max_seconds: float = Field(8.0, gt=0)
-    steps: list[Literal["classify", "score", "supersede", "abstract"]] = Field(
-        default_factory=lambda: ["classify", "score", "supersede", "abstract"])
+    steps: list[_LLMStep] = Field(default_factory=_every_llm_step)
 
 
 class StoreSettings(_Section):
@@ -298,7 +303,7 @@ class StoreSettings(_Section):
         return _check_url(CACHE_URL, v)
 
 
-def _check_url(setting: UrlSetting, v: Any) -> Any:
+def _check_url(setting: UrlSetting, v: _Url) -> _Url:
     """``v`` when it selects one of the setting's backends (:mod:`varvemem.backends`)."""
     if v is not None and setting.backend(v) is None:
         raise ValueError(f"unsupported {setting.noun} {redact_url(v)!r} "

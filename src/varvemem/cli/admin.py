@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from ..api import upgrade_store
@@ -61,7 +63,7 @@ def config_show(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
         print(f"{key} = {value!r}" if isinstance(value, str) else f"{key} = {value}")
 
 
-def _flatten(data: dict, prefix: str = "") -> list[tuple[str, object]]:
+def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, object]]:
     """Dotted keys, as VARVEMEM_* variables name them (with ``__`` for the dots)."""
     out: list[tuple[str, object]] = []
     for key, value in data.items():

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..api import Memory
-from ..cli.render import Mark, clip, render_hits
+from ..cli.render import HitMarker, Mark, clip, render_hits
 from ..model import SearchHit
 from ..settings import Settings
 
@@ -92,6 +92,11 @@ def _mark(h: Shown, expect: str) -> Mark | None:
     return Mark(" ".join(labels), "red" if h.old_rule else "green")
 
 
+def _by_id(marks: dict[str, Mark | None]) -> HitMarker:
+    """The marker that labels a hit with its memory's entry in ``marks``."""
+    return lambda h: marks.get(h.memory.memory_id)
+
+
 def _ask_all(out: Console, mem: Memory, questions: list[dict[str, Any]], show: int
              ) -> list[Check]:
     """Ask every question and print the hits shown, each marked by what it holds."""
@@ -101,8 +106,7 @@ def _ask_all(out: Console, mem: Memory, questions: list[dict[str, Any]], show: i
         checks.append(check)
         marks = {h.memory_id: _mark(h, check.expect) for h in check.shown}
         out.print(f"\n[bold]Q: {q['question']}[/bold]")
-        out.print(render_hits(hits, marker=lambda h, marks=marks: marks.get(h.memory.memory_id),
-                              max_chars=150, lines=2))
+        out.print(render_hits(hits, marker=_by_id(marks), max_chars=150, lines=2))
         out.print(f"[dim]-> {check.expect!r} {_verdict(check)}[/dim]")
     return checks
 

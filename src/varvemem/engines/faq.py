@@ -355,8 +355,8 @@ class FaqEngine:
             return True
         now = self.clock()
         live = self.stores.records.get_many(rec.scope.tenant, list(sources))
-        return all(mid in live and live[mid].content_hash == h
-                   and (live[mid].valid_to is None or live[mid].valid_to > now)
+        return all((src := live.get(mid)) is not None and src.content_hash == h
+                   and (src.valid_to is None or src.valid_to > now)
                    for mid, h in sources.items())
 
     def _retire(self, rec: MemoryRecord) -> None:

@@ -99,9 +99,9 @@ class RetrievalEngine:
         kw_hits = dict(kw_window)
         tag_hits = dict(self.stores.records.tag_search(qtags, flt, now, n))
         channels: dict[str, list[str]] = {}
-        for name, hits in (("vector", vec_hits), ("keyword", dict(kw_window[:n])),
-                           ("tag", tag_hits)):
-            for mid in hits:
+        for name, channel_hits in (("vector", vec_hits), ("keyword", dict(kw_window[:n])),
+                                   ("tag", tag_hits)):
+            for mid in channel_hits:
                 channels.setdefault(mid, []).append(name)
 
         # Ranked on slim candidates; full records are read for the hits kept only.
@@ -128,11 +128,11 @@ class RetrievalEngine:
         full: dict[str, MemoryRecord] = {}
         if flt.include_archive:
             archived = self._archived_candidates(flt, now)
-            for r in archived:
-                channels[r.memory_id] = ["archive"]
-                if r.embedding is not None:
-                    vec_hits[r.memory_id] = float(np.asarray(r.embedding, np.float32) @ qvec)
-                full[r.memory_id] = r.model_copy(update={"embedding": None})
+            for rec in archived:
+                channels[rec.memory_id] = ["archive"]
+                if rec.embedding is not None:
+                    vec_hits[rec.memory_id] = float(np.asarray(rec.embedding, np.float32) @ qvec)
+                full[rec.memory_id] = rec.model_copy(update={"embedding": None})
             kw_hits.update(_bm25(tokens, archived, scale=max(kw_hits.values(), default=1.0)))
             records += [Candidate.of(r) for r in archived]
         if not records:

@@ -319,8 +319,9 @@ class UpdateEngine:
 
     def _vector(self, rec: MemoryRecord, content: str) -> np.ndarray:
         self.stores.check_model()
-        return self._embedder().embed_documents([embedding_text(
+        vector: np.ndarray = self._embedder().embed_documents([embedding_text(
             rec.model_copy(update={"content": content}), self.cfg.context_embed)])[0]
+        return vector
 
     def delete(self, rec: MemoryRecord, reason: str = "", actor: str = "api") -> None:
         """Delete a live (not archived) memory; its history keeps its last state."""

@@ -75,7 +75,8 @@ class Metrics:
         if shared:
             from prometheus_client import multiprocess
 
-            multiprocess.MultiProcessCollector(self.registry)
+            # prometheus_client leaves MultiProcessCollector's __init__ unannotated.
+            multiprocess.MultiProcessCollector(self.registry)  # type: ignore[no-untyped-call]
         self.registry.register(_StoreGauges(service))
 
     def request(self, method: str, route: str, status: int, seconds: float) -> None:

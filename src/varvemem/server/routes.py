@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 import anyio.to_thread
 from fastapi import APIRouter, Depends, Query, Request, Response, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel
 
 from ..api import Memory
 from ..errors import StorageError
@@ -72,7 +73,7 @@ def need(role: str) -> Any:
     return Depends(dependency)
 
 
-def _record(rec: Any) -> dict[str, Any]:
+def _record(rec: BaseModel) -> dict[str, Any]:
     return rec.model_dump(mode="json", exclude={"embedding"})
 
 

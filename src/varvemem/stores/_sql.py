@@ -485,9 +485,8 @@ class SqlStore(RecordStore):
     # -- history, sessions, archive references -------------------------------------------
     def history(self, tenant: str, memory_id: str) -> list[HistoryEntry]:
         d = self.d
-        return [HistoryEntry(memory_id=r[0], action=r[1], at=d.from_time(r[2]),  # type: ignore[arg-type]
-                             actor=r[3],
-                             reason=r[4], old=d.from_json(r[5]), new=d.from_json(r[6]))
+        return [HistoryEntry(memory_id=r[0], action=r[1], at=d.from_time(r[2]),
+                             actor=r[3], reason=r[4], old=d.from_json(r[5]), new=d.from_json(r[6]))
                 for r in self._query("SELECT memory_id, action, at, actor, reason, old, new "
                                      "FROM history WHERE tenant = %s AND memory_id = %s "
                                      "ORDER BY id", (tenant, memory_id))]

@@ -149,7 +149,7 @@ class LocalVectorIndex(VectorIndex):
     # -- reads ----------------------------------------------------------------------------
     def _mask(self, clauses: Clauses) -> np.ndarray:
         """The live rows where every node of ``clauses`` (:func:`vector_clauses`) holds."""
-        mask = self._live[: self._n].copy()
+        mask: np.ndarray = self._live[: self._n].copy()
         for node in clauses:
             mask &= self._render(node)
         return mask
@@ -165,12 +165,14 @@ class LocalVectorIndex(VectorIndex):
         if isinstance(node, Not):
             return ~self._render(node.node)
         if node.field == "valid" and node.op in ("eq", "ne"):
-            return (self._valid[:n] == node.value) == (node.op == "eq")
+            valid: np.ndarray = (self._valid[:n] == node.value) == (node.op == "eq")
+            return valid
         if node.field not in self._codes:
             raise ValueError(f"the local vector index cannot filter on {node.field!r}")
         codes, table = self._codes[node.field][:n], self._intern[node.field]
         if node.op == "null":
-            return codes == table[None]
+            null: np.ndarray = codes == table[None]
+            return null
         if node.op == "in":
             return np.isin(codes, [table[v] for v in node.value if v in table])
         if node.op in ("eq", "ne"):
@@ -317,10 +319,11 @@ class LocalVectorIndex(VectorIndex):
         buf = io.BytesIO()
         live = self._live[: self._n]
         ids = [mid if live[i] else "" for i, mid in enumerate(self._ids)]
+        # Any: mypy checks a **mapping's values against savez's allow_pickle: bool as well.
+        codes: dict[str, Any] = {f"code_{f}": self._codes[f][: self._n] for f in _FIELDS}
         np.savez(buf, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8),
                  ids=np.array(ids, dtype=str), vectors=self._mat[: self._n],
-                 valid=self._valid[: self._n],
-                 **{f"code_{f}": self._codes[f][: self._n] for f in _FIELDS})
+                 valid=self._valid[: self._n], **codes)
         _atomic_write(self._file, buf.getvalue())
         for old in self.folder.glob("vectors-*.usearch*"):
             if old.name != hnsw_name:
@@ -373,7 +376,8 @@ class LocalVectorIndex(VectorIndex):
             try:
                 index = Index(ndim=self.dim, metric="cos", dtype="f32")
                 index.load(str(self.folder / name))
-                index.expansion_search = self.expansion_search
+                # usearch defines this setter apart from its getter, so mypy sees no setter.
+                index.expansion_search = self.expansion_search  # type: ignore[misc]
                 if len(index) == len(self):
                     self._hnsw = index
                     return

@@ -125,7 +125,7 @@ class MilvusVectorIndex(VectorIndex):
             raise StorageError(f"{what} on {self._where} failed: {exc}") from None
 
     # -- catch-up bookkeeping -------------------------------------------------------------
-    @property  # type: ignore[override]
+    @property
     def applied_seq(self) -> int:
         return int(self.records.get_meta(self._seq_key) or 0)
 

@@ -12,15 +12,17 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
+import psycopg
 from psycopg import sql
 
 from ..errors import StorageError
 from ..filters import AllOf, AnyOf, Node, Not, vector_clauses
 from ..model import VectorFilter
 from .base import VectorAttrs, VectorIndex
-from .postgres import PostgresStore, describe, psycopg
+from .postgres import PostgresStore, describe
 
 # A filter field's column (the vector table's own, not the store's memories table).
 _COLUMNS = {"tenant": "tenant", "user": "user_id", "agent": "agent_id",
@@ -95,7 +97,7 @@ class PgVectorIndex(VectorIndex):
             idx=sql.Identifier(self.table + "_hnsw"))
 
     def _exec(self, what: str, query: sql.Composed, args: Sequence[object] = (),
-              many: bool = False, fetch: bool = False) -> list[tuple]:
+              many: bool = False, fetch: bool = False) -> list[tuple[Any, ...]]:
         try:
             with self.store._pool.connection() as conn:
                 if not getattr(conn, "_varvemem_hnsw", False):  # once per pooled connection
@@ -127,7 +129,7 @@ class PgVectorIndex(VectorIndex):
         self._exec("create", self._sql(
             "CREATE INDEX IF NOT EXISTS {idx} ON {t} USING hnsw (vector {ops})"))
 
-    @property  # type: ignore[override]
+    @property
     def applied_seq(self) -> int:
         return int(self.store.get_meta(self._seq_key) or 0)
 

@@ -125,8 +125,10 @@ class _PgTx(SqlTx):
             "RETURNING 1", [*args, record.memory_id, record.scope.tenant]).fetchone() is not None
 
     def _delete_row(self, tenant: str, memory_id: str) -> tuple[Any, ...] | None:
-        return self._c.execute("DELETE FROM memories WHERE memory_id = %s AND tenant = %s "
-                               "RETURNING session_id", (memory_id, tenant)).fetchone()
+        row: tuple[Any, ...] | None = self._c.execute(
+            "DELETE FROM memories WHERE memory_id = %s AND tenant = %s RETURNING session_id",
+            (memory_id, tenant)).fetchone()
+        return row
 
 
 class PostgresStore(SqlStore):
@@ -192,7 +194,9 @@ class PostgresStore(SqlStore):
                          (f"varvemem:{self.schema}",))
             conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(
                 sql.Identifier(self.schema)))
-            exists = conn.execute("SELECT to_regclass('meta') IS NOT NULL").fetchone()[0]
+            found = conn.execute("SELECT to_regclass('meta') IS NOT NULL").fetchone()
+            assert found is not None  # a SELECT without FROM returns one row
+            exists = found[0]
             current = 0
             if exists:
                 row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'"
@@ -207,7 +211,7 @@ class PostgresStore(SqlStore):
                                    f"varvemem needs {latest}: run `varvemem db upgrade`")
             for number, script in self.migrations():
                 if number > current:
-                    conn.execute(script)  # type: ignore[arg-type] - our own files, no input
+                    conn.execute(script)  # our own files, no input
                     conn.execute(META_UPSERT, ("schema_version", str(number)))
         return current, latest
 
@@ -233,7 +237,7 @@ class PostgresStore(SqlStore):
     # -- running statements ---------------------------------------------------------------
     def _query(self, query: str, args: Sequence[Any] = ()) -> list[Any]:
         with self._failing("read from"), self._pool.connection() as conn:
-            return conn.execute(query, args).fetchall()  # type: ignore[arg-type]
+            return conn.execute(query, args).fetchall()
 
     @contextmanager
     def _snapshot(self) -> Iterator[Run]:
@@ -243,7 +247,7 @@ class PostgresStore(SqlStore):
 
     def _write(self, query: str, args: Sequence[Any] = ()) -> list[Any]:
         with self._failing("write to"), self._pool.connection() as conn, conn.transaction():
-            cur = conn.execute(query, args)  # type: ignore[arg-type]
+            cur = conn.execute(query, args)
             return cur.fetchall() if cur.description else []
 
     @contextmanager
@@ -281,7 +285,7 @@ class PostgresStore(SqlStore):
             conn.execute("ANALYZE memories, term_df, history")
             rows = conn.execute("SELECT reltuples FROM pg_class WHERE oid = "
                                 "'memories'::regclass").fetchone()
-        self._analyzed_rows = max(0, int(rows[0])) if rows else 0  # type: ignore[index]
+        self._analyzed_rows = max(0, int(rows[0])) if rows else 0
 
     # -- full text and tags: tsvector with term_df for BM25, a text[] of tags -------------
     def _tags_sql(self, alias: str, tenant: str, tags: Sequence[str]

@@ -14,7 +14,7 @@ import logging
 import threading
 from collections.abc import Iterable, Iterator
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
 from ..errors import StorageError
@@ -159,14 +159,16 @@ class RedisActiveCache(ActiveCache, ChangeSubscriber):
         key = self._key(scope.tenant, scope.session, memory_type)
         try:
             self._drop_stale()
-            ids = [i for i in self._r.zrange(key, 0, -1) if i != _EMPTY.encode()]
+            # Without scores and with undecoded responses, the members are bytes.
+            members = cast("list[bytes]", self._r.zrange(key, 0, -1))
+            ids = [i for i in members if i != _EMPTY.encode()]
             if not ids and not self._r.exists(key):
                 records = self._fill(key, scope, memory_type)
             else:
                 cached = self._r.hmget(key + ":rec", ids) if ids else []
                 if any(c is None for c in cached):  # expired half-way: ask the store
                     return self._from_store(scope, memory_type, limit, until)
-                records = [MemoryRecord.model_validate_json(c) for c in cached]
+                records = [MemoryRecord.model_validate_json(c) for c in cached if c is not None]
         except redis.RedisError as exc:
             self._away(exc)
             return self._from_store(scope, memory_type, limit, until)
@@ -231,6 +233,7 @@ class RedisAnswerCache(AnswerCache):
             return None
         if not raw:
             return None
+        assert isinstance(raw, bytes)  # the client does not decode responses
         mid, _, version = raw.decode().partition("\t")
         return mid, version
 

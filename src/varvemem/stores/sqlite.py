@@ -163,7 +163,8 @@ class SqliteStore(SqlStore):
         """Apply the numbered ``migrations/sqlite/NNNN_*.sql`` files above ``user_version``."""
         current = self._c.execute("PRAGMA user_version").fetchone()[0]
         folder = resources.files("varvemem.stores") / "migrations" / "sqlite"
-        scripts = sorted(p for p in folder.iterdir() if p.name.endswith(".sql"))
+        scripts = sorted((p for p in folder.iterdir() if p.name.endswith(".sql")),
+                         key=lambda p: p.name)
         for script in scripts:
             number = int(script.name.split("_", 1)[0])
             if number <= current:
