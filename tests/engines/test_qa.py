@@ -98,6 +98,20 @@ def test_export_edit_import_roundtrip(mem: Memory, tmp_path: Path) -> None:
     assert len(mem.load_all_qa()) == 4
 
 
+def test_an_edited_question_is_matched_as_written_now(mem: Memory) -> None:
+    """A pair is embedded by its question: after an edit, the new question finds it straight
+    from memory and the old one no longer does."""
+    pid = mem.save_qa("How do I rotate the deploy token?",
+                      "Run `vault rotate deploy` and update the CI secret.", 0.9)
+    mem.qa.update(pid, question="Where are the nightly database backups kept?",
+                  answer="In s3://ops-backups/nightly, kept for 30 days.")
+    new = mem.ask("Where are the nightly database backups kept?")
+    assert new.route == "reuse" and (new.matched or {}).get("id") == pid
+    assert mem.ask("How do I rotate the deploy token?").route != "reuse"
+    assert mem.get(pid, with_embedding=True).embedding == mem.embedder().embed_documents(
+        ["Where are the nightly database backups kept?"])[0].tolist()
+
+
 @pytest.mark.parametrize("name,text,why", [
     ("qa-nofm.md", "just an answer\n", "front matter"),
     ("qa-list.md", "---\n- a\n- b\n---\nbody\n", "front matter|mapping"),

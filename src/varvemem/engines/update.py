@@ -303,7 +303,7 @@ class UpdateEngine:
         """Write ``changes`` to ``rec`` in one transaction with its history entry. A changed
         ``content`` (give its ``content_hash`` too) is re-embedded and its keywords
         re-extracted."""
-        vector = self._vector(rec, changes["content"]) if "content" in changes else None
+        vector = self._vector(rec.model_copy(update=changes)) if "content" in changes else None
         old = {k: _jsonable(getattr(rec, k)) for k in changes}
         now = self.clock()
         if "content" in changes:
@@ -317,10 +317,11 @@ class UpdateEngine:
         self.after_write()
         return new
 
-    def _vector(self, rec: MemoryRecord, content: str) -> np.ndarray:
+    def _vector(self, changed: MemoryRecord) -> np.ndarray:
+        """The vector of a record as changed (a pair's new question included)."""
         self.stores.check_model()
-        vector: np.ndarray = self._embedder().embed_documents([embedding_text(
-            rec.model_copy(update={"content": content}), self.cfg.context_embed)])[0]
+        vector: np.ndarray = self._embedder().embed_documents(
+            [embedding_text(changed, self.cfg.context_embed)])[0]
         return vector
 
     def delete(self, rec: MemoryRecord, reason: str = "", actor: str = "api") -> None:

@@ -260,7 +260,8 @@ class PostgresStore(SqlStore):
             # catch-up that saw seq N has seen every change up to N.
             seq = conn.execute("UPDATE meta SET value = (value::bigint + 1)::text "
                                "WHERE key = 'vector_seq' RETURNING value").fetchone()
-            tx = _PgTx(conn, self.d, int(seq[0]))  # type: ignore[index]
+            assert seq is not None  # the counter row exists from the first migration on
+            tx = _PgTx(conn, self.d, int(seq[0]))
             yield tx
         self._grown(tx.inserted)
 
