@@ -29,6 +29,8 @@ from .base import (
     AnswerCache,
     Archive,
     ChangeSubscriber,
+    IndexFileError,
+    MissingIndexFileError,
     RecordStore,
     StoreTx,
     VectorAttrs,
@@ -159,18 +161,14 @@ class Stores:
         return self._vectors
 
     def _open_vectors(self, load: bool = True) -> VectorIndex:
-        from .local_vectors import IndexFileError, LocalVectorIndex, MissingIndexFileError
-
+        """The configured index, loaded from its file (``load``) or empty, then caught up."""
         model, dim = self.check_model()
         index = open_vectors(self.settings, self.records, self.home / VECTOR_DIR, dim, model)
-        if not isinstance(index, LocalVectorIndex):  # a server's: no file to load
-            if not load:
-                index.clear()
-            self._catch_up(index)
-            return index
         try:
             if load:
                 index.load()
+            else:
+                index.clear()
         except MissingIndexFileError:
             index.clear()
         except IndexFileError as exc:

@@ -440,6 +440,14 @@ class RecordStore(Memories, TextIndex, ChangeFeed, Histories, Sessions, ArchiveR
     def close(self) -> None: ...
 
 
+class IndexFileError(Exception):
+    """The persisted index cannot be used (missing, corrupted, other model)."""
+
+
+class MissingIndexFileError(IndexFileError):
+    """No index file yet: nothing to distrust, the index is simply built from the store."""
+
+
 class VectorIndex(ABC):
     """Nearest neighbours by cosine over unit vectors, filtered on :class:`VectorAttrs` by a
     :class:`~varvemem.model.VectorFilter` (rendered from
@@ -484,6 +492,11 @@ class VectorIndex(ABC):
 
     @abstractmethod
     def clear(self) -> None: ...
+
+    def load(self) -> None:  # noqa: B027 - server indexes keep no copy to read
+        """Read the persisted copy (a no-op for server-side indexes):
+        :class:`MissingIndexFileError` when there is none yet, :class:`IndexFileError` when it
+        cannot be used."""
 
     def save(self) -> None:  # noqa: B027 - persistent servers need nothing
         """Persist what is in memory (a no-op for server-side indexes)."""

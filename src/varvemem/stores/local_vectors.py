@@ -22,7 +22,7 @@ import numpy as np
 
 from ..filters import AllOf, AnyOf, Clauses, Node, Not, vector_clauses
 from ..model import VectorFilter
-from .base import VectorAttrs, VectorIndex
+from .base import IndexFileError, MissingIndexFileError, VectorAttrs, VectorIndex
 
 _FIELDS = ("tenant", "user", "agent", "session", "memory_type", "tier")
 _NULLABLE = frozenset({"user", "agent", "session"})  # None is code 0 of their intern table
@@ -32,14 +32,6 @@ _READABLE = (1, 2)
 # A save compacts (and so rebuilds the HNSW graph, whose keys are row positions) only when
 # deleted rows are at least this share of all rows; below it they stay as holes.
 COMPACT_SHARE = 0.25
-
-
-class IndexFileError(Exception):
-    """The persisted index cannot be used (missing, corrupted, other model)."""
-
-
-class MissingIndexFileError(IndexFileError):
-    """No index file yet: nothing to distrust, the index is simply built from the store."""
 
 
 class LocalVectorIndex(VectorIndex):
