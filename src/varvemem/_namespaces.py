@@ -125,17 +125,17 @@ class Inbox:
 
     def counts(self) -> dict[str, int]:
         """Inbox events by status (``pending``, ``processing``, ``done``, ``failed``)."""
-        return self._mem._stores.records.inbox_counts()
+        return self._engine.queue.inbox_counts()
 
     def events(self, *, tenant: str | None = None, status: str | None = None,
                limit: int = 100, after: int = 0) -> list[InboxEvent]:
         """The tenant's inbox events by id (a page: the last id as ``after`` for the next)."""
-        return self._mem._stores.records.inbox(self._mem._tenant(tenant), status, limit, after)
+        return self._engine.queue.inbox(self._mem._tenant(tenant), status, limit, after)
 
     def retry(self, event_ids: Sequence[int] | None = None, *,
               tenant: str | None = None) -> list[int]:
         """Re-arm the tenant's failed inbox events (those of ``event_ids``, or all of them), for
         when their cause is fixed; the next :meth:`process` tries them again. Returns the ids
         re-armed (an id that is not a failed event of the tenant is left out)."""
-        return self._mem._stores.records.retry_events(
+        return self._engine.queue.retry_events(
             self._mem._tenant(tenant), None if event_ids is None else list(event_ids))

@@ -17,14 +17,15 @@ from . import _validate
 from ._namespaces import QA, Inbox, shortcut
 from ._validate import enum_of, enums_of, utc
 from .embeddings import Embedder, check_installed, create_embedder
-from .engines import extract, ids, timeline
+from .engines import extract
 from .engines.faq import AskResult as AskResult
 from .engines.faq import FaqEngine
 from .engines.inbox import InboxEngine
 from .engines.lifecycle import ConsolidationReport, LifecycleEngine
+from .engines.reads import ReadEngine
 from .engines.retrieval import RetrievalEngine
 from .engines.update import UpdateEngine
-from .errors import NotFoundError, ValidationError
+from .errors import ValidationError
 from .history import SessionHistory
 from .keys import KeyRing
 from .llm import ChatClient
@@ -82,13 +83,13 @@ class Memory:
         self._faq = FaqEngine(settings, self._stores, self._update, self._retrieval,
                               self.embedder, self._now, llm,
                               lambda q, k, s, u, t: self._context(q, None, k, s, user=u, tenant=t))
+        self._reads = ReadEngine(settings, self._stores, self._now)
         self.keys = KeyRing(self._stores.records, self._now)
         """API keys of the service (``create``, ``list``, ``revoke``, ``authenticate``)."""
         self.qa = QA(self, self._faq)
         """L2: scored Q&A pairs (``save``, ``all``, ``search``, ``update``, ``feedback``, ...)."""
         self.inbox = Inbox(self, InboxEngine(settings, self._stores, self._update, self._now,
-                                           self._stores.records),
-                           self._update)
+                                             self._stores.records), self._update)
         """INT-1: the webhook inbox (``receive``, ``process``, ``counts``, ``events``, ...)."""
         self.sessions = SessionHistory(SessionLog(settings.home / "sessions",
                                                   settings.default_tenant),
@@ -272,31 +273,8 @@ class Memory:
         as it was *recorded* at that time, replayed from :meth:`history` (see
         :func:`varvemem.engines.timeline.record_at`); ``search(as_of=...)`` asks what was
         *valid* then instead."""
-        ten = self._tenant(tenant)
-        if as_of is not None:
-            when = utc(as_of, "as_of")
-            assert when is not None
-            return timeline.record_at(memory_id, self._current(ten, memory_id, with_embedding),
-                                      self._stores.records.history(ten, memory_id), when,
-                                      with_embedding)
-        rec = self._current(ten, memory_id, with_embedding)
-        if rec is None:
-            gone = [e for e in self._stores.records.history(ten, memory_id) if e.action == "delete"]
-            if gone:
-                raise NotFoundError(f"memory {memory_id} was deleted at {gone[-1].at.isoformat()}"
-                                    "; its history remains")
-            raise NotFoundError(f"no memory {memory_id}")
-        return rec
-
-    def _current(self, tenant: str, memory_id: str, with_embedding: bool) -> MemoryRecord | None:
-        """The live record, else the archived one (tier ``archive``), else None."""
-        rec = self._stores.records.get(tenant, memory_id, with_embedding)
-        if rec is not None:
-            return rec
-        archived = self._stores.archived_records(tenant, [memory_id])
-        if not archived:
-            return None
-        return archived[0] if with_embedding else archived[0].model_copy(update={"embedding": None})
+        return self._reads.get(self._tenant(tenant), memory_id, with_embedding,
+                               utc(as_of, "as_of"))
 
     def resolve_id(self, prefix: str, *, tenant: str | None = None) -> str:
         """The full id of the tenant's memory whose id starts with ``prefix``: ``mem_`` and at
@@ -304,14 +282,11 @@ class Memory:
         deleted memories (their history remains) count. :class:`NotFoundError` when none
         matches; :class:`ValidationError` when the prefix is too short, or when several
         match (they are listed)."""
-        return ids.resolve(self._stores.records, self._tenant(tenant), prefix)
+        return self._reads.resolve_id(self._tenant(tenant), prefix)
 
     def history(self, memory_id: str, *, tenant: str | None = None) -> list[HistoryEntry]:
         """Every change to the memory, oldest first (also after it was deleted)."""
-        entries = self._stores.records.history(self._tenant(tenant), memory_id)
-        if not entries:
-            raise NotFoundError(f"no memory {memory_id}")
-        return entries
+        return self._reads.history(self._tenant(tenant), memory_id)
 
     def search(self, query: str, *, top_k: int | None = None,
                type: str | MemoryType | Sequence[str | MemoryType] | None = None,
@@ -329,7 +304,7 @@ class Memory:
         ``query_vector`` (a unit vector from the store's model) skips embedding the query."""
         _validate.query(self.settings, query, top_k, profile)
         if query_vector is not None:
-            query_vector = _validate.vector(query_vector, self._stores.check_model()[1])
+            query_vector = _validate.vector(query_vector, self._reads.dim())
         try:
             flt = SearchFilter(
                 tenant=self._tenant(tenant), user=user, agent=agent, session=session,
@@ -372,31 +347,17 @@ class Memory:
         """The active tier of a session: its last ``lifecycle.active_turns`` dialogue turns
         and last ``lifecycle.active_tool_calls`` unexpired tool calls, oldest first, as of
         ``as_of`` (default now; nothing said after it)."""
-        scope = self._scope(tenant, user, agent, session)
-        cfg = self.settings.lifecycle
-        now = utc(as_of, "as_of") or self._now()
-        turns = self._stores.active.window(scope, MemoryType.DIALOGUE, cfg.active_turns, now)
-        calls = [r for r in self._stores.active.window(scope, MemoryType.TOOL_CALL,
-                                                      cfg.active_tool_calls, now)
-                 if r.expires_at is None or r.expires_at > now]
-        return sorted(turns + calls, key=lambda r: r.created_at)
+        return self._reads.session_window(self._scope(tenant, user, agent, session),
+                                          utc(as_of, "as_of") or self._now())
 
     def stats(self, *, tenant: str | None = None) -> dict[str, Any]:
         """Counts by type and tier, sizes on disk, the embedding model."""
-        out = self._stores.records.stats(self._tenant(tenant))
-        stored = self._stores.stored_model()
-        out["embedder"] = {"model": stored[0], "dim": stored[1]} if stored else None
-        out["home"] = str(self.settings.home)
-        out["disk_bytes"] = sum(f.stat().st_size for f in self.settings.home.rglob("*")
-                                if f.is_file())
-        return out
+        return self._reads.stats(self._tenant(tenant))
 
     def index_stats(self) -> dict[str, Any]:
         """The vector index, opened and caught up: ``vectors`` (how many) and ``hnsw`` (an
         approximate HNSW graph, else an exact scan)."""
-        self._stores.sync(persist=False)
-        index = self._stores.vectors
-        return {"vectors": len(index), "hnsw": bool(getattr(index, "uses_hnsw", False))}
+        return self._reads.index_stats()
 
     # -- L2/L3: scored Q&A pairs and the fast path ----------------------------------------------
     save_qa = shortcut("qa", QA.save)
@@ -459,7 +420,7 @@ class Memory:
         sel = Selection(tenant=self._tenant(tenant), user=user,
                         types=enums_of(MemoryType, types, "type"), tiers=enums_of(Tier, tiers, "tier"),
                         current_only=not include_superseded)
-        return self._stores.records.select(sel, limit, after)
+        return self._reads.page(sel, limit, after)
 
     def delete_user(self, user: str, *, tenant: str | None = None,
                     reason: str = "user deleted") -> dict[str, int]:
@@ -470,13 +431,9 @@ class Memory:
         if not isinstance(user, str) or not user.strip():
             raise ValidationError("user must be non-empty text")
         ten = self._tenant(tenant)
-        self._stores.answers.drop_tenant(ten)
-        counts, sessions = self._lifecycle.erase_user(ten, user, self._now(), reason)
+        counts, emptied = self._lifecycle.erase_user(ten, user, self._now(), reason)
         counts["sessions"] = 0
-        for session in sorted(sessions):
-            self._stores.active.drop(ten, session)
-            if self._stores.records.select(Selection(session=(ten, session), current_only=False), 1):
-                continue  # someone else's turns are in it too
+        for session in sorted(emptied):
             with contextlib.suppress(ValidationError):  # an id no session file can have
                 counts["sessions"] += self.sessions.delete_session(session, tenant=ten)
         self._update.after_write()
@@ -487,9 +444,7 @@ class Memory:
                 progress: Callable[[int, int], None] | None = None) -> int:
         """Rebuild the vector index from the store; ``re_embed`` recomputes every vector with the
         configured embedder first (after changing models). Returns the number of vectors."""
-        if re_embed:
-            self._update.re_embed(progress)
-        return self._stores.rebuild_vectors()
+        return self._update.reindex(re_embed, progress)
 
 
 def upgrade_store(settings: Settings) -> tuple[int, int]:

@@ -396,7 +396,9 @@ class LifecycleEngine:
     def erase_user(self, tenant: str, user: str, now: datetime,
                    reason: str) -> tuple[dict[str, int], set[str]]:
         """Delete every memory of ``user`` (live, superseded, archived) with its history's old
-        contents; returns the counts and the sessions they were in."""
+        contents, the tenant's cached answers and the cached windows of the user's sessions;
+        returns the counts and the sessions left with nobody's memories."""
+        self.stores.answers.drop_tenant(tenant)
         counts = {"live": 0, "archived": 0}
         sessions: set[str] = set()
         sel = Selection(tenant=tenant, user=user, current_only=False)
@@ -412,7 +414,10 @@ class LifecycleEngine:
         archived = [r for r in self.stores.archived_records(tenant) if r.scope.user == user]
         sessions.update(r.scope.session for r in archived if r.scope.session)
         counts["archived"] = self.delete_archived(archived, now, reason, erase=True)
-        return counts, sessions
+        for session in sessions:
+            self.stores.active.drop(tenant, session)
+        return counts, {s for s in sessions if not self.stores.records.select(
+            Selection(session=(tenant, s), current_only=False), 1)}
 
     def delete_archived(self, records: Sequence[MemoryRecord], now: datetime,
                         reason: str, erase: bool = False) -> int:

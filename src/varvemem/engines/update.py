@@ -331,6 +331,14 @@ class UpdateEngine:
             record_change(tx, rec, "delete", self.clock(), actor, reason, old=snapshot(rec))
         self.after_write()
 
+    def reindex(self, re_embed: bool = False,
+                progress: Callable[[int, int], None] | None = None) -> int:
+        """Rebuild the vector index from the store of record (re-embedding every memory
+        first when ``re_embed``); returns its size."""
+        if re_embed:
+            self.re_embed(progress)
+        return self.stores.rebuild_vectors()
+
     def re_embed(self, progress: Callable[[int, int], None] | None = None) -> None:
         """Recompute every stored vector with the configured embedder, batch by batch; the last
         batch records the new model."""

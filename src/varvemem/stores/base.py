@@ -493,6 +493,12 @@ class VectorIndex(ABC):
     @abstractmethod
     def clear(self) -> None: ...
 
+    @property
+    def uses_hnsw(self) -> bool:
+        """Whether searches go through an approximate HNSW graph of this process (a server
+        index's own plan is not reported: False)."""
+        return False
+
     def load(self) -> None:  # noqa: B027 - server indexes keep no copy to read
         """Read the persisted copy (a no-op for server-side indexes):
         :class:`MissingIndexFileError` when there is none yet, :class:`IndexFileError` when it

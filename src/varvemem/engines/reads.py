@@ -1,0 +1,98 @@
+"""The reads the library API serves that no other engine owns: one memory (live, archived, or
+as it was at a time), its history, short ids, a session's window, pages and counts."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from ..errors import NotFoundError
+from ..model import HistoryEntry, MemoryRecord, MemoryType, Scope
+from ..settings import Settings
+from ..stores import Stores
+from ..stores.base import Selection
+from . import ids, timeline
+
+
+class ReadEngine:
+    """Reads of the store of record, the archive and the session cache, for the façade."""
+
+    def __init__(self, settings: Settings, stores: Stores,
+                 clock: Callable[[], datetime]) -> None:
+        self.settings = settings
+        self.stores = stores
+        self.clock = clock
+
+    def current(self, tenant: str, memory_id: str, with_embedding: bool = False
+                ) -> MemoryRecord | None:
+        """The live record, else the archived one (tier ``archive``), else None."""
+        rec = self.stores.records.get(tenant, memory_id, with_embedding)
+        if rec is not None:
+            return rec
+        archived = self.stores.archived_records(tenant, [memory_id])
+        if not archived:
+            return None
+        return archived[0] if with_embedding else archived[0].model_copy(update={"embedding": None})
+
+    def get(self, tenant: str, memory_id: str, with_embedding: bool = False,
+            as_of: datetime | None = None) -> MemoryRecord:
+        """:meth:`current`, or the memory as it was recorded at ``as_of``
+        (:func:`timeline.record_at`); :class:`NotFoundError` saying why there is none."""
+        if as_of is not None:
+            return timeline.record_at(memory_id, self.current(tenant, memory_id, with_embedding),
+                                      self.stores.records.history(tenant, memory_id), as_of,
+                                      with_embedding)
+        rec = self.current(tenant, memory_id, with_embedding)
+        if rec is not None:
+            return rec
+        gone = [e for e in self.stores.records.history(tenant, memory_id) if e.action == "delete"]
+        if gone:
+            raise NotFoundError(f"memory {memory_id} was deleted at {gone[-1].at.isoformat()}"
+                                "; its history remains")
+        raise NotFoundError(f"no memory {memory_id}")
+
+    def history(self, tenant: str, memory_id: str) -> list[HistoryEntry]:
+        """Every change to the memory, oldest first; :class:`NotFoundError` when it has none."""
+        entries = self.stores.records.history(tenant, memory_id)
+        if not entries:
+            raise NotFoundError(f"no memory {memory_id}")
+        return entries
+
+    def resolve_id(self, tenant: str, prefix: str) -> str:
+        """The full id a short id names (:func:`ids.resolve`)."""
+        return ids.resolve(self.stores.records, tenant, prefix)
+
+    def session_window(self, scope: Scope, at: datetime) -> list[MemoryRecord]:
+        """The session's last ``lifecycle.active_turns`` turns and ``active_tool_calls``
+        tool calls unexpired at ``at`` (none said after it), oldest first."""
+        cfg = self.settings.lifecycle
+        active = self.stores.active
+        turns = active.window(scope, MemoryType.DIALOGUE, cfg.active_turns, at)
+        calls = [r for r in active.window(scope, MemoryType.TOOL_CALL, cfg.active_tool_calls, at)
+                 if r.expires_at is None or r.expires_at > at]
+        return sorted(turns + calls, key=lambda r: r.created_at)
+
+    def page(self, sel: Selection, limit: int, after: str) -> list[MemoryRecord]:
+        """Up to ``limit`` memories of ``sel`` by id, after the id ``after``."""
+        return self.stores.records.select(sel, limit, after)
+
+    def stats(self, tenant: str) -> dict[str, Any]:
+        """Counts by type and tier, the embedding model, the home and its size on disk."""
+        out = self.stores.records.stats(tenant)
+        stored = self.stores.stored_model()
+        out["embedder"] = {"model": stored[0], "dim": stored[1]} if stored else None
+        home = self.settings.home
+        out["home"] = str(home)
+        out["disk_bytes"] = sum(f.stat().st_size for f in home.rglob("*") if f.is_file())
+        return out
+
+    def index_stats(self) -> dict[str, Any]:
+        """The vector index, opened and caught up: ``vectors`` (how many) and ``hnsw``."""
+        self.stores.sync(persist=False)
+        index = self.stores.vectors
+        return {"vectors": len(index), "hnsw": index.uses_hnsw}
+
+    def dim(self) -> int:
+        """The configured embedder's dimension, checked against the stored vectors."""
+        return self.stores.check_model()[1]
