@@ -21,12 +21,12 @@ from pydantic import BaseModel, Field
 
 from ..errors import ArchiveError, LLMError, NotFoundError, ValidationError
 from ..llm import ChatClient
-from ..model import Draft, HistoryEntry, MemoryRecord, MemoryType, Scope, Tier, VectorFilter
+from ..model import Draft, HistoryAction, MemoryRecord, MemoryType, Scope, Tier, VectorFilter
 from ..settings import Settings
 from ..stores import Stores, StoreTx
 from ..stores.base import Selection
 from . import abstraction
-from .update import UpdateEngine, snapshot
+from .update import UpdateEngine, record_change, snapshot
 
 ACTOR = "lifecycle"
 log = logging.getLogger("varvemem.llm")  # the abstraction's LLM fallback
@@ -123,11 +123,11 @@ class LifecycleEngine:
             yield batch
             after = batch[-1].memory_id
 
-    def _log(self, tx: StoreTx, rec: MemoryRecord, action: str, now: datetime, reason: str,
+    @staticmethod
+    def _log(tx: StoreTx, rec: MemoryRecord, action: HistoryAction, now: datetime, reason: str,
              old: dict[str, Any] | None, new: dict[str, Any] | None,
              actor: str = ACTOR) -> None:
-        tx.add_history(HistoryEntry(memory_id=rec.memory_id, action=action, at=now, actor=actor,
-                                    reason=reason, old=old, new=new), rec.scope.tenant)
+        record_change(tx, rec, action, now, actor, reason, old, new)
 
     def _move(self, records: list[MemoryRecord], tier: Tier, now: datetime, reason: str) -> int:
         with self.stores.transaction() as tx:
