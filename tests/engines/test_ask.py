@@ -3,14 +3,13 @@ by retrieval (and the LLM when configured, which then makes a new pair)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 
-import httpx
 import pytest
-from tests.conftest import mock_llm
+from tests._llm import Call, ChatServer, importance, status, supersede_none, supersede_the
+from tests.conftest import stores_of
 
-from varvemem import Memory, ValidationError
+from varvemem import Memory, Settings, ValidationError
 from varvemem.engines.intent import chit_chat
 
 
@@ -67,22 +66,40 @@ def test_ask_logs_the_exchange_in_the_session(mem: Memory) -> None:
 
 
 def test_normal_path_with_the_llm_makes_a_new_pair(home, embedder, clock) -> None:
-    def handler(request: httpx.Request) -> httpx.Response:
-        body = json.loads(request.content)
-        if body["messages"][0]["content"].startswith("You answer"):
-            assert "Question: Where is the VPN config?" in body["messages"][1]["content"]
-            text = "Download it from vpn.acme.internal."
-        else:  # the update engine's own steps
-            text = json.dumps({"memory_type": "qa", "tags": [], "importance": 0.5,
-                               "superseded": []})
-        return httpx.Response(200, json={"choices": [{"message": {"content": text}}]})
+    fact = "The VPN config is published at vpn.acme.internal/config."
 
-    llm = mock_llm(handler)
-    with Memory(home=home, embedder=embedder, clock=clock, llm=llm) as mem:
+    def answer(call: Call) -> str:
+        assert call.fields["question"] == "Where is the VPN config?"
+        assert fact in call.fields["context"]  # the memories are given to the model
+        return "  Download it from vpn.acme.internal/config (the mock's words).\n"
+
+    server = ChatServer(answer=answer, score=importance(0.83))
+    with Memory(home=home, embedder=embedder, clock=clock, llm=server.client()) as mem:
+        fid = mem.add(fact, type="knowledge").memory_id
         res = mem.ask("Where is the VPN config?")
-        assert res.route == "normal" and res.llm and res.answer.startswith("Download")
+        assert res.route == "normal" and res.llm and res.reason == "retrieval + LLM"
+        assert res.answer == "Download it from vpn.acme.internal/config (the mock's words)."
         pair = mem.get(res.matched["id"])
-        assert pair.question == "Where is the VPN config?" and pair.score == 0.5
+        assert pair.question == "Where is the VPN config?" and pair.answer == res.answer
+        assert pair.score == mem.settings.faq.initial_score == res.matched["score"]
+        assert pair.importance == 0.83  # the pair went through the LLM's score step too
+        assert pair.metadata["sources"] == {fid: mem.get(fid).content_hash}
+    # the fact and the pair are scored; a pair has no other pair to supersede
+    assert server.tasks == ["score", "answer", "score"]
+    assert server.of("score")[1].fields["content"] == f"Where is the VPN config?\n{res.answer}"
+
+
+def test_a_failing_llm_answers_with_the_memories_and_makes_no_pair(home, embedder,
+                                                                  clock) -> None:
+    server = ChatServer(answer=status(503, "busy"), score=importance(0.83))
+    with Memory(home=home, embedder=embedder, clock=clock, llm=server.client()) as mem:
+        mem.add("The VPN config is published at vpn.acme.internal/config.", type="knowledge")
+        res = mem.ask("Where is the VPN config?")
+        assert res.route == "normal" and not res.llm and res.matched is None
+        assert res.reason.startswith("retrieval (LLM failed: ") and "HTTP 503" in res.reason
+        assert "vpn.acme.internal/config" in res.answer
+        assert mem.load_all_qa() == []
+    assert server.tasks == ["score"] + ["answer"] * 3  # tried, retried twice, given up
 
 
 def test_an_empty_question_is_refused(mem: Memory) -> None:
@@ -131,7 +148,8 @@ def test_cached_answers_are_dropped_when_their_pair_changes(mem: Memory) -> None
     assert not third.reason.startswith("cached") and third.answer.startswith("Port 9443")
     mem.delete(pid)
     gone = mem.ask("Which port does the API use?")
-    assert gone.route == "normal" and "9443" not in gone.answer.split("\n")[0]
+    assert gone.route == "normal" and gone.reason == "retrieval (no LLM)"
+    assert "9443" not in gone.answer and "8443" not in gone.answer  # nowhere, not in the context
 
 
 def test_the_faq_walkthrough_in_the_docs_runs(make_memory: Callable[..., Memory],
@@ -149,31 +167,158 @@ def test_the_faq_walkthrough_in_the_docs_runs(make_memory: Callable[..., Memory]
     assert 'varvemem ask "工单怎么提交"' in text
 
 
-def test_an_answer_is_not_reused_once_a_memory_behind_it_changes(home, embedder, clock) -> None:
-    def handler(request: httpx.Request) -> httpx.Response:
-        body = json.loads(request.content)
-        if body["messages"][0]["content"].startswith("You answer"):
-            text = "Port 8443." if "8443" in body["messages"][1]["content"] else "Port 9443."
-        else:
-            text = json.dumps({"memory_type": "knowledge", "tags": [], "importance": 0.5,
-                               "superseded": []})
-        return httpx.Response(200, json={"choices": [{"message": {"content": text}}]})
+Q = "Which port does the public API use?"
+OLD_FACT = "The public API listens on port 8443."
 
-    llm = mock_llm(handler)
-    with Memory(home=home, embedder=embedder, clock=clock, llm=llm) as mem:
-        fact = mem.add("The public API listens on port 8443.", type="knowledge").memory_id
-        first = mem.ask("Which port does the public API use?")
-        pair = mem.get(first.matched["id"])
-        assert first.route == "normal" and fact in pair.metadata["sources"]
-        mem.qa.update(pair.memory_id, score=0.95)
-        assert mem.ask("Which port does the public API use?").route == "reuse"
-        assert mem.ask("Which port does the public API use?").reason.startswith("cached")
+
+def _port_answer(call: Call) -> str:
+    """Answers from the port the context names: only the memories given decide."""
+    assert call.fields["question"] in (Q, "What port is the public API on?")
+    ctx = call.fields["context"]
+    if "port" not in ctx:
+        return "No memory says (the mock)."
+    assert ("8443" in ctx) != ("9443" in ctx), ctx  # exactly one version of the fact is given
+    return "Port 8443 (from the memories)." if "8443" in ctx else "Port 9443 (from the memories)."
+
+
+def _validated_answer(mem: Memory, server: ChatServer) -> str:
+    """A pair answered by the LLM from OLD_FACT, validated and promoted to the answer cache."""
+    fact = mem.add(OLD_FACT, type="knowledge").memory_id
+    first = mem.ask(Q)
+    assert first.route == "normal" and first.answer == "Port 8443 (from the memories)."
+    assert OLD_FACT in server.of("answer")[-1].fields["context"]
+    pair = mem.get(first.matched["id"])
+    assert pair.metadata["sources"] == {fact: mem.get(fact).content_hash}
+    mem.qa.update(pair.memory_id, score=0.95)
+    assert mem.ask(Q).reason == "a validated answer to the same question"
+    cached = mem.ask(Q)
+    assert cached.route == "reuse" and cached.reason.startswith("cached")
+    assert cached.answer == "Port 8443 (from the memories)."
+    return pair.memory_id
+
+
+def _retired(mem: Memory, pair: str) -> None:
+    old = mem.get(pair)
+    assert old.valid_to == mem.clock() and old.superseded_by is None
+    last = mem.history(pair)[-1]
+    assert (last.action, last.actor, last.reason) == (
+        "supersede", "ask", "a memory the answer came from changed")
+    assert pair not in {r.memory_id for r in mem.load_all_qa()}
+
+
+def test_an_answer_is_not_reused_once_a_memory_behind_it_changes(home, embedder, clock) -> None:
+    server = ChatServer(answer=_port_answer, score=importance(0.83))
+    with Memory(home=home, embedder=embedder, clock=clock, llm=server.client()) as mem:
+        pair = _validated_answer(mem, server)
+        fact = next(iter(mem.get(pair).metadata["sources"]))
+        clock.advance(minutes=5)
         mem.update(fact, content="The public API listens on port 9443 since the migration.")
-        again = mem.ask("Which port does the public API use?")
-        assert again.route == "normal" and again.answer == "Port 9443."
-        old = mem.get(pair.memory_id)
-        assert old.valid_to is not None
-        assert mem.history(pair.memory_id)[-1].reason == "a memory the answer came from changed"
+        again = mem.ask(Q)
+        assert again.route == "normal" and again.answer == "Port 9443 (from the memories)."
+        assert again.matched["id"] != pair
+        _retired(mem, pair)
+
+
+@pytest.mark.parametrize("how", ["explicit", "llm"])
+@pytest.mark.parametrize("asked", [Q, "What port is the public API on?"],
+                         ids=["cached", "reused"])
+def test_an_answer_is_not_reused_once_a_memory_behind_it_is_superseded(
+        home, embedder, clock, how: str, asked: str) -> None:
+    """The source stays as it was, unedited: only its validity ends. Asked as typed before,
+    the cache holds the pair; asked otherwise, the search finds it."""
+    successor = "Since the migration the public API is served on port 9443."  # no update cue
+    old_fact = supersede_the(OLD_FACT, "the port moved (the mock)")
+
+    def supersede(call: Call) -> dict:
+        if call.fields["new"] == successor:
+            return old_fact(call)
+        # a new pair beside another new one; the retired pair is no candidate
+        assert call.fields["new"].split("\n")[0] in (Q, "What port is the public API on?")
+        assert not any("8443" in c for c in call.fields["old"]), call
+        return supersede_none(call)
+
+    server = ChatServer(answer=_port_answer, score=importance(0.83), supersede=supersede)
+    with Memory(home=home, embedder=embedder, clock=clock, llm=server.client()) as mem:
+        pair = _validated_answer(mem, server)
+        fact = next(iter(mem.get(pair).metadata["sources"]))
+        clock.advance(minutes=5)
+        if how == "explicit":
+            new = mem.add(successor, type="knowledge", supersedes=[fact])
+            assert server.of("supersede") == []  # nothing to ask: the caller said which
+        else:  # the update engine's natural path: the LLM picks the old fact
+            new = mem.add(successor, type="knowledge")
+            asked_llm = server.one("supersede").fields
+            assert asked_llm["new"] == successor and OLD_FACT in asked_llm["old"]
+        assert new.steps["supersede"] == how and new.superseded == [fact]
+        assert mem.get(fact).content == OLD_FACT and mem.get(fact).valid_to == clock.now
+        again = mem.ask(asked)
+        assert again.route == "normal" and again.answer == "Port 9443 (from the memories)."
+        assert successor in server.of("answer")[-1].fields["context"]
+        _retired(mem, pair)
+        # the retired pair is not served by the other route either
+        other = mem.ask("What port is the public API on?" if asked == Q else Q)
+        assert other.route == "normal" and other.answer == "Port 9443 (from the memories)."
+        assert other.matched["id"] not in (pair, again.matched["id"])
+
+
+@pytest.fixture(params=["local", "redis"])
+def answer_cache(request: pytest.FixtureRequest) -> dict[str, str]:
+    """The store settings of each answer cache."""
+    if request.param == "local":
+        return {}
+    return {"cache_url": request.getfixturevalue("redis_url"),
+            "cache_prefix": request.getfixturevalue("cache_prefix")}
+
+
+def _key(q: str, user: str | None) -> tuple[str, str | None, str]:
+    return "default", user, " ".join(q.lower().split())
+
+
+def test_delete_user_drops_the_answers_cached_from_their_memories(
+        home, embedder, clock, answer_cache) -> None:
+    server = ChatServer(answer=_port_answer, score=importance(0.83))
+    settings = Settings.load(home=home, store=answer_cache)
+    with Memory(settings=settings, embedder=embedder, clock=clock, llm=server.client()) as mem:
+        fact = mem.add(OLD_FACT, type="knowledge", user="alice").memory_id
+        first = mem.ask(Q, user="alice")
+        pair = mem.get(first.matched["id"])
+        assert pair.scope.user == "alice" and list(pair.metadata["sources"]) == [fact]
+        mem.qa.update(pair.memory_id, score=0.95)
+        for user in ("alice", "bob"):  # bob is given alice's pair (shared across users)
+            assert mem.ask(Q, user=user).reason == "a validated answer to the same question"
+            assert mem.ask(Q, user=user).reason.startswith("cached")
+        cache = stores_of(mem).answers
+        assert cache.get(_key(Q, "alice")) == cache.get(_key(Q, "bob")) == (
+            pair.memory_id, pair.content_hash)
+        counts = mem.delete_user("alice")
+        assert counts["live"] == 2  # her fact and her pair
+        assert cache.get(_key(Q, "alice")) is None and cache.get(_key(Q, "bob")) is None
+        for user in ("bob", "alice"):
+            again = mem.ask(Q, user=user)
+            assert again.route == "normal" and not again.reason.startswith("cached")
+            assert again.matched["id"] != pair.memory_id
+            # nothing of alice's is left to answer from
+            assert again.answer == "No memory says (the mock)."
+            assert "8443" not in server.of("answer")[-1].fields["context"]
+
+
+def test_delete_user_drops_their_cached_questions_to_a_shared_pair(
+        home, embedder, clock, answer_cache) -> None:
+    """The cache holds the question as the user typed it: it goes with the user, though the
+    shared pair it led to stays and is found again by the search."""
+    settings = Settings.load(home=home, store=answer_cache)
+    with Memory(settings=settings, embedder=embedder, clock=clock) as mem:
+        shared = mem.save_qa("How do I reset my password?", "Open Settings > Security.", 0.95)
+        mem.add("alice prefers the dark theme", user="alice")
+        asked = "How do I reset my password?"
+        assert mem.ask(asked, user="alice").reason == "a validated answer to the same question"
+        assert mem.ask(asked, user="alice").reason.startswith("cached")
+        assert stores_of(mem).answers.get(_key(asked, "alice")) is not None
+        assert mem.delete_user("alice")["live"] == 1
+        assert stores_of(mem).answers.get(_key(asked, "alice")) is None
+        again = mem.ask(asked, user="alice")
+        assert again.route == "reuse" and again.matched["id"] == shared
+        assert again.reason == "a validated answer to the same question"
 
 
 @pytest.mark.parametrize("asked", ["How do I reset my API token?", "如何撤回工单？",

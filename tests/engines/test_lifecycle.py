@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.conftest import Clock, mock_llm, stores_of
+from tests._llm import Call, ChatServer, status
+from tests.conftest import Clock, stores_of
 
 from varvemem import Memory, MemoryType, NotFoundError, Settings, Tier, ValidationError
 
@@ -68,7 +69,8 @@ def test_tool_call_expires_after_an_hour_unless_important(mem: Memory, clock: Cl
     assert plain not in {h.memory.memory_id for h in mem.search("kubectl get pods prod")}
     mem.consolidate()
     assert tier_of(mem, plain) is Tier.ARCHIVE  # expired: archived, not lost
-    assert tier_of(mem, kept) is not Tier.ARCHIVE
+    # kept: its session ended (idle 61 minutes) and, important, it is promoted
+    assert tier_of(mem, kept) is Tier.MID_TERM
 
 
 def test_the_session_window_needs_no_user_but_respects_one(mem: Memory) -> None:
@@ -116,8 +118,8 @@ def test_daily_abstraction_above_0_7_keeps_and_links_sources(mem: Memory, clock:
     minor = mem.add("The canteen menu changed", type="dialogue", importance=0.6).memory_id
     report = mem.consolidate()
     job = next(j for j in report.jobs if j.name == "abstract")
-    assert job.counts["experiences"] >= 1 and job.paths == {"extractive": job.counts[
-        "experiences"]}
+    # the failure and its fix make one experience; the minor memory alone is not abstracted
+    assert job.counts == {"experiences": 1, "sources": 2} and job.paths == {"extractive": 1}
     exp = mem.get(job.created[0])
     assert exp.memory_type is MemoryType.EXPERIENCE and exp.tier is Tier.LONG_TERM
     assert {failure, fix} <= set(exp.related_memory_ids)
@@ -172,7 +174,8 @@ def test_experience_archived_after_a_year_unused_documents_never(mem: Memory,
     exp = mem.add("Lesson: pin chart versions", type="experience").memory_id
     doc = mem.ingest_text("# Handbook\nAlways pin chart versions.", "handbook.md").added[0]
     clock.advance(days=300)
-    assert mem.search("pin chart versions lesson")  # a retrieval resets the idle clock
+    # a retrieval resets the idle clock
+    assert exp in [h.memory.memory_id for h in mem.search("pin chart versions lesson")]
     clock.advance(days=300)
     mem.consolidate()
     assert tier_of(mem, exp) is Tier.LONG_TERM
@@ -370,39 +373,79 @@ def test_an_archived_memory_is_read_only_and_deleted_from_its_object(mem: Memory
     assert entry.action == "delete" and entry.actor == "api" and entry.reason == "user asked"
 
 
-def test_abstraction_through_the_llm_and_its_fallback(home, embedder, clock: Clock) -> None:
-    import httpx
-
-    prompts: list[str] = []
-
-    def good(request: httpx.Request) -> httpx.Response:
-        body = json.loads(request.content)
-        if body["messages"][0]["content"].startswith("You turn"):
-            prompts.append(body["messages"][1]["content"])
-            answer = {"experience": "Lesson: pull secrets belong in imagePullSecrets."}
-        else:  # the update engine's own steps
-            answer = {"memory_type": "event", "tags": [], "importance": 0.8, "superseded": []}
-        return httpx.Response(200, json={"choices": [{"message": {
-            "content": json.dumps(answer)}}]})
-
-    with Memory(home=home / "a", embedder=embedder, clock=clock, llm=mock_llm(good)) as mem:
-        src = mem.add_event({"title": "order-deploy failed: ImagePullBackOff"},
+def _failed_deploy(mem: Memory) -> tuple[str, str]:
+    """An event and the fix of it, important enough to be abstracted together."""
+    failure = mem.add_event({"title": "order-deploy failed: ImagePullBackOff"},
                             importance=0.8).memory_id
+    fix = mem.add("Fixed the order-deploy ImagePullBackOff: the order chart needed "
+                  "imagePullSecrets regcred in values.yaml.", type="dialogue",
+                  importance=0.75).memory_id
+    return failure, fix
+
+
+def test_abstraction_through_the_llm(home, embedder, clock: Clock) -> None:
+    def abstract(call: Call) -> dict[str, str]:
+        srcs = call.fields["sources"]
+        assert call.fields["max_chars"] == Settings().lifecycle.abstract_max_chars
+        assert [(s["date"], s["type"]) for s in srcs] == [("2026-01-01", "event"),
+                                                          ("2026-01-01", "dialogue")]
+        assert "order-deploy failed: ImagePullBackOff" in srcs[0]["content"]
+        assert "imagePullSecrets regcred" in srcs[1]["content"]
+        return {"experience": f"  Lesson from {len(srcs)} memories: pull secrets belong in "
+                              "imagePullSecrets (regcred).  "}
+
+    server = ChatServer(wrap="fence", abstract=abstract)  # types and scores given: no other step
+    with Memory(home=home, embedder=embedder, clock=clock, llm=server.client()) as mem:
+        failure, fix = _failed_deploy(mem)
         job = next(j for j in mem.consolidate().jobs if j.name == "abstract")
-        assert job.paths == {"llm": 1}
+        assert job.paths == {"llm": 1} and job.counts == {"experiences": 1, "sources": 2}
+        assert job.errors == []
         exp = mem.get(job.created[0])
-        assert exp.content == "Lesson: pull secrets belong in imagePullSecrets."
-        assert exp.metadata["abstraction"] == "llm" and src in exp.related_memory_ids
-        assert "ImagePullBackOff" in prompts[0]
+        assert exp.content == "Lesson from 2 memories: pull secrets belong in " \
+                              "imagePullSecrets (regcred)."
+        assert exp.memory_type is MemoryType.EXPERIENCE and exp.importance == 0.8
+        assert exp.metadata["abstraction"] == "llm" and exp.metadata["sources"] == [failure, fix]
+        assert {failure, fix} <= set(exp.related_memory_ids)
+        assert mem.history(exp.memory_id)[-1].reason == "abstracted from 2 memories (llm)"
+        assert mem.get(fix).metadata["experience_id"] == exp.memory_id
+    assert server.tasks == ["abstract"]
 
-    def down(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(503, text="busy")
 
-    with Memory(home=home / "b", embedder=embedder, clock=clock, llm=mock_llm(down)) as mem:
-        mem.add_event({"title": "order-deploy failed: ImagePullBackOff"}, importance=0.8)
+def test_a_long_llm_experience_is_clipped(home, embedder, clock: Clock) -> None:
+    limit = 120
+    server = ChatServer(abstract=lambda call: {"experience": "pull secrets " * 40})
+    settings = Settings.load(home=home, lifecycle={"abstract_max_chars": limit})
+    with Memory(settings=settings, embedder=embedder, clock=clock, llm=server.client()) as mem:
+        _failed_deploy(mem)
+        job = next(j for j in mem.consolidate().jobs if j.name == "abstract")
+        content = mem.get(job.created[0]).content
+        words = " ".join(("pull secrets " * 40).split())
+        assert job.paths == {"llm": 1} and content == words[: limit - 1].rstrip() + "…"
+        assert len(content) == limit
+        assert server.one("abstract").fields["max_chars"] == limit
+
+
+@pytest.mark.parametrize("failure,cause,tries", [
+    (status(503, "busy"), "HTTP 503", 3),  # retried twice (llm.retries), then given up
+    (lambda call: {"experience": "   "}, "gave no experience text", 1),
+    (lambda call: {"lesson": "pull secrets"}, "gave no experience text", 1),
+    (lambda call: "Here is a lesson: pull secrets.", "answered without JSON", 1),
+])
+def test_abstraction_falls_back_to_extractive_when_the_llm_fails(
+        home, embedder, clock: Clock, failure, cause: str, tries: int) -> None:
+    server = ChatServer(abstract=failure)
+    with Memory(home=home, embedder=embedder, clock=clock, llm=server.client()) as mem:
+        _failed_deploy(mem)
         job = next(j for j in mem.consolidate().jobs if j.name == "abstract")
         assert job.paths == {"extractive (llm failed)": 1}
-        assert mem.get(job.created[0]).content.startswith("Experience from 1 memory")
+        assert len(job.errors) == 1 and cause in job.errors[0]
+        exp = mem.get(job.created[0])
+        assert exp.content.startswith("Experience from 2 memories (2026-01-01).")
+        assert "Problem: [event] title: order-deploy failed: ImagePullBackOff Fix: Fixed the " \
+               "order-deploy ImagePullBackOff: the order chart needed imagePullSecrets " \
+               "regcred in values.yaml." in exp.content
+        assert exp.metadata["abstraction"] == "extractive (llm failed)"
+    assert server.tasks == ["abstract"] * tries
 
 
 def test_one_tenant_s_consolidation_leaves_the_schedule_alone(mem, clock) -> None:

