@@ -47,7 +47,7 @@ def test_every_hit_carries_its_components_and_the_weighted_score(filled: Memory)
         parts = h.scores.model_dump(exclude={"quality"})
         assert all(0.0 <= v <= 1.0 for v in parts.values())
         assert h.score == pytest.approx(scoring.combine(h.scores, prof))
-        assert set(h.channels) <= {"vector", "keyword", "tag"}
+        assert h.channels and set(h.channels) <= {"vector", "keyword", "tag"}
     best = hits[0]
     assert best.scores.keyword == 1.0 and "keyword" in best.channels
 
