@@ -3,6 +3,7 @@ endpoint, tenancy, and each kind of bad input answered with the right 4xx and a 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -368,3 +369,105 @@ def test_bad_webhooks_get_a_4xx_and_store_nothing(srv: Server) -> None:
             422)["message"]
         assert "malformed JSON" in msg
     assert srv.memory.inbox.counts() == {}
+
+
+class Gate:
+    """A TCP forwarder to a server that can be shut (every connection cut, new ones refused)
+    and opened again on the same port: the store going away and coming back, for this test's
+    connections only."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self.port = free_port()
+        self.conns: list[socket.socket] = []
+        self.lock = threading.Lock()
+        self.listener: socket.socket | None = None
+        self.open()
+
+    def open(self) -> None:
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen()
+        self.listener = listener
+        threading.Thread(target=self._accept, args=(listener,), daemon=True).start()
+
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return  # shut
+            upstream = socket.create_connection(self.target)
+            with self.lock:
+                self.conns += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pump(src: socket.socket, dst: socket.socket) -> None:
+        try:
+            while data := src.recv(65536):
+                dst.sendall(data)
+        except OSError:
+            pass
+        for s in (src, dst):
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+
+    def shut(self) -> None:
+        if self.listener is not None:
+            self.listener.shutdown(socket.SHUT_RDWR)  # wakes the accept (close alone does not)
+            self.listener.close()
+            self.listener = None
+        with self.lock:
+            conns, self.conns = self.conns, []
+        for s in conns:
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+            s.close()
+
+
+def test_an_unreachable_store_is_answered_503_and_ready_again_when_it_is_back(
+        tmp_path: Path, embedder: Any, pg_url: str, pg_schema: str) -> None:
+    """The store of record (PostgreSQL) cut off under a running server: /readyz and the API
+    answer 503 "unavailable" with a JSON error naming the store (the process is still up:
+    /healthz 200), and both serve again once the store is reachable."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(pg_url)
+    gate = Gate((parts.hostname or "127.0.0.1", parts.port or 5432))
+    via_gate = parts._replace(netloc=f"{parts.username}@127.0.0.1:{gate.port}").geturl()
+    server, thread, url, mem = start_server(
+        tmp_path / "home", embedder,
+        store={"url": via_gate, "pg_schema": pg_schema, "connect_timeout": 2, "pool_size": 2})
+    try:
+        key = mem.keys.create("acme", "write")[1]
+        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"},
+                          timeout=60) as c:
+            mid = ok(c.post("/v1/memories", json={"content": "The staging cluster is "
+                                                  "eks-stg-2"}), 201)["memory_id"]
+            assert ok(c.get("/readyz"))["status"] == "ready"
+
+            gate.shut()
+            err = refused(c.get("/readyz"), 503, "unavailable")
+            assert err["message"].startswith("not ready: ") and pg_schema in err["message"]
+            assert ok(c.get("/healthz")) == {"status": "ok"}
+            for resp in (c.post("/v1/search", json={"query": "staging cluster"}),
+                         c.post("/v1/memories", json={"content": "written while it is down"}),
+                         c.get("/v1/stats"), c.get(f"/v1/memories/{mid}"),
+                         c.get(f"/v1/memories/{mid}/history")):
+                body = refused(resp, 503, "unavailable")
+                assert "Traceback" not in body["message"]
+
+            gate.open()
+            wait_for(lambda: c.get("/readyz").status_code == 200, timeout=60)
+            hits = ok(c.post("/v1/search", json={"query": "staging cluster"}))["hits"]
+            assert [h["memory_id"] for h in hits] == [mid]
+            assert [r.content for r in mem.get_all(tenant="acme")] == [
+                "The staging cluster is eks-stg-2"]
+    finally:
+        server.should_exit = True
+        thread.join(30)
+        gate.shut()
+        mem.close()

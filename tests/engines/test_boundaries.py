@@ -110,7 +110,8 @@ def test_reingest_does_not_resurrect_a_chunk_superseded_by_a_newer_memory(
     doc.write_text("## Staging\n\nThe staging cluster is eks-stg-2.\n\n## Prod\n\nprod-2.\n")
     mem.ingest(doc)
     served = [h.memory.content for h in mem.search("staging cluster")]
-    assert not any("eks-stg-2" in c for c in served)
+    assert served and served[0] == "The staging cluster is now eks-stg-3."
+    assert [c for c in served if "eks-stg-2" in c] == []
 
 
 def test_a_metadata_write_succeeds_even_when_the_embedder_changed(home: Path, embedder,
@@ -128,8 +129,16 @@ def test_a_metadata_write_succeeds_even_when_the_embedder_changed(home: Path, em
 def test_partial_settings_tables_keep_the_other_defaults(make_memory) -> None:
     mem = make_memory(update={"importance_by_type": {"qa": 0.9}},
                       retrieval={"profiles": {"mine": {"mode": "multiplicative"}}})
-    assert mem.add("a plain note").status == "created"
-    assert {"default", "faq", "mine"} <= set(mem.settings.retrieval.profiles)
+    added = mem.add("a plain note")
+    assert added.status == "created"
+    assert mem.get(added.memory_id).importance == 0.6  # knowledge: its default importance
+    by_type = {t.value: v for t, v in mem.settings.update.importance_by_type.items()}
+    assert by_type == {"dialogue": 0.3, "tool_call": 0.3, "knowledge": 0.6, "event": 0.4,
+                       "experience": 0.7, "qa": 0.9}
+    profiles = mem.settings.retrieval.profiles
+    assert set(profiles) == {"default", "faq", "mine"}
+    assert profiles["mine"].mode == "multiplicative" and profiles["faq"].mode == "multiplicative"
+    assert profiles["default"].mode == "weighted"
 
 
 def test_new_home_opened_by_several_processes_at_once(tmp_path: Path) -> None:
@@ -142,7 +151,8 @@ def test_new_home_opened_by_several_processes_at_once(tmp_path: Path) -> None:
     procs = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(6)]
     outs = [p.communicate(timeout=60) for p in procs]
-    assert all(p.returncode == 0 for p in procs), [o[1] for o in outs]
+    assert [(p.returncode, o[0]) for p, o in zip(procs, outs)] == [(0, "ok\n")] * 6, \
+        [o[1] for o in outs]
 
 
 def test_hnsw_graph_file_is_tied_to_its_index_file(home: Path, embedder, clock) -> None:

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from varvemem import Memory, ValidationError
+from varvemem import ConfigError, Memory, Settings, ValidationError
 from varvemem.engines import scoring
 from varvemem.text import estimate_tokens
 
@@ -47,7 +47,7 @@ def test_every_hit_carries_its_components_and_the_weighted_score(filled: Memory)
         parts = h.scores.model_dump(exclude={"quality"})
         assert all(0.0 <= v <= 1.0 for v in parts.values())
         assert h.score == pytest.approx(scoring.combine(h.scores, prof))
-        assert set(h.channels) <= {"vector", "keyword", "tag"}
+        assert h.channels and set(h.channels) <= {"vector", "keyword", "tag"}
     best = hits[0]
     assert best.scores.keyword == 1.0 and "keyword" in best.channels
 
@@ -72,10 +72,15 @@ def test_query_tags_extracted_when_none_given(mem: Memory) -> None:
 
 
 def test_scope_type_tier_and_time_filters(filled: Memory, clock) -> None:
-    assert all(h.memory.scope.user == "u1" for h in filled.search("cache", user="u1"))
-    assert all(h.memory.memory_type.value == "event" for h in filled.search("cache", type="event"))
-    assert all(h.memory.tier.value == "long_term"
-               for h in filled.search("logs", tier="long_term"))
+    def found(query: str, **flt: str) -> set[str]:
+        return {h.memory.content for h in filled.search(query, **flt)}
+
+    # The store is small enough for every memory to be a candidate: each filter keeps exactly
+    # the memories it names (not merely "nothing that fails it", which an empty result passes).
+    assert found("cache") == {c for c, _ in FACTS}
+    assert found("cache", user="u1") == {FACTS[1][0], FACTS[3][0], FACTS[5][0]}
+    assert found("cache", type="event") == {FACTS[1][0], FACTS[4][0]}
+    assert found("logs", tier="long_term") == {FACTS[0][0], FACTS[2][0], FACTS[3][0]}
     t1 = clock.advance(days=2)
     late = filled.add("a late note about the cache").memory_id
     assert [h.memory.memory_id for h in filled.search("cache", since=t1)] == [late]
@@ -170,3 +175,57 @@ def test_a_clock_set_back_hides_later_memories_and_the_vector_channel_still_fill
     assert [h.memory.memory_id for h in hits] == [early]
     assert "vector" in hits[0].channels  # found past the 3 later ones the index ranks first
     assert len(mem.search(query, top_k=3, as_of=start + timedelta(days=31))) == 3
+
+
+ONLY = dict.fromkeys(("semantic", "keyword", "tag", "recency", "importance", "reliability"), 0.0)
+
+
+def test_a_custom_profile_ranks_by_its_own_weights(make_memory) -> None:
+    """A profile defined in settings re-ranks by its weights: all on importance, the important
+    memory wins over the one the text matches better, and each score is its importance."""
+    mem = make_memory(retrieval={"profiles": {
+        "by_importance": {"weights": {**ONLY, "importance": 1.0}},
+        "by_keyword": {"weights": {**ONLY, "keyword": 1.0}, "min_score": 0.5}}})
+    vital = mem.add("Deploys to production need a second approver", importance=0.9).memory_id
+    wordy = mem.add("The deploy freeze for the order service starts on Friday: no deploys to "
+                    "the order service until Monday", importance=0.1).memory_id
+    query = "deploy freeze for the order service"
+
+    def ranked(profile: str | None) -> list[str]:
+        return [h.memory.memory_id for h in mem.search(query, profile=profile)]
+
+    assert ranked(None) == [wordy, vital]  # the default mix: the text match wins
+    assert ranked("default") == [wordy, vital]
+    hits = mem.search(query, profile="by_importance")
+    assert [h.memory.memory_id for h in hits] == [vital, wordy]
+    assert [h.score for h in hits] == [pytest.approx(0.9), pytest.approx(0.1)]
+    # All on keyword with a floor: only the memory holding the query's words is left.
+    kw = mem.search(query, profile="by_keyword")
+    assert [h.memory.memory_id for h in kw] == [wordy]
+    assert kw[0].score == pytest.approx(kw[0].scores.keyword) and kw[0].score >= 0.5
+
+
+def test_a_custom_default_profile_is_used_when_none_is_named(make_memory) -> None:
+    mem = make_memory(retrieval={"default_profile": "by_importance", "profiles": {
+        "by_importance": {"weights": {**ONLY, "importance": 1.0}}}})
+    vital = mem.add("Deploys to production need a second approver", importance=0.9).memory_id
+    wordy = mem.add("The deploy freeze for the order service starts on Friday",
+                    importance=0.1).memory_id
+    hits = mem.search("deploy freeze for the order service")
+    assert [h.memory.memory_id for h in hits] == [vital, wordy]
+    assert [h.memory.memory_id for h in mem.search("deploy freeze for the order service",
+                                                     profile="default")] == [wordy, vital]
+
+
+def test_an_unknown_profile_is_refused(make_memory) -> None:
+    mem = make_memory(retrieval={"profiles": {"mine": {"mode": "multiplicative"}}})
+    mem.add("the release train leaves on Thursdays")
+    with pytest.raises(ValidationError,
+                       match=r"unknown retrieval profile 'yours' \(known: default, faq, mine\)"):
+        mem.search("release train", profile="yours")
+    assert len(mem.search("release train", profile="mine")) == 1
+    with pytest.raises(ConfigError, match=r"unknown retrieval profile 'nope'"):
+        Settings.load(home=mem.settings.home, retrieval={"default_profile": "nope"})
+    with pytest.raises(ConfigError, match=r"weights must sum to 1"):
+        Settings.load(home=mem.settings.home,
+                      retrieval={"profiles": {"bad": {"weights": {**ONLY, "keyword": 0.5}}}})
