@@ -123,6 +123,9 @@ def test_read_only_home_is_a_clear_error(tmp_path: Path) -> None:
     import pwd
 
     nobody = pwd.getpwnam("nobody")
+    # The child cannot import what it lacks (the interpreter's files are root's): open a home
+    # here first, so that what opening one needs is loaded before the fork.
+    Memory(settings=Settings.load(home=tmp_path / "warm")).close()
     # nobody must reach the folder: pytest's tmp_path is root's own (0700).
     base = Path(tempfile.mkdtemp(prefix="varvemem-ro-"))
     try:
