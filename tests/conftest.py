@@ -1,19 +1,183 @@
-"""Shared fixtures: one embedder per test session, a fresh home per test, a settable clock."""
+"""Shared fixtures: one embedder per test session, a fresh home per test, a settable clock.
+
+And the suite's rules, for every test (see docs in each hook below):
+
+* offline: connections and name lookups to any host but this machine are refused, here and in
+  every Python process a test starts (``tests/_offline``); a test during which one was refused
+  fails, even when the code under test swallowed the error;
+* no leaking environment: the project's variables (``VARVEMEM_*`` but ``VARVEMEM_TEST_*``, and
+  the few others the code reads) are cleared for the session and for every test, and whatever
+  a test changes in ``os.environ`` is put back after it;
+* under ``CI`` no skip: a skipped test (or module) fails with the skip's reason;
+* Hypothesis runs derandomized under ``CI`` (profile ``ci``).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import os
+import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from varvemem import Memory, Settings
 from varvemem.embeddings.usem3 import USEEmbedder
 from varvemem.engines.update import UpdateEngine
 from varvemem.stores import Stores
+
+OFFLINE_DIR = Path(__file__).resolve().parent / "_offline"
+sys.path.insert(0, str(OFFLINE_DIR))
+import varvemem_offline_guard as offline_guard  # noqa: E402  (lives in OFFLINE_DIR)
+
+
+def under_ci() -> bool:
+    """``CI`` is set (as the CI runner and ``.ci/run`` do): what may skip elsewhere must run."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+# --- offline ---------------------------------------------------------------------------------
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    offline_guard.install()  # this process
+    # Child Python processes: they inherit os.environ, so its PYTHONPATH puts the guard's
+    # sitecustomize.py first, and its log file collects what they were refused.
+    path = os.environ.get("PYTHONPATH")
+    if str(OFFLINE_DIR) not in (path or "").split(os.pathsep):
+        os.environ["PYTHONPATH"] = os.pathsep.join([str(OFFLINE_DIR), *([path] if path else [])])
+    fd, log = tempfile.mkstemp(prefix="varvemem-offline-", suffix=".log")
+    os.close(fd)
+    os.chmod(log, 0o666)  # a child that drops privileges (tests/engines/test_durability.py)
+    os.environ[offline_guard.LOG_ENV] = log
+    config.stash[_LOG_KEY] = log
+    _clear_project_env()  # the session's fixtures too (module- and session-scoped ones)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    log = config.stash.get(_LOG_KEY, None)
+    if log:
+        with contextlib.suppress(OSError):
+            os.unlink(log)
+
+
+_LOG_KEY = pytest.StashKey[str]()
+
+
+class NetworkRefusals:
+    """What the offline guard refused since the test began, in this process and its children."""
+
+    def __init__(self, log: str) -> None:
+        self._log = Path(log)
+        self._offset = self._log.stat().st_size if self._log.exists() else 0
+
+    def take(self) -> list[str]:
+        """The refusals not taken yet (a test that provokes them on purpose takes them)."""
+        if not self._log.exists():
+            return []
+        with self._log.open("rb") as fh:
+            fh.seek(self._offset)
+            data = fh.read()
+        self._offset += len(data)
+        return [line for line in data.decode("utf-8", "replace").splitlines() if line.strip()]
+
+
+@pytest.fixture(autouse=True)
+def _offline(request: pytest.FixtureRequest) -> Iterator[NetworkRefusals]:
+    if not offline_guard.is_installed():  # a test must not be able to take the guard off
+        pytest.fail("the offline guard is not installed (tests/_offline)", pytrace=False)
+    refusals = NetworkRefusals(request.config.stash[_LOG_KEY])
+    yield refusals
+    seen = refusals.take()
+    if seen:
+        pytest.fail("this test tried to reach the network:\n" + "\n".join(seen), pytrace=False)
+
+
+@pytest.fixture
+def network_refusals(_offline: NetworkRefusals) -> NetworkRefusals:
+    """For a test that provokes refusals on purpose: ``take()`` them (the rest fail the test)."""
+    return _offline
+
+
+# --- environment -----------------------------------------------------------------------------
+
+# What the code under test reads from the environment besides its arguments: its settings
+# (src/varvemem/settings.py: VARVEMEM_*, with the short *_URL names), boto3's chain behind the
+# S3 archive (AWS_*, e.g. AWS_ENDPOINT_URL) and the metrics' PROMETHEUS_MULTIPROC_DIR.
+PROJECT_ENV_PREFIXES = ("VARVEMEM_", "AWS_")
+PROJECT_ENV_NAMES = frozenset({"PROMETHEUS_MULTIPROC_DIR"})
+TEST_ENV_PREFIXES = ("VARVEMEM_TEST_",)  # the tests' own knobs (say, VARVEMEM_TEST_PG_URL)
+
+
+def is_project_env(name: str) -> bool:
+    if name.startswith(TEST_ENV_PREFIXES) or name == "CI":
+        return False
+    return name.startswith(PROJECT_ENV_PREFIXES) or name in PROJECT_ENV_NAMES
+
+
+def _clear_project_env() -> None:
+    for name in [n for n in os.environ if is_project_env(n)]:
+        del os.environ[name]
+
+
+@pytest.fixture(autouse=True)
+def _clean_environment() -> Iterator[None]:
+    """No project variable reaches a test, and no test's changes reach the next one."""
+    saved = dict(os.environ)
+    _clear_project_env()
+    yield
+    if dict(os.environ) != saved:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+# --- no skip under CI ------------------------------------------------------------------------
+
+
+def _skip_reason(longrepr: Any) -> str:
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        return str(longrepr[2]).removeprefix("Skipped: ")
+    return str(longrepr)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Under CI a skipped test fails, with the skip's reason: whatever it needs, CI has."""
+    outcome = yield
+    report = outcome.get_result()
+    if under_ci() and report.skipped and not hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+        report.longrepr = (f"skipped under CI ({item.nodeid}): {_skip_reason(report.longrepr)}"
+                           " -- CI must run every test; install or start what it needs")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
+    """The same for a module (or class) skipped as a whole, say by a module-level
+    ``pytest.importorskip``: under CI its collection fails."""
+    outcome = yield
+    report = outcome.get_result()
+    if under_ci() and report.skipped:
+        report.outcome = "failed"
+        report.longrepr = (f"skipped under CI ({collector.nodeid}): {_skip_reason(report.longrepr)}"
+                           " -- CI must run every test; install or start what it needs")
+
+
+# --- Hypothesis ------------------------------------------------------------------------------
+
+# Under CI: the same examples every run (a failure there is reproducible, not a lucky draw), no
+# database carried between runs, no deadline nor slowness check (two loaded cores), and the
+# blob to reproduce a failure printed. Elsewhere Hypothesis's default profile.
+settings.register_profile("ci", derandomize=True, max_examples=100, deadline=None,
+                          database=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("VARVEMEM_TEST_HYPOTHESIS_PROFILE",
+                                     "ci" if under_ci() else "default"))
 
 
 class Clock:

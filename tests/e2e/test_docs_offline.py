@@ -12,6 +12,7 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 import pytest
+import varvemem_offline_guard as offline_guard
 
 from .test_server import start_server
 
@@ -52,7 +53,9 @@ def base_url(tmp_path: Path, embedder: Any) -> Iterator[str]:
     thread.join(30)
 
 
-def test_docs_page_and_every_asset_it_names_come_from_the_server(base_url: str) -> None:
+def test_docs_page_and_every_asset_it_names_come_from_the_server(base_url: str,
+                                                                 network_refusals) -> None:
+    assert offline_guard.is_installed()  # offline for real: tests/conftest.py blocks the network
     host = urlsplit(base_url).netloc
     with httpx.Client(base_url=base_url, timeout=30) as c:  # no key, as a browser comes
         page = c.get("/docs")
@@ -106,3 +109,4 @@ def test_docs_page_and_every_asset_it_names_come_from_the_server(base_url: str) 
         metrics = c.get("/metrics").text
         assert 'route="/docs/static",status="200"' in metrics
         assert 'route="unmatched",status="200"' not in metrics
+    assert network_refusals.take() == []  # neither the server nor the page tried another host

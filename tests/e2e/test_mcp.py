@@ -17,7 +17,13 @@ from typing import Any, TextIO
 import anyio
 import pytest
 
-pytest.importorskip("mcp.server.mcpserver", reason="needs the MCP SDK 2 (varvemem[mcp])")
+try:
+    import mcp.server.mcpserver  # noqa: F401  (the SDK 2 server `varvemem mcp` runs)
+except ImportError as exc:
+    _reason = f"needs the MCP SDK 2 (varvemem[mcp]): {exc}"
+    if os.environ.get("CI"):  # [dev] installs it: under CI its absence fails the collection
+        pytest.fail(_reason, pytrace=False)
+    pytest.skip(_reason, allow_module_level=True)
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client

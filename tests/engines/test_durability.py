@@ -4,10 +4,13 @@ and a change of embedding model."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -69,11 +72,81 @@ def test_unwritable_home_is_a_clear_error(tmp_path: Path) -> None:
     blocker.write_text("not a folder")
     with pytest.raises(StorageError, match=r"cannot be created|not a folder"):
         Memory(settings=Settings.load(home=blocker / "home"))
-    if os.geteuid() != 0:  # root ignores permission bits
+
+
+def _in_a_child_as(uid: int, gid: int, fn: Callable[[], str], timeout: float = 60.0) -> str:
+    """``fn()``'s text, run in a forked child with root's privileges dropped to ``uid``/``gid``
+    (a fork, not a new interpreter: the interpreter lives under /root, which nobody may read)."""
+    import select
+
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        code = 1
+        try:
+            os.close(r)
+            os.setgroups([])
+            os.setgid(gid)
+            os.setuid(uid)
+            os.write(w, fn().encode())
+            code = 0
+        except BaseException as exc:
+            os.write(w, f"the child failed: {exc!r}".encode())
+        finally:
+            os._exit(code)
+    os.close(w)
+    out = b""
+    try:
+        while select.select([r], [], [], timeout)[0]:
+            chunk = os.read(r, 65536)
+            if not chunk:
+                break
+            out += chunk
+        else:
+            os.kill(pid, signal.SIGKILL)
+    finally:
+        os.close(r)
+        _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, out.decode()
+    return out.decode()
+
+
+def test_read_only_home_is_a_clear_error(tmp_path: Path) -> None:
+    """A home folder its user may not write to. Root ignores permission bits, so as root (CI
+    runs as root) the check runs in a child process that drops to the user ``nobody``."""
+    if os.geteuid() != 0:
         ro = tmp_path / "ro"
         ro.mkdir(mode=0o500)
         with pytest.raises(StorageError, match=r"not writable"):
             Memory(settings=Settings.load(home=ro))
+        return
+    import pwd
+
+    nobody = pwd.getpwnam("nobody")
+    # The child cannot import what it lacks (the interpreter's files are root's): open a home
+    # here first, so that what opening one needs is loaded before the fork.
+    Memory(settings=Settings.load(home=tmp_path / "warm")).close()
+    # nobody must reach the folder: pytest's tmp_path is root's own (0700).
+    base = Path(tempfile.mkdtemp(prefix="varvemem-ro-"))
+    try:
+        base.chmod(0o755)
+        ro = base / "ro"
+        ro.mkdir(mode=0o500)
+        os.chown(ro, nobody.pw_uid, nobody.pw_gid)  # its owner may read it, not write it
+
+        def open_it() -> str:
+            assert os.geteuid() == nobody.pw_uid and not os.access(ro, os.W_OK)
+            try:
+                Memory(settings=Settings.load(home=ro))
+            except StorageError as exc:
+                return f"StorageError: {exc}"
+            return "opened"
+
+        assert _in_a_child_as(nobody.pw_uid, nobody.pw_gid, open_it) == (
+            f"StorageError: home folder {ro} is not writable")
+        assert list(ro.iterdir()) == []
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
 
 
 @pytest.mark.slow

@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 import numpy as np
 import pytest
+import varvemem_offline_guard as offline_guard
 
 from varvemem import ConfigError, EmbedderError
 from varvemem.embeddings import create_embedder
@@ -22,13 +23,15 @@ from varvemem.embeddings.openai import OpenAIEmbedder
 from varvemem.settings import EmbedderSettings
 
 
-def test_default_embedder_is_offline_multilingual(embedder) -> None:
+def test_default_embedder_is_offline_multilingual(embedder, network_refusals) -> None:
+    assert offline_guard.is_installed()  # offline for real: tests/conftest.py blocks the network
     v = embedder.embed_documents(["the deploy failed", "部署失败了", "lunch menu"])
     assert v.shape == (3, 512) and v.dtype == np.float32
     assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
     assert v[0] @ v[1] > v[0] @ v[2]  # cross-lingual: same meaning is closer
     assert embedder.embed_query("x").shape == (512,)
     assert embedder.embed_documents([]).shape == (0, 512)
+    assert network_refusals.take() == []  # and it did not try
 
 
 def test_default_query_vector_is_the_document_vector(embedder) -> None:
