@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import EmbedderError
+from ..errors import ConfigError, EmbedderError
 from .base import Embedder, normalise
 
 
@@ -35,7 +35,11 @@ class SentenceTransformerEmbedder(Embedder):
         self._model = SentenceTransformer(str(folder), device="cpu")
         dim = getattr(self._model, "get_embedding_dimension", None) or \
             self._model.get_sentence_embedding_dimension  # renamed in sentence-transformers 6
-        self.dim = int(dim())
+        size = dim()
+        if size is None:
+            raise ConfigError(f"embedder.path: the sentence-transformers model in {folder} "
+                              "does not say its embedding dimension")
+        self.dim = int(size)
         self.model_id = f"st:{folder.name}"
         self.batch_size = batch_size
 
