@@ -125,6 +125,9 @@ class ScoreBreakdown(BaseModel):
     reliability: float = 0.0
     ttl_weight: float = 1.0
     quality: float | None = None
+    # Set by read-time conflict resolution: another current hit, newer, states the same claim
+    # with a different value; this one is likely superseded (the reason, naming the other).
+    conflict: str | None = None
 
 
 class SearchHit(BaseModel):
@@ -152,6 +155,7 @@ class SearchHit(BaseModel):
             },
             "channels": self.channels,
             "created_at": m.created_at.isoformat(),
+            **({"conflict": self.scores.conflict} if self.scores.conflict else {}),
         }
 
 

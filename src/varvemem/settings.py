@@ -130,7 +130,40 @@ def _unknown_profile(name: str, profiles: dict[str, Any]) -> str:
     return f"unknown retrieval profile {name!r} (known: {', '.join(sorted(profiles))})"
 
 
+_SupersedeRule = Literal["cue", "transition", "negation", "frame"]
+
+
+def _every_supersede_rule() -> list[_SupersedeRule]:
+    return ["cue", "transition", "negation", "frame"]
+
+
 class UpdateSettings(_Section):
+    """The write path. Dedup, merge and supersession keys (the rest are commented in place):
+
+    ``dedup_exact``: a memory whose normalised text (case, width, punctuation variants,
+    trailing punctuation and spacing ignored: :func:`varvemem.engines.claims.normalise`) equals
+    a current one of the same scope and type is a duplicate. ``near_duplicate_threshold`` /
+    ``near_duplicate_overlap``: cosine and word overlap of a near duplicate (equal normalised
+    texts, or Q&A questions, are near duplicates whatever their cosine).
+    ``merge_value_guard`` (default on): a near duplicate is never merged into a memory whose
+    value-like parts differ (identifiers, numbers, versions, hosts, dates, amounts, names).
+
+    ``supersede_types``: the types whose statements supersede and are superseded (questions
+    never do; Q&A pairs keep their own rule, a better-scored answer). ``supersede_rules``: the
+    offline rules, tried in this order: ``transition`` ("from A to B", "A -> B", "replaced A
+    with B", "moved/migrated/switched X to B", "从A迁到B", "由A改为B", "换成B", "改成B", "迁到B";
+    a transition from a value no memory holds supersedes nothing), ``negation`` ("no longer X",
+    "不再X": the memory stating X, its words covered at ``negation_overlap``), ``frame`` (the
+    same claim with a new value: frames equal, or alike at ``claim_frame_overlap``, with at
+    least ``claim_min_words`` content words (a subject counts as one), the same subject: the
+    first value, when at most ``claim_subject_span`` of the content words precede it),
+    ``cue`` (an update word such as "now"/"改为" and a cosine of at least
+    ``supersede_threshold`` to a memory of the same type; never across subjects). The rules read
+    the nearest memories and up to ``claim_candidates`` full-text matches of the scope. With
+    an LLM configured for ``supersede``, it judges the candidates the rules and the similarity
+    (``associate_threshold``) find.
+    """
+
     max_content_bytes: int = Field(64 * 1024, ge=16)
     dedup_exact: bool = True
     near_duplicate_threshold: float = Field(0.95, ge=0.0, le=1.0)
@@ -145,7 +178,15 @@ class UpdateSettings(_Section):
     successor_threshold: float = Field(0.5, ge=-1.0, le=1.0)  # re-ingestion: old -> new chunk
     supersede_threshold: float = Field(0.75, ge=-1.0, le=1.0)
     supersede_types: list[MemoryType] = Field(
-        default_factory=lambda: [MemoryType.KNOWLEDGE, MemoryType.EXPERIENCE, MemoryType.QA])
+        default_factory=lambda: [MemoryType.KNOWLEDGE, MemoryType.EXPERIENCE, MemoryType.QA,
+                                 MemoryType.DIALOGUE, MemoryType.EVENT])
+    supersede_rules: list[_SupersedeRule] = Field(default_factory=_every_supersede_rule)
+    claim_frame_overlap: float = Field(0.8, ge=0.0, le=1.0)
+    claim_min_words: int = Field(2, ge=0, le=100)
+    claim_subject_span: float = Field(0.5, ge=0.0, le=1.0)
+    claim_candidates: int = Field(20, ge=0, le=1000)
+    negation_overlap: float = Field(0.8, ge=0.0, le=1.0)
+    merge_value_guard: bool = True
     keywords_max: int = Field(10, ge=0, le=100)
     speaker_keys: list[str] = Field(default_factory=lambda: ["speaker", "name"])  # metadata -> tag
     # Contextual keys for dialogue in a session (measured on LoCoMo, docs/BENCHMARKS.md): the
@@ -209,6 +250,20 @@ class UpdateSettings(_Section):
         if unknown:
             raise ValueError(f"unknown memory type(s) {unknown}; known: {sorted(known)}")
         return {**_default_ttl(), **v}
+
+
+class ConflictSettings(_Section):
+    """Read-time conflicts (:mod:`varvemem.engines.conflicts`): when ``enabled``, two current
+    hits among the first ``window`` that state the same claim with different values are not
+    both served as current: the newer ranks first, the older is marked likely superseded
+    (``ScoreBreakdown.conflict``). ``frame_overlap`` / ``min_words`` / ``subject_span``: as
+    ``update.claim_*``, for this check."""
+
+    enabled: bool = True
+    window: int = Field(20, ge=2, le=1000)
+    frame_overlap: float = Field(0.8, ge=0.0, le=1.0)
+    min_words: int = Field(2, ge=0, le=100)
+    subject_span: float = Field(0.5, ge=0.0, le=1.0)
 
 
 class EmbedderSettings(_Section):
@@ -634,6 +689,7 @@ class Settings(BaseSettings):
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     update: UpdateSettings = Field(default_factory=UpdateSettings)
+    conflicts: ConflictSettings = Field(default_factory=ConflictSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     context: ContextSettings = Field(default_factory=ContextSettings)

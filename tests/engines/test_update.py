@@ -113,10 +113,13 @@ def test_similar_statement_without_update_cue_does_not_supersede(mem: Memory) ->
     assert b.superseded == [] and mem.get(a.memory_id).valid_to is None
 
 
-def test_dialogue_is_not_superseded_by_default(mem: Memory) -> None:
+def test_a_statement_in_dialogue_supersedes_like_any_statement_of_fact(mem: Memory) -> None:
+    # Dialogue used not to supersede at all; a statement of fact does, whatever its type.
     a = mem.add("Staging runs on cluster eks-stg-2", type="dialogue")
     b = mem.add("Staging now runs on cluster eks-stg-3", type="dialogue")
-    assert b.superseded == [] and mem.get(a.memory_id).valid_to is None
+    assert b.superseded == [a.memory_id] and mem.get(a.memory_id).valid_to is not None
+    q = mem.add("Does staging now run on cluster eks-stg-4?", type="dialogue")
+    assert q.superseded == [] and mem.get(b.memory_id).valid_to is None  # a question never
 
 
 def test_explicit_supersession(mem: Memory) -> None:
@@ -383,7 +386,8 @@ def test_a_successor_inherits_the_tags_of_the_fact_it_supersedes(ticking: Memory
     assert [h.memory.memory_id for h in mem.search("staging cluster", tags=["infra"])] == [
         new.memory_id]
     _succession(mem, old.memory_id, new.memory_id)
-    assert "updated by a newer statement" in mem.history(new.memory_id)[0].reason
+    # the rule that decided: the same claim with a new value (before the cue word was checked)
+    assert "same claim, new value (frame)" in mem.history(new.memory_id)[0].reason
     # at the moment of the change exactly one of the two is current
     at = mem.get(new.memory_id).valid_from
     for t, want in ((at - timedelta(microseconds=1), old.memory_id), (at, new.memory_id)):

@@ -26,7 +26,7 @@ from ..settings import Settings
 from ..stores import Stores
 from ..stores.base import Candidate
 from ..text import analyse, estimate_tokens, identifiers, index_terms
-from . import scoring
+from . import conflicts, scoring
 
 # How deep the vector channel may search when the store's filter drops its hits (a topk
 # every vector backend accepts: Milvus allows 16,384).
@@ -158,6 +158,7 @@ class RetrievalEngine:
         hits = [SearchHit(memory=full[r.memory_id], score=total, scores=parts,
                           channels=channels[r.memory_id])
                 for total, r, parts in ranked if r.memory_id in full]
+        hits = conflicts.resolve(hits, self.settings.conflicts)
         live = [h.memory.memory_id for h in hits if h.channels != ["archive"]]
         if cfg.record_retrieval and live:
             self.stores.records.record_retrieval(flt.tenant, live, now)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import unicodedata
 import uuid
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -40,8 +39,8 @@ from ..model import (
 )
 from ..settings import Settings
 from ..stores import Stores, StoreTx
-from ..text import analyse, extract_keywords, identifiers
-from . import rules
+from ..text import analyse, extract_keywords, identifiers, index_terms
+from . import claims, rules
 from .extract import from_document
 
 ACTOR = "update-engine"
@@ -50,9 +49,9 @@ _VALIDITY = ("valid_to", "superseded_by", "updated_at")
 
 
 def content_hash(content: str) -> str:
-    """Hash of the normalised content: case, width and whitespace do not matter."""
-    norm = " ".join(unicodedata.normalize("NFKC", content).lower().split())
-    return hashlib.sha256(norm.encode("utf-8")).hexdigest()[:32]
+    """Hash of the normalised content (:func:`.claims.normalise`): case, width, punctuation
+    variants (ASCII/CJK), trailing punctuation and spacing do not matter."""
+    return hashlib.sha256(claims.normalise(content).encode("utf-8")).hexdigest()[:32]
 
 
 def _live(r: MemoryRecord, now: datetime) -> bool:
@@ -134,6 +133,20 @@ def _key_text(r: MemoryRecord) -> str:
     return r.question if r.memory_type is MemoryType.QA and r.question else r.content
 
 
+def _shape(content: str, value: str) -> int:
+    """How much of ``value``'s leading letters a value of ``content`` shares (``eks-stg-6``
+    and ``eks-stg-3``: 8)."""
+    best = 0
+    for v in claims.values(content):
+        n = 0
+        for x, y in zip(v.text, value):
+            if x != y:
+                break
+            n += 1
+        best = max(best, n)
+    return best
+
+
 def word_overlap(a: str, b: str) -> float:
     """Jaccard overlap of the analysed words of two texts, in 0..1."""
     x, y = set(analyse(a)), set(analyse(b))
@@ -150,6 +163,8 @@ def snapshot(r: MemoryRecord) -> dict[str, Any]:
 
 
 _ACTIVE_TYPES = (MemoryType.DIALOGUE, MemoryType.TOOL_CALL)  # TIER-1 while their session runs
+# Statements of fact: the offline claim rules compare these with each other, across types.
+_FACT_TYPES = (MemoryType.KNOWLEDGE, MemoryType.DIALOGUE, MemoryType.EVENT, MemoryType.EXPERIENCE)
 
 
 @dataclass
@@ -515,9 +530,7 @@ class UpdateEngine:
             superseded, p.steps["supersede"] = self._detect_supersede(p, similar)
         # 3. near duplicate of a live memory of the very same scope: merged into or linked to it
         # (Q&A pairs compare their questions: the same question with another answer).
-        near = next((r for r, cos in similar if cos >= self.cfg.near_duplicate_threshold
-                     and word_overlap(_key_text(r), _key_text(rec))
-                     >= self.cfg.near_duplicate_overlap
+        near = next((r for r, cos in similar if self._near(r, cos, rec)
                      and r.memory_type == rec.memory_type and r.scope == rec.scope
                      and r.memory_id not in superseded and _live(r, now)), None)
         if near is not None and rec.memory_type is MemoryType.QA and not superseded \
@@ -564,6 +577,17 @@ class UpdateEngine:
                              superseded=list(superseded), related=rec.related_memory_ids,
                              steps=p.steps)
 
+    def _near(self, r: MemoryRecord, cos: float, rec: MemoryRecord) -> bool:
+        """Is ``r`` a near duplicate of ``rec``: the same normalised key text, or close in
+        meaning and words; never when their value-like parts differ (``merge_value_guard``)."""
+        a, b = _key_text(r), _key_text(rec)
+        if self.cfg.merge_value_guard and claims.value_set(a) != claims.value_set(b):
+            return False
+        if claims.normalise(a) == claims.normalise(b):
+            return True
+        return cos >= self.cfg.near_duplicate_threshold \
+            and word_overlap(a, b) >= self.cfg.near_duplicate_overlap
+
     def _exact_duplicate(self, rec: MemoryRecord, accepted: list[_Prepared]) -> str | None:
         now = self.clock()
 
@@ -603,8 +627,13 @@ class UpdateEngine:
         for p in batch:
             if p.record.memory_type not in self.cfg.supersede_types or p.draft.supersedes:
                 continue
-            candidates = self._supersede_candidates(p.record, self._similar(p, []),
+            similar = self._similar(p, [])
+            candidates = self._supersede_candidates(p.record, similar,
                                                     self.cfg.associate_threshold)
+            found, _ = self._rules_supersede(p, similar)  # the rules find candidates too
+            pool = {r.memory_id: (r, cos) for r, cos in self._pool(p, similar)}
+            known = {r.memory_id for r, _ in candidates}
+            candidates += [pool[i] for i in found if i in pool and i not in known]
             if not candidates:
                 continue
             try:
@@ -618,13 +647,112 @@ class UpdateEngine:
         if p.llm_verdict is not None:
             return p.llm_verdict, "llm"
         fallback = f"rules (llm failed: {p.llm_error})" if p.llm_error else "rules"
+        found, note = self._rules_supersede(p, similar)
+        if found:
+            return found, fallback
+        if note:
+            return {}, f"{fallback} ({note})"
         candidates = self._supersede_candidates(p.record, similar, self.cfg.supersede_threshold)
-        if not candidates:
-            return {}, "none" if not p.llm_error else fallback
-        if not rules.is_update(p.record.content):
-            return {}, fallback
-        old, cos = candidates[0]
-        return {old.memory_id: f"updated by a newer statement (cosine {cos:.2f})"}, fallback
+        if not candidates and not p.llm_error:
+            return {}, "none"
+        return {}, fallback
+
+    # -- the offline supersession rules ---------------------------------------------------------
+    def _pool(self, p: _Prepared, similar: list[tuple[MemoryRecord, float]]
+              ) -> list[tuple[MemoryRecord, float]]:
+        """What the claim rules compare a statement with: its nearest current memories and up
+        to ``claim_candidates`` full-text matches of the same tenant/user/agent, statements of
+        fact older than it (cosine -1 when not among the nearest)."""
+        rec, s = p.record, p.record.scope
+        found = {r.memory_id: (r, cos) for r, cos in similar}
+        if self.cfg.claim_candidates and p.vector is not None:
+            flt = SearchFilter(tenant=s.tenant, user=s.user, agent=s.agent)
+            hits = self.stores.records.keyword_search(
+                index_terms(rec.content), flt, self.clock(), self.cfg.claim_candidates,
+                0.0, self.settings.retrieval.keyword_max_docs)
+            more = [m for m, _ in hits if m not in found and m != rec.memory_id]
+            vecs = self.stores.vectors.vectors(more) if more else {}
+            for mid, r in self.stores.records.get_many(s.tenant, more).items():
+                if r.valid_to is None and r.scope.user == s.user and r.scope.agent == s.agent:
+                    v = vecs.get(mid)
+                    found[mid] = (r, float(v @ p.vector) if v is not None else -1.0)
+        return [(r, cos) for r, cos in found.values()
+                if r.memory_type in _FACT_TYPES and r.memory_type in self.cfg.supersede_types
+                and r.created_at <= rec.created_at and r.memory_id != rec.memory_id
+                and not claims.is_question(r.content)]
+
+    def _rules_supersede(self, p: _Prepared, similar: list[tuple[MemoryRecord, float]]
+                         ) -> tuple[dict[str, str], str]:
+        """The memories ``p`` supersedes by the offline rules (``update.supersede_rules``),
+        each with the rule that decided, and a note when a rule matched but found nothing."""
+        rec, cfg = p.record, self.cfg
+        text = rec.content
+        on = set(cfg.supersede_rules)
+        if claims.is_question(text):
+            return {}, ""
+        fact = rec.memory_type in _FACT_TYPES
+        pool = self._pool(p, similar) if fact and on - {"cue"} else []
+        if fact and "transition" in on and (t := claims.transition(text)) is not None:
+            found, note = self._by_transition(t, pool)
+            if found or t.old is not None:
+                return found, note
+        if fact and "negation" in on and (neg := claims.negation(text)) is not None:
+            want = set(neg)
+            found = {}
+            for r, _ in pool:
+                have = claims.claim(r.content, cfg.claim_subject_span).tokens
+                if want and not claims.is_negated(r.content) \
+                        and len(want & have) >= cfg.negation_overlap * len(want) \
+                        and len(want & have) >= cfg.negation_overlap * len(have):
+                    found[r.memory_id] = "negated: no longer true"
+            if found:
+                return found, ""
+        new = claims.claim(text, cfg.claim_subject_span)
+        if fact and "frame" in on and not claims.is_negated(text):
+            found = {}
+            for r, _ in pool:
+                old = claims.claim(r.content, cfg.claim_subject_span)
+                why = claims.same_claim(new, old, cfg.claim_frame_overlap, cfg.claim_min_words)
+                if why and not claims.is_negated(r.content):
+                    found[r.memory_id] = why
+            if found:
+                return found, ""
+        if "cue" in on and rules.is_update(text) and (new.values or rec.memory_type in (
+                MemoryType.KNOWLEDGE, MemoryType.EXPERIENCE, MemoryType.QA)):
+            for r, cos in self._supersede_candidates(rec, similar, cfg.supersede_threshold):
+                old = claims.claim(r.content, cfg.claim_subject_span)
+                if new.subject is not None and old.subject is not None \
+                        and new.subject != old.subject:
+                    continue  # another subject (service A vs service B)
+                return {r.memory_id: f"updated by a newer statement (cosine {cos:.2f})"}, ""
+        return {}, ""
+
+    def _by_transition(self, t: claims.Transition, pool: list[tuple[MemoryRecord, float]]
+                       ) -> tuple[dict[str, str], str]:
+        """The memories a transition replaces: those holding its old value (those naming its
+        subject, when some do), else the one naming its subject with a value of the new
+        value's kind."""
+        subject = set(t.subject)
+        live = [(r, cos) for r, cos in pool if not claims.holds(r.content, t.new)]
+
+        def names_subject(r: MemoryRecord) -> bool:
+            return bool(subject) and subject <= claims.claim(r.content).tokens
+
+        if t.old is not None:
+            holders = [r for r, _ in live if claims.holds(r.content, t.old)]
+            if not holders:
+                return {}, f"transition from {t.old}: no memory holds {t.old}"
+            named = [r for r in holders if names_subject(r)]
+            return {r.memory_id: f"transition from {t.old} ({t.rule})"
+                    for r in (named or holders)}, ""
+        kind = claims.kind_of(t.new)
+        fits = [(r, cos) for r, cos in live if names_subject(r)
+                and kind in claims.claim(r.content).kinds]
+        if not fits:
+            return {}, ""
+        best, _ = max(fits, key=lambda rc: (_shape(rc[0].content, t.new), rc[1]))
+        return {best.memory_id: f"transition to {t.new} ({t.rule}, subject "
+                                f"{' '.join(t.subject)})"}, ""
 
     def _current(self, ids: dict[str, str], tenant: str,
                  batch: dict[str, _Prepared]) -> dict[str, MemoryRecord]:

@@ -1,0 +1,54 @@
+"""Read-time conflict resolution: two current hits that state the same claim with different
+values (see :func:`.claims.same_claim`) are never both served as current.
+
+The write path supersedes such statements when it sees them (``update.supersede_rules``);
+this catches the pairs it missed (rules switched off, statements written before the rules,
+or one outside the candidates it read). The newer statement ranks first (the older's score
+drops to the newer's), the older is marked likely superseded in its score breakdown
+(``ScoreBreakdown.conflict``), with the reason; nothing is written.
+Settings: ``conflicts`` (:class:`varvemem.settings.ConflictSettings`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..model import MemoryType, SearchHit
+from ..settings import ConflictSettings
+from . import claims
+
+_FACTS = (MemoryType.KNOWLEDGE, MemoryType.DIALOGUE, MemoryType.EVENT, MemoryType.EXPERIENCE)
+
+
+def _current(h: SearchHit) -> bool:
+    m = h.memory
+    return m.valid_to is None and m.superseded_by is None and m.memory_type in _FACTS \
+        and h.channels != ["archive"] and not claims.is_question(m.content)
+
+
+def resolve(hits: Sequence[SearchHit], cfg: ConflictSettings) -> list[SearchHit]:
+    """``hits`` with each conflicting older hit marked, its score lowered to its newer one's
+    and placed right after it (the order stays by score)."""
+    out = list(hits)
+    if not cfg.enabled:
+        return out
+    window = [h for h in out[: cfg.window] if _current(h)]
+    for i, a in enumerate(window):
+        for b in window[i + 1:]:
+            if a.memory.scope.tenant != b.memory.scope.tenant \
+                    or a.memory.scope.user != b.memory.scope.user:
+                continue
+            new, old = (a, b) if a.memory.created_at >= b.memory.created_at else (b, a)
+            if new.memory.created_at == old.memory.created_at or old.scores.conflict:
+                continue
+            why = claims.same_claim(claims.claim(new.memory.content, cfg.subject_span),
+                                    claims.claim(old.memory.content, cfg.subject_span),
+                                    cfg.frame_overlap, cfg.min_words)
+            if why is None:
+                continue
+            old.scores.conflict = f"likely superseded by {new.memory.memory_id}: {why}"
+            # The older ranks no higher than the newer: it goes right after it.
+            old.score = min(old.score, new.score)
+    # Stable: ties keep their order, a marked hit after the one that outranks it.
+    out.sort(key=lambda h: (-h.score, h.scores.conflict is not None))
+    return out

@@ -1,0 +1,214 @@
+"""Offline supersession without cue words, the near-duplicate merge guard, normalised dedup and
+read-time conflicts, in Chinese and English (the rules of :mod:`varvemem.engines.claims`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from tests._llm import ChatServer, importance, supersede_none
+from tests.conftest import Clock
+
+from varvemem import Memory
+
+
+@pytest.fixture
+def mem(make_memory: Callable[..., Memory], clock: Clock) -> Memory:
+    m = make_memory()
+    add = m.add
+
+    def ticking_add(*args, **kw):  # each statement an hour after the last
+        clock.advance(hours=1)
+        return add(*args, **kw)
+
+    m.add = ticking_add  # type: ignore[method-assign]
+    return m
+
+
+def _superseded_by(mem: Memory, old: str, new: str, reason: str) -> None:
+    stale = mem.get(old)
+    assert stale.valid_to is not None and stale.superseded_by == new
+    assert reason in mem.history(old)[-1].reason
+    assert reason in mem.history(new)[0].reason
+
+
+@pytest.mark.parametrize("old,new", [
+    ("The payments queue is rabbit-q-2", "The payments queue is rabbit-q-5"),
+    ("Our tracing collector listens on port 4317", "Our tracing collector listens on port 4318"),
+    ("The design review this sprint is led by Priya", "The design review this sprint is led by Tomas"),
+    ("报表服务的端口是 8081", "报表服务的端口是 9091"),
+    ("证书到期日是 2026-09-30", "证书到期日是 2026-12-31"),
+    ("这个迭代的评审负责人是赵敏", "这个迭代的评审负责人是周杰"),
+])
+def test_the_same_claim_with_a_new_value_supersedes_without_a_cue(mem: Memory, old: str,
+                                                                  new: str) -> None:
+    a = mem.add(old)
+    b = mem.add(new)
+    assert b.superseded == [a.memory_id] and b.steps["supersede"] == "rules"
+    _superseded_by(mem, a.memory_id, b.memory_id, "same claim, new value (frame)")
+    current = [h.memory.memory_id for h in mem.search(new)]
+    assert b.memory_id in current and a.memory_id not in current
+    every = [h.memory.memory_id for h in mem.search(new, include_superseded=True)]
+    assert a.memory_id in every
+    then = [h.memory.memory_id for h in mem.search(old, as_of=mem.get(a.memory_id).valid_from)]
+    assert a.memory_id in then and b.memory_id not in then
+
+
+@pytest.mark.parametrize("old,new,why", [
+    ("Image builds run on builder-a", "We moved image builds from builder-a to builder-c",
+     "transition from builder-a"),
+    ("The edge proxy is nginx-old", "We replaced nginx-old with envoy-1 at the edge",
+     "transition from nginx-old"),
+    ("Session store: memcache-1", "session store memcache-1 -> keydb-2", "transition from memcache-1"),
+    ("The queue broker is rabbit-1", "The queue broker was switched to kafka-2",
+     "transition to kafka-2"),
+    ("文档站点托管在 pages-old", "文档站点由 pages-old 改为 pages-new", "transition from pages-old"),
+    ("归档任务跑在 node-3 上", "归档任务迁到 node-8 了", "transition to node-8"),
+    ("短信通道用的是 sms-vendor-a", "短信通道换成 sms-vendor-b", "transition to sms-vendor-b"),
+    ("构建缓存放在 cache-hdd-1", "构建缓存从 cache-hdd-1 迁移到 cache-ssd-1", "transition from cache-hdd-1"),
+])
+def test_a_transition_supersedes_the_memory_holding_the_old_value(mem: Memory, old: str, new: str,
+                                                                   why: str) -> None:
+    a = mem.add(old)
+    other = mem.add("The weekly report goes out on Mondays")
+    b = mem.add(new)
+    assert b.superseded == [a.memory_id]
+    _superseded_by(mem, a.memory_id, b.memory_id, why)
+    assert mem.get(other.memory_id).valid_to is None
+
+
+@pytest.mark.parametrize("old,new", [
+    ("Nightly jobs send reports to Slack", "Nightly jobs no longer send reports to Slack"),
+    ("夜间任务发送报告到钉钉", "夜间任务不再发送报告到钉钉"),
+])
+def test_a_negation_supersedes_what_it_denies(mem: Memory, old: str, new: str) -> None:
+    a = mem.add(old)
+    b = mem.add(new)
+    assert b.superseded == [a.memory_id] and mem.get(a.memory_id).valid_to is not None
+
+
+@pytest.mark.parametrize("old,said", [
+    ("The docs bucket is docs-eu-1", "oh and we migrated the docs bucket from docs-eu-1 to docs-eu-2"),
+    ("The docs bucket is docs-eu-1", "fyi the docs bucket is docs-eu-3 since Monday"),
+    ("文档存储桶是 docs-cn-1", "文档存储桶已经迁到 docs-cn-2 了"),
+])
+def test_a_statement_in_dialogue_supersedes_a_stored_fact(mem: Memory, old: str,
+                                                          said: str) -> None:
+    a = mem.add(old)
+    b = mem.add(said, session="chat-1", type="dialogue", metadata={"role": "user"})
+    assert b.superseded == [a.memory_id]
+    asked = mem.add("is the docs bucket docs-eu-9?", session="chat-1", type="dialogue")
+    assert asked.superseded == [] and mem.get(b.memory_id).valid_to is None
+
+
+@pytest.mark.parametrize("a,b,kw", [
+    ("The reports service listens on port 8081", "The billing service listens on port 9091", {}),
+    ("reports-api is served from pg-3", "billing-api is served from pg-4", {}),
+    ("The staging ingress is ing-stg-1", "The production ingress is ing-prd-1", {}),
+    ("Order ORD-551 shipped on 2026-05-01", "Order ORD-552 shipped on 2026-05-02", {}),
+    ("报表服务部署在 pg-3 上", "账单服务部署在 pg-4 上", {}),
+    ("预发的入口是 ing-stg-1", "生产的入口是 ing-prd-1", {}),
+    ("订单 ORD-771 于 2026-05-01 发货", "订单 ORD-772 于 2026-05-02 发货", {}),
+])
+def test_distinct_subjects_do_not_supersede_each_other(mem: Memory, a: str, b: str,
+                                                       kw: dict) -> None:
+    x = mem.add(a)
+    y = mem.add(b)
+    assert y.status == "created" and y.superseded == [] and mem.get(x.memory_id).valid_to is None
+
+
+def test_two_users_keep_their_own_values(mem: Memory) -> None:
+    a = mem.add("My preferred editor theme is solarized-dark", user="kim")
+    b = mem.add("My preferred editor theme is gruvbox-light", user="lee")
+    assert b.superseded == [] and mem.get(a.memory_id).valid_to is None
+
+
+def test_a_transition_from_a_value_nobody_holds_supersedes_nothing(mem: Memory) -> None:
+    a = mem.add("The payments queue is rabbit-q-2")
+    b = mem.add("We moved the payments queue from rabbit-q-9 to rabbit-q-7")
+    assert b.superseded == [] and mem.get(a.memory_id).valid_to is None
+    assert b.steps["supersede"] == "rules (transition from rabbit-q-9: no memory holds rabbit-q-9)"
+    c = mem.add("支付队列从 rabbit-q-9 迁到 rabbit-q-7")
+    assert c.superseded == [] and "no memory holds rabbit-q-9" in c.steps["supersede"]
+
+
+@pytest.mark.parametrize("template", [
+    "Invoice INV-20{n:02d} from Globex was settled on 2026-03-{d:02d}",
+    "发票 INV-40{n:02d} 已于 2026-03-{d:02d} 结清",
+])
+def test_records_differing_in_their_values_are_never_merged(mem: Memory, template: str) -> None:
+    results = mem.add_many([template.format(n=n, d=n % 28 + 1) for n in range(40)])
+    assert [r.status for r in results] == ["created"] * 40
+    assert all(r.superseded == [] for r in results)
+    assert mem.stats()["memories"] == 40
+
+
+@pytest.mark.parametrize("guard,status", [(True, "created"), (False, "merged")])
+def test_the_merge_guard_is_a_setting(make_memory: Callable[..., Memory], guard: bool,
+                                      status: str) -> None:
+    mem = make_memory(update={"merge_value_guard": guard, "supersede_rules": []})
+    mem.add("Invoice INV-2001 for Initech was paid on 2026-01-05")
+    b = mem.add("Invoice INV-2001 for Initech was paid on 2026-01-06")  # cosine 0.985
+    assert b.status == status and b.superseded == []
+
+
+@pytest.mark.parametrize("first,again", [
+    ("Rotate the TLS certs every 90 days", "rotate the TLS certs every 90 days!"),
+    ("Is the VPN split-tunnel enabled?", "is the VPN split-tunnel enabled ？"),
+    ("证书每 90 天轮换一次。", "证书每90天轮换一次"),
+    ("ＶＰＮ 默认开启分流", "VPN默认开启分流。"),
+])
+def test_case_width_punctuation_and_spacing_variants_are_one_memory(mem: Memory, first: str,
+                                                                    again: str) -> None:
+    a = mem.add(first)
+    b = mem.add(again)
+    assert b.status == "duplicate" and b.memory_id == a.memory_id
+    assert mem.get(a.memory_id).content == first  # stored as written
+
+
+@pytest.mark.parametrize("q1,q2", [
+    ("How do I rotate the API keys?", "how do I rotate the API keys？"),
+    ("怎么申请测试账号？", "怎么申请测试账号"),
+])
+def test_question_variants_are_one_qa_pair(mem: Memory, q1: str, q2: str) -> None:
+    mem.save_qa(q1, "Ask in #access.", 0.7)
+    mem.save_qa(q2, "Open an access ticket.", 0.9)
+    pairs = mem.load_all_qa()
+    assert len(pairs) == 1 and pairs[0].answer == "Open an access ticket."
+
+
+@pytest.mark.parametrize("old,new,query", [
+    ("The payments queue is rabbit-q-2", "The payments queue is rabbit-q-5", "payments queue"),
+    ("报表服务的端口是 8081", "报表服务的端口是 9091", "报表服务端口"),
+])
+def test_read_time_conflicts_serve_the_newer_value_first(make_memory: Callable[..., Memory],
+                                                         clock: Clock, old: str, new: str,
+                                                         query: str) -> None:
+    mem = make_memory(update={"supersede_rules": ["cue"]})  # the write path misses it
+    a = mem.add(old)
+    clock.advance(hours=1)
+    b = mem.add(new)
+    assert b.superseded == []
+    hits = mem.search(query)
+    ids = [h.memory.memory_id for h in hits]
+    assert ids.index(b.memory_id) < ids.index(a.memory_id)
+    older = hits[ids.index(a.memory_id)]
+    assert older.scores.conflict == (f"likely superseded by {b.memory_id}: "
+                                     "same claim, new value (frame)")
+    assert older.to_json()["conflict"] == older.scores.conflict
+    assert hits[ids.index(b.memory_id)].scores.conflict is None
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    off = make_memory(update={"supersede_rules": ["cue"]}, conflicts={"enabled": False})
+    assert all(h.scores.conflict is None for h in off.search(query))
+
+
+def test_with_an_llm_the_rules_find_the_candidates_and_the_llm_judges(home, embedder,
+                                                                      clock: Clock) -> None:
+    server = ChatServer(score=importance(0.66), supersede=supersede_none)
+    with Memory(home=home, embedder=embedder, clock=clock, llm=server.client()) as mem:
+        a = mem.add("Image builds run on builder-a", type="knowledge")
+        clock.advance(hours=1)
+        b = mem.add("We moved image builds from builder-a to builder-c", type="knowledge")
+        assert "Image builds run on builder-a" in server.one("supersede").fields["old"]
+        assert b.steps["supersede"] == "llm" and b.superseded == []
+        assert mem.get(a.memory_id).valid_to is None

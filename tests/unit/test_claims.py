@@ -1,0 +1,110 @@
+"""The claim tokenizer (:mod:`varvemem.engines.claims`): normalisation, value-like tokens,
+frames, transitions and negation, in Chinese and English."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from varvemem.engines import claims
+from varvemem.engines.update import content_hash
+
+_WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8)
+_TEXT = st.lists(st.one_of(_WORD, st.sampled_from(["发布", "集群", "端口", "42", "v1.2"])),
+                 min_size=1, max_size=8).map(" ".join)
+_IDENT = st.tuples(st.text(alphabet="abcdefghij", min_size=2, max_size=5),
+                   st.integers(0, 999)).map(lambda t: f"{t[0]}-{t[1]}")
+
+
+@given(_TEXT)
+def test_normalise_is_idempotent(text: str) -> None:
+    once = claims.normalise(text)
+    assert claims.normalise(once) == once
+
+
+@given(_TEXT, st.sampled_from([".", "。", "!", "！", "?", "？", " .", "…"]))
+def test_case_width_and_trailing_punctuation_do_not_change_the_hash(text: str,
+                                                                     end: str) -> None:
+    wide = "".join(chr(ord(c) + 0xFEE0) if "a" <= c <= "z" else c for c in text.upper())
+    assert content_hash(wide + end) == content_hash(text)
+
+
+@given(_TEXT)
+def test_values_are_ordered_disjoint_spans_of_the_text(text: str) -> None:
+    found = claims.values(text)
+    assert [v.start for v in found] == sorted(v.start for v in found)
+    for a, b in itertools.pairwise(found):
+        assert a.end <= b.start
+    assert all(0 <= v.start < v.end <= len(text) for v in found)
+
+
+@given(_IDENT, _IDENT, st.sampled_from([
+    "The reports queue is {}", "报表队列是 {}", "Our proxy upstream points at {}",
+    "日志服务的主机是 {}"]))
+def test_a_frame_does_not_depend_on_its_value(a: str, b: str, template: str) -> None:
+    x, y = claims.claim(template.format(a)), claims.claim(template.format(b))
+    assert x.frame == y.frame and x.kinds == y.kinds == ("id",)
+    same = claims.same_claim(y, x, 0.8, 2)
+    assert (same is not None) == (a != b)
+
+
+@pytest.mark.parametrize("text,kinds", [
+    ("Deploy v3.2.1 to web-07.prod.example.com at 14:30 on 2026-06-01", ["host", "host", "time",
+                                                                        "date"]),
+    ("Budget is $4,500 or 3000 元, limit 75%", ["amount", "amount", "number"]),
+    ("The router is 192.168.1.1 and the key is KEY-77", ["ip", "id"]),
+    ("Mail ops@example.com or see https://wiki.example.com/x", ["email", "url"]),
+    ("今天的负责人是赵敏", ["name"]),
+    ("The reviewer for this sprint is Priya Nair", ["name"]),
+    ("2026年6月1日 上线", ["date"]),
+])
+def test_value_kinds(text: str, kinds: list[str]) -> None:
+    assert [v.kind for v in claims.values(text)] == kinds
+
+
+def test_normalise_keeps_inner_punctuation_and_digits() -> None:
+    assert claims.normalise("Window: 10:00-16:00 UTC.") == "window:10:00-16:00 utc"
+    assert claims.normalise("端口是 8080，对吗？") == claims.normalise("端口是8080,对吗?")
+    assert claims.normalise("v1.2") != claims.normalise("v12")
+
+
+@pytest.mark.parametrize("text,old,new,rule", [
+    ("We moved the cache from redis-a to redis-b last night", "redis-a", "redis-b",
+     "from A to B"),
+    ("replaced nginx-old with envoy-1 at the edge", "nginx-old", "envoy-1", "replaced A with B"),
+    ("edge proxy: nginx-old → envoy-1", "nginx-old", "envoy-1", "A -> B"),
+    ("缓存从 redis-a 迁到 redis-b", "redis-a", "redis-b", "从A到B"),
+    ("边缘代理由 nginx-old 改为 envoy-1", "nginx-old", "envoy-1", "从A到B"),
+    ("The edge proxy switched to envoy-2", None, "envoy-2", "moved to B"),
+    ("边缘代理换成 envoy-3 了", None, "envoy-3", "改为B"),
+])
+def test_transitions(text: str, old: str | None, new: str, rule: str) -> None:
+    t = claims.transition(text)
+    assert t is not None and (t.old, t.new, t.rule) == (old, new, rule)
+
+
+def test_a_range_is_not_a_transition_and_negation_keeps_its_words() -> None:
+    assert claims.transition("The maintenance window is from 01:00 to 03:00") is None
+    assert claims.negation("The gateway no longer signs requests") == ("gateway", "sign",
+                                                                       "request")
+    neg = claims.negation("网关不再签名请求")
+    assert neg is not None and "网关" in neg and "签名" in neg
+
+
+@pytest.mark.parametrize("a,b", [
+    ("The reports service listens on port 8081", "The billing service listens on port 9091"),
+    ("Order ORD-551 shipped on 2026-05-01", "Order ORD-552 shipped on 2026-05-02"),
+    ("batch run 3 for region-3", "batch run 4 for region-4"),
+    ("华南区的网关是 gw-south-1", "华北区的网关是 gw-north-1"),
+])
+def test_distinct_subjects_are_not_the_same_claim(a: str, b: str) -> None:
+    assert claims.same_claim(claims.claim(b), claims.claim(a), 0.8, 2) is None
+
+
+def test_questions() -> None:
+    assert claims.is_question("Which port does the reports service use")
+    assert claims.is_question("报表服务用哪个端口")
+    assert not claims.is_question("The reports service uses port 8081")
