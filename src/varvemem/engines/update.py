@@ -691,12 +691,17 @@ class UpdateEngine:
         if claims.is_question(text):
             return {}, ""
         fact = rec.memory_type in _FACT_TYPES
-        pool = self._pool(p, similar) if fact and on - {"cue"} else []
-        if fact and "transition" in on and (t := claims.transition(text)) is not None:
+        t = claims.transition(text) if fact and "transition" in on else None
+        neg = claims.negation(text) if fact and "negation" in on else None
+        new = claims.claim(text, cfg.claim_subject_span)
+        # A statement with nothing a rule could match reads no more candidates.
+        wanted = t is not None or neg is not None or (bool(new.values) and "frame" in on)
+        pool = self._pool(p, similar) if fact and wanted else []
+        if t is not None:
             found, note = self._by_transition(t, pool)
             if found or t.old is not None:
                 return found, note
-        if fact and "negation" in on and (neg := claims.negation(text)) is not None:
+        if neg is not None:
             want = set(neg)
             found = {}
             for r, _ in pool:
@@ -707,7 +712,6 @@ class UpdateEngine:
                     found[r.memory_id] = "negated: no longer true"
             if found:
                 return found, ""
-        new = claims.claim(text, cfg.claim_subject_span)
         if fact and "frame" in on and not claims.is_negated(text):
             found = {}
             for r, _ in pool:
