@@ -117,6 +117,12 @@ def test_distinct_subjects_do_not_supersede_each_other(mem: Memory, a: str, b: s
     assert y.status == "created" and y.superseded == [] and mem.get(x.memory_id).valid_to is None
 
 
+def test_a_move_from_a_plain_word_without_a_subject_supersedes_nothing(mem: Memory) -> None:
+    a = mem.add("I am from Portugal originally", session="c", type="dialogue")
+    b = mem.add("I moved from Portugal to Canada in 2019", session="c", type="dialogue")
+    assert b.superseded == [] and mem.get(a.memory_id).valid_to is None
+
+
 def test_two_users_keep_their_own_values(mem: Memory) -> None:
     a = mem.add("My preferred editor theme is solarized-dark", user="kim")
     b = mem.add("My preferred editor theme is gruvbox-light", user="lee")

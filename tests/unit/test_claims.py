@@ -108,3 +108,15 @@ def test_questions() -> None:
     assert claims.is_question("Which port does the reports service use")
     assert claims.is_question("报表服务用哪个端口")
     assert not claims.is_question("The reports service uses port 8081")
+
+
+@pytest.mark.parametrize("a,b,same", [
+    ("Mia went to the climbing gym on 7 May 2026", "Mia went to the climbing gym on 20 May 2026",
+     False),
+    ("Omar reviewed PR-311", "Omar reviewed PR-312", False),
+    ("我上周去了杭州 3 天", "我上周去了杭州 5 天", False),
+    ("BILL-0042 was settled on 2026-02-03", "BILL-0042 was settled on 2026-02-09", True),
+    ("The wiki is hosted on wiki-a.corp", "The wiki is hosted on wiki-b.corp", True),
+])
+def test_past_events_add_up_unless_they_are_of_one_record(a: str, b: str, same: bool) -> None:
+    assert (claims.same_claim(claims.claim(b), claims.claim(a), 0.8, 2) is not None) == same

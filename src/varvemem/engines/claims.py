@@ -146,6 +146,19 @@ _FILLER_LEAD = re.compile(r"^\s*(?:fyi|btw|by the way|oh|ok|okay|so|and|also|jus
                           re.IGNORECASE)
 
 
+# A past event ("went", "was paid", "reviewed", "去过"): events add up rather than replace one
+# another, so an event states a new value of a claim only about the same subject (an
+# identifier such as "INV-1042 was paid on ..."). A participle after "is"/"are" is a state.
+_EVENT = re.compile(
+    r"\b(?:was|were|did|went|met|bought|ran|saw|had|made|got|took|gave|came|left|sent|wrote|"
+    r"paid|told|said|found|won|lost|spent|flew|drove|ate|drank|read|began|visited)\b"
+    r"|(?<!\bis )(?<!\bare )(?<!\bam )(?<!\bbe )(?<!\bbeen )(?<!\bget )(?<!\bgets )"
+    r"\b(?!(?:need|speed|indeed|exceed|proceed|succeed|feed|seed|based|used|shared|"
+    r"required|allowed|enabled|disabled|hosted|located|called|named|scheduled)\b)[a-z]{3,}ed\b"
+    r"|[\u4e00-\u9fff](?:过|了)(?![\u4e00-\u9fff]*$)|去过|参加了|买了|见了|去了",
+    re.IGNORECASE)
+
+
 @dataclass(frozen=True)
 class Claim:
     """A statement's frame (its words, values masked by kind) and its values."""
@@ -156,6 +169,7 @@ class Claim:
     subject: str | None  # the first value when it opens the statement
     words: int  # content words of the frame (placeholders excluded)
     tokens: frozenset[str] = field(default_factory=frozenset)  # index terms of the whole text
+    event: bool = False  # a past event, not a state (see _EVENT)
 
 
 def _masked(text: str) -> str:
@@ -187,11 +201,13 @@ def claim(text: str, subject_span: float = 0.5) -> Claim:
         if before == 0 or (named and before <= subject_span * (before + after)):
             subject = vals[0].text
     return Claim(frozenset(frame), tuple(v.kind for v in vals), tuple(v.text for v in vals),
-                 subject, words + (subject is not None), frozenset(index_terms(text)))
+                 subject, words + (subject is not None), frozenset(index_terms(text)),
+                 bool(_EVENT.search(text)))
 
 
 _CJK_RUN = re.compile(rf"[{_CJK}]+")
 _MEASURES = frozenset({"date", "time", "amount", "number"})
+RECORDS = frozenset({"id", "host", "ip", "email", "url"})  # kinds that name one record
 
 
 def _content_terms(text: str) -> list[str]:
@@ -211,13 +227,16 @@ def same_claim(new: Claim, old: Claim, overlap: float, min_words: int) -> str | 
     """Why ``new`` states a new value of ``old``'s claim ("same claim, new value (frame)"), or
     None: frames equal or at least ``overlap`` alike (Jaccard of their words), at least
     ``min_words`` content words, the same kinds of value, the same subject, other values
-    (of several values, at least one the same)."""
+    (of several values, at least one the same). Two past events ("went to the group on
+    7 May", "on 20 May") are the same claim only about the same subject."""
     if not new.values or new.kinds != old.kinds or new.values == old.values:
         return None
     if min(new.words, old.words) < min_words:
         return None
     if new.subject != old.subject:
-        return None
+        return None  # another subject
+    if (new.event or old.event) and not (new.subject is not None and new.kinds[0] in RECORDS):
+        return None  # two events add up, unless of one record ("INV-1042 was paid on ...")
     if len(new.values) > 1 and all(a != b for a, b in zip(new.values, old.values)):
         return None  # every value differs: another record ("entry 7 for team-7")
     if new.frame == old.frame:

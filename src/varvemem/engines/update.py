@@ -734,14 +734,16 @@ class UpdateEngine:
     def _by_transition(self, t: claims.Transition, pool: list[tuple[MemoryRecord, float]]
                        ) -> tuple[dict[str, str], str]:
         """The memories a transition replaces: those holding its old value (those naming its
-        subject, when some do), else the one naming its subject with a value of the new
-        value's kind."""
+        subject, when some do; an old value that is a plain word needs a subject), else the
+        one naming its subject with a value of the new value's kind."""
         subject = set(t.subject)
         live = [(r, cos) for r, cos in pool if not claims.holds(r.content, t.new)]
 
         def names_subject(r: MemoryRecord) -> bool:
             return bool(subject) and subject <= claims.claim(r.content).tokens
 
+        if t.old is not None and not subject and claims.kind_of(t.old) not in claims.RECORDS:
+            return {}, ""  # "I moved from Sweden to ...": a word, of no named subject
         if t.old is not None:
             holders = [r for r, _ in live if claims.holds(r.content, t.old)]
             if not holders:
