@@ -158,7 +158,9 @@ class UpdateSettings(_Section):
     least ``claim_min_words`` content words (a subject counts as one), the same subject: the
     first value, when at most ``claim_subject_span`` of the content words precede it),
     ``cue`` (an update word such as "now"/"改为" and a cosine of at least
-    ``supersede_threshold`` to a memory of the same type; never across subjects). The rules read
+    ``supersede_threshold`` to a memory of the same type; never across subjects). An event
+    (a webhook's comment, an alert) may supersede by any rule but only a transition or a
+    negation supersedes one: occurrences add up. The rules read
     the nearest memories and up to ``claim_candidates`` full-text matches of the scope. With
     an LLM configured for ``supersede``, it judges the candidates the rules and the similarity
     (``associate_threshold``) find.

@@ -123,6 +123,15 @@ def test_a_move_from_a_plain_word_without_a_subject_supersedes_nothing(mem: Memo
     assert b.superseded == [] and mem.get(a.memory_id).valid_to is None
 
 
+def test_events_add_up_but_an_event_may_supersede_a_fact(mem: Memory) -> None:
+    a = mem.add("review comment number 1 about the retry budget", type="event")
+    b = mem.add("review comment number 2 about the retry budget", type="event")
+    assert b.superseded == [] and mem.get(a.memory_id).valid_to is None
+    fact = mem.add("The retry budget is 3 attempts")
+    ev = mem.add("The retry budget is 5 attempts", type="event")
+    assert ev.superseded == [fact.memory_id]
+
+
 def test_two_users_keep_their_own_values(mem: Memory) -> None:
     a = mem.add("My preferred editor theme is solarized-dark", user="kim")
     b = mem.add("My preferred editor theme is gruvbox-light", user="lee")

@@ -202,7 +202,7 @@ def claim(text: str, subject_span: float = 0.5) -> Claim:
             subject = vals[0].text
     return Claim(frozenset(frame), tuple(v.kind for v in vals), tuple(v.text for v in vals),
                  subject, words + (subject is not None), frozenset(index_terms(text)),
-                 bool(_EVENT.search(text)))
+                 bool(_EVENT.search(_masked(text))))
 
 
 _CJK_RUN = re.compile(rf"[{_CJK}]+")

@@ -39,6 +39,8 @@ def resolve(hits: Sequence[SearchHit], cfg: ConflictSettings) -> list[SearchHit]
                     or a.memory.scope.user != b.memory.scope.user:
                 continue
             new, old = (a, b) if a.memory.created_at >= b.memory.created_at else (b, a)
+            if old.memory.memory_type is MemoryType.EVENT:
+                continue  # occurrences add up
             if new.memory.created_at == old.memory.created_at or old.scores.conflict:
                 continue
             why = claims.same_claim(claims.claim(new.memory.content, cfg.subject_span),

@@ -715,6 +715,8 @@ class UpdateEngine:
         if fact and "frame" in on and not claims.is_negated(text):
             found = {}
             for r, _ in pool:
+                if r.memory_type is MemoryType.EVENT:
+                    continue  # occurrences (a webhook's comments, alerts) add up
                 old = claims.claim(r.content, cfg.claim_subject_span)
                 why = claims.same_claim(new, old, cfg.claim_frame_overlap, cfg.claim_min_words)
                 if why and not claims.is_negated(r.content):
@@ -724,6 +726,8 @@ class UpdateEngine:
         if "cue" in on and rules.is_update(text) and (new.values or rec.memory_type in (
                 MemoryType.KNOWLEDGE, MemoryType.EXPERIENCE, MemoryType.QA)):
             for r, cos in self._supersede_candidates(rec, similar, cfg.supersede_threshold):
+                if r.memory_type is MemoryType.EVENT:
+                    continue  # occurrences add up
                 old = claims.claim(r.content, cfg.claim_subject_span)
                 if new.subject is not None and old.subject is not None \
                         and new.subject != old.subject:
