@@ -211,6 +211,45 @@ CASES: list[Case] = [
          "网关版本"),
 ]
 
+# Round 2, written after the rules were tuned on the cases above (27 of 30 passed then; the three
+# misses led to "swapped A for B", a CJK word boundary in holds() and "now" before a participle).
+CASES += [
+    _sup("en", "Our primary DNS resolver is 1.1.1.1", "Our primary DNS resolver is 9.9.9.9"),
+    _sup("en", "The Kafka retention period is 7 days", "The Kafka retention period is 14 days"),
+    _sup("en", "Production traffic goes through lb-prod-east",
+         "Production traffic now goes through lb-prod-west"),
+    _sup("en", "The default branch is master",
+         "We renamed the default branch from master to main", "transition"),
+    _sup("en", "Helm charts are published to chartmuseum-1",
+         "Helm charts are now published to harbor-charts", "transition"),
+    _sup("en", "The support rota lead is Hannah", "Support rota lead changed to Ibrahim", "transition"),
+    _sup("en", "The frontend is built with webpack-4", "frontend build: webpack-4 => vite-5", "transition"),
+    _sup("en", "Backups are kept in bucket bk-old",
+         "we swapped bucket bk-old for bk-new last week", "transition"),
+    _sup("en", "We page through Opsgenie", "We no longer page through Opsgenie", "negation"),
+    _sup("en", "The search cluster has 6 nodes", "the search cluster has 9 nodes now", "dialogue", new_kw=D),
+    _sup("zh", "主数据库是 mysql-01", "主数据库是 mysql-02"),
+    _sup("zh", "日志保留 7 天", "日志保留 30 天"),
+    _sup("zh", "默认分支是 master", "默认分支从 master 改成 main 了", "transition"),
+    _sup("zh", "前端构建用 webpack-4", "前端构建改用 vite-5", "transition"),
+    _sup("zh", "值班负责人是陈晨", "值班负责人换成孙悦了", "transition"),
+    _sup("zh", "我们用 Opsgenie 发告警", "我们不再用 Opsgenie 发告警", "negation"),
+    _sup("zh", "搜索集群有 6 个节点", "搜索集群现在有 9 个节点", "dialogue", new_kw=D),
+    _sup("zh", "备份存放在 bk-old 桶", "备份已经迁到 bk-new 桶了", "transition"),
+    _keep("en", "The search cluster has 6 nodes", "The cache cluster has 3 nodes"),
+    _keep("en", "Alice's laptop is LT-0042", "Bob's laptop is LT-0043"),
+    _keep("en", "PR-881 was merged on 2026-01-10", "PR-882 was merged on 2026-01-11"),
+    _keep("en", "The Tokyo office opens at 09:00", "The Berlin office opens at 08:00"),
+    _keep("en", "Caroline joined the book club on 3 March", "Caroline joined the hiking club on 9 March"),
+    _keep("en", "We moved the standup to 10:00", "The retro is at 16:00"),
+    _keep("zh", "搜索集群有 6 个节点", "缓存集群有 3 个节点"),
+    _keep("zh", "陈晨的电脑是 LT-0042", "孙悦的电脑是 LT-0043"),
+    _keep("zh", "东京办公室 09:00 开门", "柏林办公室 08:00 开门"),
+    _keep("zh", "合并请求 PR-881 于 2026-01-10 合并", "合并请求 PR-882 于 2026-01-11 合并"),
+    Case("guard", "en", [(f"Host web-{n:02d} has IP 10.1.0.{n}", {}) for n in range(15)], "no-merge"),
+    Case("guard", "zh", [(f"主机 web-{n:02d} 的地址是 10.1.0.{n}", {}) for n in range(15)], "no-merge"),
+]
+
 READ_OFF = {"update": {"supersede_rules": ["cue"]}}
 
 

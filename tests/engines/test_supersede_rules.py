@@ -66,6 +66,8 @@ def test_the_same_claim_with_a_new_value_supersedes_without_a_cue(mem: Memory, o
     ("归档任务跑在 node-3 上", "归档任务迁到 node-8 了", "transition to node-8"),
     ("短信通道用的是 sms-vendor-a", "短信通道换成 sms-vendor-b", "transition to sms-vendor-b"),
     ("构建缓存放在 cache-hdd-1", "构建缓存从 cache-hdd-1 迁移到 cache-ssd-1", "transition from cache-hdd-1"),
+    ("Uploads land in tray-a", "ops swapped tray-a for tray-b this morning", "transition from tray-a"),
+    ("代码托管平台是 gitea", "代码托管平台从 gitea 换成 gitlab", "transition from gitea"),
 ])
 def test_a_transition_supersedes_the_memory_holding_the_old_value(mem: Memory, old: str, new: str,
                                                                    why: str) -> None:

@@ -202,7 +202,7 @@ def claim(text: str, subject_span: float = 0.5) -> Claim:
             subject = vals[0].text
     return Claim(frozenset(frame), tuple(v.kind for v in vals), tuple(v.text for v in vals),
                  subject, words + (subject is not None), frozenset(index_terms(text)),
-                 bool(_EVENT.search(_masked(text))))
+                 bool(_EVENT.search(" ".join(_FILLER_EN.sub(" ", _masked(text)).split()))))
 
 
 _CJK_RUN = re.compile(rf"[{_CJK}]+")
@@ -256,7 +256,8 @@ _EN_FROM_TO = re.compile(rf"\b{_CHANGE_EN}\b(?P<subj>.*?)\bfrom\s+(?P<a>.+?)\s+(
                          rf"(?P<b>.+?){_STOP}", re.IGNORECASE)
 _EN_FROM_TO_AFTER = re.compile(rf"\bfrom\s+(?P<a>.+?)\s+(?:to|into)\s+(?P<b>.+?){_STOP}",
                                re.IGNORECASE)
-_EN_REPLACED = re.compile(rf"\breplac\w*\s+(?P<a>.+?)\s+(?:with|by)\s+(?P<b>.+?){_STOP}",
+_EN_REPLACED = re.compile(rf"\b(?:replac|swapp?|exchang|trad)\w*\s+(?P<a>.+?)\s+(?:with|by|for)\s+"
+                          rf"(?P<b>.+?){_STOP}",
                           re.IGNORECASE)
 _EN_REPLACED_BY = re.compile(rf"(?P<a>\S+)\s+(?:was|is|has been|got)\s+replaced\s+by\s+"
                              rf"(?P<b>.+?){_STOP}", re.IGNORECASE)
@@ -290,7 +291,8 @@ def _value_of(phrase: str) -> str:
     """A phrase's value: its one value-like token, else the phrase, normalised."""
     p = phrase.strip().strip("\"'“”‘’`")
     vals = values(p)
-    if len(vals) == 1 and (vals[0].end - vals[0].start) >= len(p.strip()) * 0.5:
+    if len(vals) == 1 and (vals[0].kind in RECORDS
+                           or (vals[0].end - vals[0].start) >= len(p.strip()) * 0.5):
         return vals[0].text
     return normalise(re.sub(r"^(?:the|a|an)\s+", "", p, flags=re.IGNORECASE))
 
@@ -352,7 +354,7 @@ def holds(text: str, value: str) -> bool:
         return False
     if re.search(rf"[{_CJK}]", value):
         return True
-    return re.search(rf"(?<![\w.-]){re.escape(value)}(?![\w-])", norm) is not None
+    return re.search(rf"(?<![a-z0-9_.-]){re.escape(value)}(?![a-z0-9_-])", norm) is not None
 
 
 def kind_of(value: str) -> str:
