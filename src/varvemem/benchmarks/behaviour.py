@@ -9,6 +9,7 @@ tunes the engine, and every score can fail (``tests/benchmarks/test_behaviour.py
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -306,11 +307,18 @@ def score_distinct(o: Sequence[Outcome]) -> dict[str, Any]:
             "exact_top1": sum(exact) / len(exact) if exact else None}
 
 
+def _is(key: str) -> Callable[[Outcome], bool]:
+    return lambda x: bool(x["kind"] == key or x["target"] == key)
+
+
+def _has(key: str) -> Callable[[Outcome], bool]:
+    return lambda x: key in x
+
+
 def score_near_duplicate(o: Sequence[Outcome]) -> dict[str, Any]:
     out: dict[str, Any] = {"separate": _share(o, "separate")}
     for key in sorted({x["kind"] for x in o} | {x["target"] for x in o}):
-        out[f"separate_{key}"] = _share(o, "separate",
-                                        lambda x, k=key: bool(x["kind"] == k or x["target"] == k))
+        out[f"separate_{key}"] = _share(o, "separate", _is(key))
     return out
 
 
@@ -353,7 +361,7 @@ def score_cross_language(o: Sequence[Outcome]) -> dict[str, Any]:
 
 
 def score_learned(o: Sequence[Outcome]) -> dict[str, Any]:
-    return {f"top3_{d}d": _share(o, f"top3_{d}d", lambda x, d=d: f"top3_{d}d" in x)
+    return {f"top3_{d}d": _share(o, f"top3_{d}d", _has(f"top3_{d}d"))
             for d in LEARNED_DAYS}
 
 
@@ -425,7 +433,7 @@ def run_family(root: Path, family: str, cases: Sequence[Case],
     outcomes: list[Outcome] = []
     homes: list[tuple[str, Callable[[Memory, Clock, Sequence[Case]], list[Outcome]]]]
     if family == "learned":  # one home per horizon: the 7-day question is no use at day 30
-        homes = [(f"{family}-{d}d", lambda m, c, cs, d=d: run_learned(m, c, cs, d))
+        homes = [(f"{family}-{d}d", functools.partial(run_learned, days=d))
                  for d in LEARNED_DAYS]
     else:
         homes = [(family, spec.runner)]

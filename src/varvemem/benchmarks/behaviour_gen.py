@@ -295,7 +295,7 @@ CITY_EN = ["I live in {v}.", "I'm based in {v}", "home for me is {v}"]
 CITY_ZH = ["我住在{v}", "我现在在{v}生活", "我家在{v}。"]
 INVOICE_EN = ["Invoice {id} from {vendor}: {amount} EUR, due {date}.",
               "Received invoice {id} ({vendor}) for {amount} EUR, payable by {date}"]
-INVOICE_ZH = ["发票 {id}，{vendor}，金额 {amount} 元，{date}到期", "收到{vendor}的发票 {id}，{amount} 元，{date}前付款"]
+INVOICE_ZH = ["发票 {id}，{vendor}，金额 {amount} 元，{date}到期", "收到{vendor}的发票 {id}，{amount} 元，{date}前付款"]  # noqa: E501 (a sentence reads best whole)
 VENDORS_EN = ["ACME GmbH", "Northwind", "Globex", "Initech", "Umbrella Ltd", "Hooli", "Stark Supplies"]
 VENDORS_ZH = ["华信科技", "顺达物流", "云图数据", "明远咨询", "东方印务", "新启软件", "恒通电子"]
 TICKET_EN = ["Ticket {id}: disk almost full on {host}.", "{id} opened: {host} is out of inodes",
@@ -636,7 +636,7 @@ def gen_cross_language(rng: random.Random, n: int) -> list[Case]:
         stored = "zh" if lang == "en" else "en"
         subjects = rng.sample(SERVICES, 10)
         attrs = [rng.choice(ATTRS) for _ in subjects]
-        memories = []
+        memories: list[str] = []
         for (en, zh), attr in zip(subjects, attrs):
             lg = stored if not memories or rng.random() < 0.6 else lang
             memories.append(_fill(rng.choice(attr[lg]), en if lg == "en" else zh,
@@ -690,7 +690,7 @@ def _story(rng: random.Random, lang: str, kind: str) -> dict[str, Any]:
                      {"kind": "tool", "name": "grep_logs", "args": {"service": s},
                       "result": f"ERROR {key} exhausted ({a}/{a})"},
                      _turn("assistant", f"The logs say {key} is exhausted, {pname_en} is too small."),
-                     _turn("user", f"Raising {pname_en} from {a} to {b} ({key} in config.yaml) sorted it out."),
+                     _turn("user", f"Raising {pname_en} from {a} to {b} ({key} in config.yaml) sorted it out."),  # noqa: E501 (a sentence reads best whole)
                      _turn("user", "all good now, thanks")]
             q = rng.choice([f"How did we fix the {sym} in the {s}?", f"what solved the {s} {sym}?"])
         return {"steps": steps, "question": q, "expect": [str(b)], "learned_step": 3}
@@ -723,16 +723,16 @@ def _story(rng: random.Random, lang: str, kind: str) -> dict[str, Any]:
             steps = [_turn("user", f"新上线的{s}日志我看不懂"),
                      {"kind": "tool", "name": "tail_logs", "args": {"service": s},
                       "result": f'{{"{f1}": "...", "{f2}": "...", "{f3}": 12}}'},
-                     _turn("assistant", f"{s}的日志是 JSON 行格式，字段有 {f1}、{f2}、{f3}，请求 ID 在 {f2} 里。"),
+                     _turn("assistant", f"{s}的日志是 JSON 行格式，字段有 {f1}、{f2}、{f3}，请求 ID 在 {f2} 里。"),  # noqa: E501 (a sentence reads best whole)
                      _turn("user", "明白了")]
             q = rng.choice([f"{s}的日志是什么格式？", f"{s}日志里请求 ID 在哪个字段"])
         else:
             steps = [_turn("user", f"I can't read the logs of the new {s}."),
                      {"kind": "tool", "name": "tail_logs", "args": {"service": s},
                       "result": f'{{"{f1}": "...", "{f2}": "...", "{f3}": 12}}'},
-                     _turn("assistant", f"The {s} logs are JSON lines with the fields {f1}, {f2} and {f3}; the request id is in {f2}."),
+                     _turn("assistant", f"The {s} logs are JSON lines with the fields {f1}, {f2} and {f3}; the request id is in {f2}."),  # noqa: E501 (a sentence reads best whole)
                      _turn("user", "got it")]
-            q = rng.choice([f"What format do the {s} logs use?", f"which field holds the request id in the {s} logs?"])
+            q = rng.choice([f"What format do the {s} logs use?", f"which field holds the request id in the {s} logs?"])  # noqa: E501 (a sentence reads best whole)
         return {"steps": steps, "question": q, "expect": [f2], "learned_step": 2}
     if kind == "decision":
         choice, alt = rng.choice(CHOICES)
@@ -747,8 +747,8 @@ def _story(rng: random.Random, lang: str, kind: str) -> dict[str, Any]:
         else:
             steps = [_turn("user", f"Let's settle the {role_en} for the {s}: {choice} or {alt}?"),
                      _turn("assistant", f"{alt} is more mature, {choice} is simpler to run."),
-                     {"kind": "event", "event": {"title": "architecture review", "service": s, "status": "done"}},
-                     _turn("user", f"Decision from the review: the {s} goes with {choice} as its {role_en}, not {alt}, because it is cheaper to operate."),
+                     {"kind": "event", "event": {"title": "architecture review", "service": s, "status": "done"}},  # noqa: E501 (a sentence reads best whole)
+                     _turn("user", f"Decision from the review: the {s} goes with {choice} as its {role_en}, not {alt}, because it is cheaper to operate."),  # noqa: E501 (a sentence reads best whole)
                      _turn("assistant", "Noted.")]
             q = f"What did we pick as the {role_en} for the {s}?"
         return {"steps": steps, "question": q, "expect": [choice], "learned_step": 3}
