@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import random
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from typing import Any
 
 from ..api import Memory
 from ..model import AddResult
-from .behaviour_gen import generate
+from .behaviour_gen import CROSS_STORE, cross_bank, generate
 
 Progress = Callable[[str, int, int], None]
 Outcome = dict[str, Any]
@@ -228,7 +229,10 @@ def run_cross_language(mem: Memory, clock: Clock, cases: Sequence[Case]) -> list
     out = []
     for n, c in enumerate(cases):
         d, tenant = c.data, f"c{n}"
-        res = mem.add_many([{"content": t, "type": "knowledge"} for t in d["memories"]],
+        texts = list(d["memories"])
+        if len(texts) < CROSS_STORE:  # a hand-written case: service facts around it
+            texts += cross_bank(random.Random(f"bank:{c.id}"), CROSS_STORE - len(texts))
+        res = mem.add_many([{"content": t, "type": "knowledge"} for t in texts],
                            tenant=tenant)
         top = _ids(mem, d["query"], tenant)
         out.append({"recall5": res[d.get("target", 0)].memory_id in top})

@@ -629,20 +629,41 @@ def gen_time_words(rng: random.Random, n: int) -> list[Case]:
 
 # --- cross_language ------------------------------------------------------------------------------
 
+CROSS_STORE = 24  # memories per case: the top 5 is a fifth of the store
+
+
+def cross_bank(rng: random.Random, k: int) -> list[str]:
+    """``k`` service facts in both languages, one per (service, attribute): the store around
+    a hand-written cross-language case (whose memory is about something else)."""
+    combos = [(sv, a) for sv in SERVICES for a in ATTRS]
+    out = []
+    for (en, zh), attr in rng.sample(combos, k):
+        lg = rng.choice(LANG_PAIR)
+        out.append(_fill(rng.choice(attr[lg]), en if lg == "en" else zh,
+                         _values(attr, rng, lg)[0]))
+    return out
+
+
+LANG_PAIR = ("en", "zh")
+
+
 def gen_cross_language(rng: random.Random, n: int) -> list[Case]:
-    """The question's language is the case's; the memory is in the other one."""
+    """The question's language is the case's; the memory is in the other one, among
+    ``CROSS_STORE - 1`` facts about other services and attributes in both languages (some
+    about the same service)."""
     out = []
     for i, lang in enumerate(_langs(n)):
         stored = "zh" if lang == "en" else "en"
-        subjects = rng.sample(SERVICES, 10)
-        attrs = [rng.choice(ATTRS) for _ in subjects]
-        memories: list[str] = []
-        for (en, zh), attr in zip(subjects, attrs):
-            lg = stored if not memories or rng.random() < 0.6 else lang
-            memories.append(_fill(rng.choice(attr[lg]), en if lg == "en" else zh,
-                                  _values(attr, rng, lg)[0]))
-        en, zh = subjects[0]
-        q = _fill(rng.choice(attrs[0]["q_" + lang]), en if lang == "en" else zh)
+        (en, zh), attr = rng.choice(SERVICES), rng.choice(ATTRS)
+        combos = [(sv, a) for sv in SERVICES for a in ATTRS
+                  if not (sv[0] == en and a["key"] == attr["key"])]
+        memories = [_fill(rng.choice(attr[stored]), en if stored == "en" else zh,
+                          _values(attr, rng, stored)[0])]
+        for (oen, ozh), oattr in rng.sample(combos, CROSS_STORE - 1):
+            lg = rng.choice(LANG_PAIR)
+            memories.append(_fill(rng.choice(oattr[lg]), oen if lg == "en" else ozh,
+                                  _values(oattr, rng, lg)[0]))
+        q = _fill(rng.choice(attr["q_" + lang]), en if lang == "en" else zh)
         out.append({"family": "cross_language", "lang": lang, "id": f"cross_language-{i}",
                     "data": {"memories": memories, "target": 0, "query": q}})
     return out

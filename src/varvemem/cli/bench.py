@@ -144,7 +144,9 @@ def longmemeval_cmd(
 def _metric(name: str, value: Any) -> str:
     if value is None:
         return f"{name} n/a"
-    if isinstance(value, float) or name.endswith(("top1", "top3")):
+    if name.startswith("mean_"):
+        return f"{name} {value:.1f}"
+    if isinstance(value, float):
         return f"{name} {100 * float(value):.1f}"
     return f"{name} {value}"
 
