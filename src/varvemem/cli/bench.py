@@ -16,7 +16,8 @@ from ..errors import ValidationError
 from ._app import Group, app, console, err_console, print_json, split_csv
 
 bench_app = typer.Typer(cls=Group, no_args_is_help=True,
-                        help="Measure retrieval on LoCoMo and LongMemEval (data read in place).")
+                        help="Measure retrieval on LoCoMo and LongMemEval (data read in place) "
+                             "and behaviour on built-in cases.")
 app.add_typer(bench_app, name="bench")
 
 
