@@ -125,6 +125,9 @@ class ScoreBreakdown(BaseModel):
     reliability: float = 0.0
     ttl_weight: float = 1.0
     quality: float | None = None
+    # Why the hit may be shown at all (``retrieval.relevance_floor``): the cosine plus a share
+    # of the query's terms the memory holds. None where not computed.
+    evidence: float | None = None
 
 
 class SearchHit(BaseModel):
@@ -156,7 +159,7 @@ class SearchHit(BaseModel):
 
 
 _HIT_SCORE_KEYS = ("semantic", "keyword", "tag", "recency", "importance", "reliability",
-                   "ttl_weight", "quality")
+                   "ttl_weight", "quality", "evidence")
 
 
 AddStatus = Literal["created", "duplicate", "merged"]
