@@ -18,8 +18,8 @@ from ._namespaces import QA, Inbox, shortcut
 from ._validate import enum_of, enums_of, utc
 from .embeddings import Embedder, check_installed, create_embedder
 from .engines import extract
+from .engines.faq import ASK_PROMPT, FaqEngine
 from .engines.faq import AskResult as AskResult
-from .engines.faq import FaqEngine
 from .engines.inbox import InboxEngine
 from .engines.lifecycle import ConsolidationReport, LifecycleEngine
 from .engines.reads import ReadEngine
@@ -48,6 +48,7 @@ from .settings import Settings
 from .stores import Stores
 from .stores.base import Selection
 from .stores.session_log import SessionLog
+from .text import estimate_tokens
 
 Clock = Callable[[], datetime]
 
@@ -82,7 +83,8 @@ class Memory:
         self._lifecycle = LifecycleEngine(settings, self._stores, self._update, self._now, llm)
         self._faq = FaqEngine(settings, self._stores, self._update, self._retrieval,
                               self.embedder, self._now, llm,
-                              lambda q, k, s, u, t: self._context(q, None, k, s, user=u, tenant=t))
+                              lambda q, k, s, u, t: self._context(q, None, k, s, ASK_PROMPT,
+                                                                   user=u, tenant=t))
         self._reads = ReadEngine(settings, self._stores, self._now)
         self.keys = KeyRing(self._stores.records, self._now)
         """API keys of the service (``create``, ``list``, ``revoke``, ``authenticate``)."""
@@ -319,17 +321,34 @@ class Memory:
 
     def context(self, query: str, *, max_tokens: int | None = None, top_k: int | None = None,
                 session: str | None = None, **search_args: Any) -> str:
-        """The best memories for ``query`` as a Markdown block within ``max_tokens`` (RET-3/4).
+        """The best memories for ``query`` as a Markdown block within ``max_tokens``, by
+        default the budget :meth:`context_budget` gives (RET-3/4); "" when no memory is
+        relevant (``retrieval.relevance_floor``) and there is no session.
         With ``session``, the session's last turns and tool calls (TIER-1, read in order, no
         search) come first; the search then covers every session of the tenant/user/agent."""
         return self._context(query, max_tokens, top_k, session, **search_args)[0]
 
-    def _context(self, query: str, max_tokens: int | None, top_k: int | None,
-                 session: str | None, **search_args: Any) -> tuple[str, list[SearchHit]]:
-        """:meth:`context`, and the hits behind it."""
-        budget = self.settings.context.max_tokens if max_tokens is None else max_tokens
-        if not isinstance(budget, int) or budget < 16:
+    def context_budget(self, query: str, max_tokens: int | None = None,
+                       prompt: str = "") -> int:
+        """The tokens a context for ``query`` may take (SPEC RET-3): ``max_tokens`` when
+        given (or ``context.max_tokens`` when set), else ``context.window_share`` of
+        ``context.window_tokens`` minus the question, ``prompt`` and
+        ``context.prompt_tokens`` (0 when they fill it)."""
+        cfg = self.settings.context
+        budget = cfg.max_tokens if max_tokens is None else max_tokens
+        if budget is None:
+            return max(0, int(cfg.window_tokens * cfg.window_share) - estimate_tokens(query)
+                       - (estimate_tokens(prompt) if prompt else 0) - cfg.prompt_tokens)
+        if not isinstance(budget, int) or isinstance(budget, bool) or budget < 16:
             raise ValidationError(f"max_tokens {budget} is too small (at least 16)")
+        return budget
+
+    def _context(self, query: str, max_tokens: int | None, top_k: int | None,
+                 session: str | None, prompt: str = "",
+                 **search_args: Any) -> tuple[str, list[SearchHit]]:
+        """:meth:`context`, and the hits behind it; ``prompt`` is what the caller puts around
+        it besides the question (its tokens leave the budget)."""
+        budget = self.context_budget(query, max_tokens, prompt)
         window: list[MemoryRecord] = []
         if session is not None:
             window = self.session_window(session, tenant=search_args.get("tenant"),

@@ -125,6 +125,9 @@ class ScoreBreakdown(BaseModel):
     reliability: float = 0.0
     ttl_weight: float = 1.0
     quality: float | None = None
+    # Why the hit may be shown at all (``retrieval.relevance_floor``): the cosine plus a share
+    # of the query's terms the memory holds. None where not computed.
+    evidence: float | None = None
     # Set by read-time conflict resolution: another current hit, newer, states the same claim
     # with a different value; this one is likely superseded (the reason, naming the other).
     conflict: str | None = None
@@ -160,7 +163,7 @@ class SearchHit(BaseModel):
 
 
 _HIT_SCORE_KEYS = ("semantic", "keyword", "tag", "recency", "importance", "reliability",
-                   "ttl_weight", "quality")
+                   "ttl_weight", "quality", "evidence")
 
 
 AddStatus = Literal["created", "duplicate", "merged"]

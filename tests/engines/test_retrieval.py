@@ -94,7 +94,7 @@ def test_scope_type_tier_and_time_filters(filled: Memory, clock) -> None:
 
 def test_retrieval_updates_usage(filled: Memory, clock) -> None:
     now = clock.advance(hours=1)
-    hit = filled.search("payment pipeline slow", top_k=1)[0]
+    hit = filled.search("payment pipeline Gradle cache", top_k=1)[0]
     rec = filled.get(hit.memory.memory_id)
     assert rec.retrieval_count == 1 and rec.last_retrieved_at == now
 
@@ -229,3 +229,80 @@ def test_an_unknown_profile_is_refused(make_memory) -> None:
     with pytest.raises(ConfigError, match=r"weights must sum to 1"):
         Settings.load(home=mem.settings.home,
                       retrieval={"profiles": {"bad": {"weights": {**ONLY, "keyword": 0.5}}}})
+
+
+# -- the relevance floor (retrieval.relevance_floor) --------------------------------------------
+@pytest.mark.parametrize("query", [
+    "what is a good recipe for banana pancakes?",
+    "who painted the Mona Lisa?",
+    "how far is Mars from the Sun?",
+    "怎么包饺子？",
+    "海豚是哺乳动物吗？",
+    "哪个城市的火锅最辣？",
+])
+def test_an_unrelated_query_finds_nothing(filled: Memory, query: str) -> None:
+    """The store holds nothing about it: no hit, no context, and ask says so (no padding)."""
+    assert filled.search(query) == []
+    assert filled.context(query) == ""
+    assert "no memory matches" in filled.ask(query).answer
+
+
+@pytest.mark.parametrize("query,expected", [
+    ("which secret pulls the order images?", "regcred"),
+    ("where are the inventory logs' fields separated?", "pipe-separated"),
+    ("订单服务镜像的拉取凭证在哪", "imagePullSecrets"),
+    ("支付构建为什么总是没有缓存", "缓存键"),
+])
+def test_a_related_query_passes_the_floor_and_says_why(filled: Memory, query: str,
+                                                       expected: str) -> None:
+    hits = filled.search(query, top_k=3)
+    assert hits and expected in hits[0].memory.content
+    best = max(h.scores.evidence or 0.0 for h in hits)
+    assert best >= filled._retrieval.relevance_floor() > 0
+    assert hits[0].to_json()["scores"]["evidence"] == pytest.approx(hits[0].scores.evidence,
+                                                                    abs=1e-6)
+
+
+def test_the_floor_is_a_setting(make_memory) -> None:
+    mem = make_memory(retrieval={"relevance_floor": 0})
+    mem.add("The order service pulls images with the regcred secret")
+    assert mem.search("who painted the Mona Lisa?")  # off: the old padding
+    mem.settings.retrieval.relevance_floor = 1.5
+    assert mem.search("which secret does the order service use?") == []
+    with pytest.raises(ConfigError, match="relevance_floor"):
+        Settings.load(home="/tmp/unused-home", retrieval={"relevance_floor": -1})
+    assert Settings.load(home="/tmp/unused-home").retrieval.relevance_floor is None
+
+
+# -- the context budget (context.window_tokens x window_share - question - prompt) -------------
+def test_the_context_budget_follows_the_window(make_memory) -> None:
+    mem = make_memory(context={"window_tokens": 1000, "window_share": 0.5})
+    question = "what does the order service need to pull images?"
+    assert mem.context_budget(question) == 500 - estimate_tokens(question)
+    assert mem.context_budget(question, prompt="Answer briefly.") == \
+        500 - estimate_tokens(question) - estimate_tokens("Answer briefly.")
+    assert mem.context_budget(question, max_tokens=64) == 64  # an explicit override
+    with pytest.raises(ValidationError):
+        mem.context_budget(question, max_tokens=8)
+    mem.settings.context.max_tokens = 300
+    assert mem.context_budget(question) == 300
+    mem.settings.context.max_tokens = None
+    huge = "word " * 2000
+    assert mem.context_budget(huge) == 0  # the question fills the window
+    defaults = Settings.load(home="/tmp/unused-home").context
+    assert (defaults.window_tokens, defaults.window_share, defaults.max_tokens) == (2500, 0.8,
+                                                                                     None)
+
+
+def test_the_context_is_cut_to_the_window(make_memory) -> None:
+    mem = make_memory(context={"window_tokens": 200, "window_share": 0.8})
+    mem.add_many([{"content": f"Deploy step {i} for the order service: run the migration "
+                   f"job {i} and then restart the pods of batch {i}"} for i in range(40)])
+    question = "how do I deploy the order service?"
+    text = mem.context(question, top_k=40)
+    assert text.startswith("## Relevant memories") and \
+        estimate_tokens(text) <= 160 - estimate_tokens(question)
+    wide = mem.context(question, top_k=40, max_tokens=1500)
+    assert wide.count("\n- ") > text.count("\n- ")
+    with pytest.raises(ConfigError, match="window_share"):
+        Settings.load(home="/tmp/unused-home", context={"window_share": 1.5})

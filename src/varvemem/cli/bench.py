@@ -16,7 +16,8 @@ from ..errors import ValidationError
 from ._app import Group, app, console, err_console, print_json, split_csv
 
 bench_app = typer.Typer(cls=Group, no_args_is_help=True,
-                        help="Measure retrieval on LoCoMo and LongMemEval (data read in place).")
+                        help="Measure retrieval on LoCoMo and LongMemEval (data read in place) "
+                             "and behaviour on built-in cases.")
 app.add_typer(bench_app, name="bench")
 
 
@@ -139,3 +140,61 @@ def longmemeval_cmd(
         for name, s in result["systems"].items():
             table.add_row(name, *(_pct(s[part].get(c)) for c in cols))
         console.print(table)
+
+
+def _metric(name: str, value: Any) -> str:
+    if value is None:
+        return f"{name} n/a"
+    if name.startswith("mean_"):
+        return f"{name} {value:.1f}"
+    if isinstance(value, float):
+        return f"{name} {100 * float(value):.1f}"
+    return f"{name} {value}"
+
+
+@bench_app.command("behaviour")
+def behaviour_cmd(
+    family: list[str] = typer.Option([], "--family", help="Only these families (repeatable)."),
+    lang: str | None = typer.Option(None, "--lang", help="Only zh or en."),
+    limit: int | None = typer.Option(None, "--limit", min=1,
+                                     help="At most N cases per family and language."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the template cases."),
+    workdir: Path | None = typer.Option(None, "--workdir",
+                                        help="Keep the benchmark's homes here."),
+    json_out: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
+) -> None:
+    """Whether the engine learns correctly from people's own words (zh/en, offline)."""
+    from ..benchmarks import behaviour
+
+    if lang is not None and lang not in behaviour.LANGS:
+        raise ValidationError(f"--lang {lang!r} must be one of {', '.join(behaviour.LANGS)}")
+    families = [f for v in family for f in split_csv(v) or []]
+    with _workdir(workdir) as root, _progress() as progress:
+        result = behaviour.run(root, families=families or None, lang=lang, limit=limit,
+                               seed=seed, progress=progress)
+    if json_out:
+        print_json(result)
+        return
+    cases = result["cases"]
+    console.print(f"Behaviour: {cases['template']} template and {cases['hand']} hand-written "
+                  f"cases, seed {result['seed']}, {result['seconds']:.0f} s.")
+    table = Table(title="Behaviour: score per family and language (%; target in brackets)")
+    for col in ("family", "lang", "cases", "score", "pass"):
+        table.add_column(col, justify="right" if col == "cases" else "left")
+    for name, fam in result["families"].items():
+        for lg, row in fam["by_lang"].items():
+            metrics = row["metrics"]
+            shown = [f"{_metric(k, metrics.get(k))} [{t['op']} {_bound(k, t['value'])}]"
+                     for k, t in fam["targets"].items()]
+            shown += [_metric(k, v) for k, v in metrics.items()
+                      if k not in fam["targets"] and isinstance(v, float)][:2]
+            verdict = {True: "yes", False: "[red]no[/red]", None: ""}[row["pass"]]
+            table.add_row(name, lg, f"{row['cases']} ({row['hand']} hand)", "\n".join(shown),
+                          verdict)
+    console.print(table)
+    for name, fam in result["families"].items():
+        console.print(f"[bold]{name}[/bold]: {fam['meaning']}. Target: {fam['target_text']}.")
+
+
+def _bound(name: str, value: float) -> str:
+    return f"{value:g}" if name.endswith("skipped") else f"{100 * value:g}"

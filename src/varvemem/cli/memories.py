@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +123,8 @@ def context(
     """The best memories for QUERY as a Markdown block for a prompt, within the budget."""
     text = memory_of(ctx).context(query, max_tokens=max_tokens, top_k=top_k, user=user,
                                   session=session, tenant=tenant, as_of=as_of_of(ctx))
+    if not text:
+        print("No relevant memories.", file=sys.stderr)
     print(text, end="")
 
 

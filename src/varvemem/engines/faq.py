@@ -46,6 +46,11 @@ from .update import UpdateEngine, content_hash
 ContextFn = Callable[[str, int, str | None, str | None, str], tuple[str, list[SearchHit]]]
 
 FEEDBACK = ("up", "down", "followup")
+# The system prompt of the normal route (its tokens leave the context's budget), and what the
+# model reads in place of a context when no memory is relevant.
+ASK_PROMPT = ("You answer a user's question for a support assistant. Use the memories given "
+              "when they help; say so when they do not answer it.")
+NO_MEMORIES = "No relevant memories."
 
 
 class AskResult(pydantic.BaseModel):
@@ -237,7 +242,7 @@ class FaqEngine:
             pair, at = last.split("|", 1)
             recent = now - datetime.fromisoformat(at) <= \
                 timedelta(minutes=self.cfg.followup_minutes)
-            kind = "up" if chat == "thanks" else ("followup" if chat is None else None)
+            kind = "up" if chat in ("thanks", "acknowledgement") else ("followup" if chat is None else None)
             rec = self.stores.records.get(tenant, pair) if recent and kind else None
             if kind and rec is not None and rec.tier is not Tier.ARCHIVE:
                 with contextlib.suppress(ValidationError):  # no longer a pair
@@ -322,9 +327,7 @@ class FaqEngine:
             return AskResult(route="normal", answer=answer, reason="retrieval (no LLM)")
         try:
             answer = llm.complete(
-                "You answer a user's question for a support assistant. Use the memories "
-                "given when they help; say so when they do not answer it.",
-                f"{context}\n\nQuestion: {question}").strip()
+                ASK_PROMPT, f"{context or NO_MEMORIES}\n\nQuestion: {question}").strip()
         except VarvememError as exc:
             logging.getLogger("varvemem.llm").warning(
                 "ask answers with the retrieved memories only: %s", exc)

@@ -1,30 +1,135 @@
 """L3 intent routing (SPEC L3-1): chit-chat is answered without retrieval, in Chinese and
-English. Rule-based: greetings, thanks and goodbyes that are the whole message."""
+English. Rule-based: greetings, thanks, goodbyes and acknowledgements that are the whole
+message.
+
+A message is chit-chat when, once lower-cased and stripped of punctuation, spaces and emoji
+(letters repeated three times or more count once: "hellooo", "谢谢谢谢"), it is nothing but a
+sequence of small-talk phrases, modal particles (啊, 呀, 啦...), intensifiers ("so much",
+非常, 太...了) and forms of address ("there", 大家). One word outside those lists (a question
+word, a noun, "but") makes it a real message: "thanks, but how do I roll back?" and
+"你好，怎么重置密码？" go on to retrieval.
+"""
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
-_PUNCT = re.compile(r"[\s!！?？.。,，~～…:：;；'\"“”‘’()（）\-]+")
-# Each kind: the whole (punctuation-free, lower-cased) message, and the short reply.
-_KINDS: tuple[tuple[str, re.Pattern[str], str], ...] = (
-    ("greeting", re.compile(
-        r"(hi|hello|hey|hiya|yo|good(morning|afternoon|evening)|你好|您好|哈喽|嗨|早上好|早|"
-        r"下午好|晚上好|在吗|在不在)(there|all|everyone)?"), "Hello! How can I help?"),
-    ("thanks", re.compile(
-        r"(thanks?|thankyou|thanksalot|thankssomuch|thx|ty|cheers|great|ok|okay|gotit|"
-        r"谢谢|多谢|感谢|谢了|谢谢你|谢谢您|好的|好|收到|明白了|知道了)(again|alot)?"),
-     "You're welcome!"),
-    ("goodbye", re.compile(r"(bye|goodbye|seeyou|seeya|再见|拜拜|回头见)"), "Goodbye!"),
+# What is left out before matching: spaces, punctuation (ASCII and CJK), and symbols (emoji,
+# their variation selectors and joiners). Symbols are remembered: some say the kind.
+_PUNCT = re.compile(r"[\s!！?？.。,，、~～…:：;；'\"“”‘’`()（）\[\]【】<>《》\-_*/\\|#@&+=^]+")
+_REPEAT = re.compile(r"(.)\1{2,}")
+_EMOJI_KIND = {"👋": "greeting", "🙏": "thanks", "🙇": "thanks", "💐": "thanks",
+               "👍": "acknowledgement", "👌": "acknowledgement", "✅": "acknowledgement",
+               "🆗": "acknowledgement", "👏": "acknowledgement"}
+
+# The phrases of each kind, as regular expressions over the stripped text (spaces gone, so
+# "thank you" is "thankyou"). Longer phrases are tried first.
+_PHRASES: dict[str, tuple[str, ...]] = {
+    "greeting": (
+        r"hi", r"hii", r"hello", r"helo", r"hey", r"heya", r"hiya", r"yo", r"howdy", r"greetings",
+        r"good(morning|afternoon|evening|day)", r"morning", r"afternoon", r"evening", r"gm",
+        r"sup", r"wh?at'?s?up",
+        r"howareyou(doing)?(today)?", r"howareu", r"hru", r"howsitgoing", r"howdoyoudo",
+        r"nicetomeetyou", r"nicetoseeyou", r"longtimenosee",
+        r"你好", r"您好", r"你们好", r"大家好", r"哈喽", r"哈啰", r"嗨", r"嘿", r"喂",
+        r"早上好", r"上午好", r"中午好", r"下午好", r"晚上好", r"早安", r"午安", r"早",
+        r"在吗", r"在么", r"在嘛", r"在不在", r"你好吗", r"最近好吗", r"最近怎么样",
+        r"好久不见", r"很高兴认识你", r"见到你很高兴",
+    ),
+    "thanks": (
+        r"thanks?", r"thankyou", r"thanku", r"thankyouu", r"thankya", r"thx", r"thnx", r"thanx",
+        r"tnx", r"ty", r"tysm", r"tyvm", r"cheers", r"manythanks", r"muchappreciated",
+        r"(i|really)?appreciate(it|that|you)?", r"appreciated",
+        r"thanksforthehelp", r"thanksforyourhelp", r"thanksforeverything", r"thanksforthat",
+        r"thankyouforthehelp", r"thankyouforyourhelp", r"thankyouforeverything",
+        r"谢谢", r"谢了", r"谢", r"多谢", r"感谢", r"感激", r"感恩", r"辛苦了", r"辛苦", r"麻烦了",
+        r"谢谢你", r"谢谢您", r"谢谢大家", r"谢谢啦", r"谢啦", r"thank",
+    ),
+    "goodbye": (
+        r"bye", r"byebye", r"goodbye", r"bye?bye", r"seeyou", r"seeya", r"cya", r"cu", r"later",
+        r"laters", r"seeyou(later|soon|tomorrow|around)", r"catchyoulater", r"talktoyoulater",
+        r"talksoon", r"ttyl", r"takecare", r"farewell", r"(good)?night", r"nite", r"gn",
+        r"have(a)?(nice|good|great)(day|evening|night|weekend|one)",
+        r"再见", r"拜拜", r"拜", r"回头见", r"下次见", r"明天见", r"改天见", r"回见", r"晚安",
+        r"先这样", r"就这样", r"我先走了", r"先走了", r"下线了", r"88",
+    ),
+    "acknowledgement": (
+        r"ok", r"okay", r"okey", r"okie", r"okies", r"k", r"kk", r"gotit", r"got", r"understood",
+        r"noted", r"cool", r"great", r"nice", r"awesome", r"perfect", r"alright", r"allright",
+        r"sure", r"fine", r"good", r"soundsgood", r"soundsgreat", r"makessense", r"excellent",
+        r"wonderful", r"brilliant", r"super", r"lovely", r"neat", r"gotcha", r"roger(that)?",
+        r"willdo", r"isee", r"haha", r"lol", r"yay", r"wow",
+        r"好的", r"好滴", r"好嘞", r"好吧", r"好", r"行", r"行吧", r"可以", r"收到", r"明白",
+        r"明白了", r"知道了", r"了解", r"懂了", r"嗯", r"恩", r"哦", r"噢", r"没问题", r"妥", r"棒",
+        r"太棒了", r"厉害", r"不错", r"哈哈", r"嘻嘻", r"原来如此",
+    ),
+}
+# Words that only colour a small-talk phrase: particles, intensifiers, address, "and".
+_FILLERS = (
+    r"啊", r"呀", r"啦", r"哦", r"喔", r"哈", r"嘛", r"吧", r"哟", r"咯", r"了", r"呢", r"滴", r"哇",
+    r"非常", r"十分", r"万分", r"太", r"真", r"真是", r"真的", r"超级", r"超", r"特别", r"实在",
+    r"你", r"您", r"大家", r"各位", r"朋友", r"亲",
+    r"so", r"very", r"really", r"much", r"alot", r"lots", r"tons", r"loads", r"heaps", r"amillion",
+    r"again", r"anyway", r"and", r"oh", r"ah", r"well", r"man", r"mate", r"dude", r"buddy",
+    r"friend", r"there", r"all", r"everyone", r"everybody", r"guys", r"folks", r"team", r"bot",
+    r"now", r"then", r"for", r"you", r"to", r"too",
 )
 
 
+_MAX_LEN = 40
+_REPLIES = {"greeting": "Hello! How can I help?", "thanks": "You're welcome!",
+            "goodbye": "Goodbye!", "acknowledgement": "Glad to help."}
+# The kind a mixed message is taken as: "ok thanks" thanks, "好的，再见" a goodbye.
+_PRIORITY = ("thanks", "goodbye", "greeting", "acknowledgement")
+# Every phrase and filler, compiled, with its kind ("" for a filler).
+_UNITS = [(kind, re.compile(p)) for kind, ps in _PHRASES.items() for p in dict.fromkeys(ps)] \
+    + [("", re.compile(p)) for p in dict.fromkeys(_FILLERS)]
+
+
+def _strip(message: str) -> tuple[str, set[str]]:
+    """The message as matched (see the module's docstring), and the kinds its emoji say."""
+    norm = unicodedata.normalize("NFKC", message).lower()
+    kinds = {_EMOJI_KIND[ch] for ch in norm if ch in _EMOJI_KIND}
+    kept = "".join(ch for ch in norm if unicodedata.category(ch) not in _SYMBOLS)
+    return _REPEAT.sub(r"\1", _PUNCT.sub("", kept)), kinds
+
+
+_SYMBOLS = frozenset(("So", "Sk", "Mn", "Me", "Cf", "Co", "Cs"))
+
+
+def _kinds(text: str) -> set[str] | None:
+    """The kinds of the phrases ``text`` is made of (fillers have none), or None when
+    something else is in it. A search over every way to cut it (the texts are short)."""
+    memo: dict[int, set[str] | None] = {len(text): set()}
+
+    def walk(i: int) -> set[str] | None:
+        if i not in memo:
+            memo[i] = None
+            for kind, pattern in _UNITS:
+                m = pattern.match(text, i)
+                if m and m.end() > i and (rest := walk(m.end())) is not None:
+                    memo[i] = rest | ({kind} if kind else set())
+                    break
+        return memo[i]
+
+    return walk(0)
+
+
 def chit_chat(message: str) -> tuple[str, str] | None:
-    """``(kind, reply)`` when the whole message is a greeting, thanks or goodbye."""
-    text = _PUNCT.sub("", message.lower())
-    if not text or len(text) > 24:
+    """``(kind, reply)`` when the whole message is a greeting, thanks, goodbye or
+    acknowledgement (kinds: ``greeting``, ``thanks``, ``goodbye``, ``acknowledgement``)."""
+    text, emoji = _strip(message)
+    if len(text) > _MAX_LEN:
         return None
-    for kind, pattern, reply in _KINDS:
-        if pattern.fullmatch(text):
-            return kind, reply
-    return None
+    found = _kinds(text) if text else set()
+    if found is None:
+        return None
+    found |= emoji
+    if not found:
+        # Emoji alone (say a smile) is an acknowledgement; particles alone, or nothing, are not.
+        if text or not any(unicodedata.category(ch) == "So" for ch in message):
+            return None
+        found = {"acknowledgement"}
+    kind = next(k for k in _PRIORITY if k in found)
+    return kind, _REPLIES[kind]

