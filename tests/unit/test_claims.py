@@ -120,3 +120,23 @@ def test_questions() -> None:
 ])
 def test_past_events_add_up_unless_they_are_of_one_record(a: str, b: str, same: bool) -> None:
     assert (claims.same_claim(claims.claim(b), claims.claim(a), 0.8, 2) is not None) == same
+
+
+@pytest.mark.parametrize("old,new", [
+    ("turn 4 of the incident call", "turn 5 of the incident call"),
+    ("Step 2: drain the node", "Step 3: drain the node"),
+    ("note #12 for the audit", "note #13 for the audit"),
+    ("第2轮面试安排在周三", "第3轮面试安排在周三"),
+    ("3号机房的空调坏了", "4号机房的空调坏了"),
+])
+def test_a_labelled_number_names_the_record_it_counts(old: str, new: str) -> None:
+    """"turn 4" and "turn 5" are two turns, not a new value of one."""
+    assert claims.same_claim(claims.claim(new), claims.claim(old), 0.8, 2) is None
+
+
+@pytest.mark.parametrize("old,new", [
+    ("The API listens on port 8080", "The API listens on port 9090"),
+    ("接口限流是每分钟 600 次", "接口限流是每分钟 900 次"),
+])
+def test_a_quantity_is_still_a_value_of_its_claim(old: str, new: str) -> None:
+    assert claims.same_claim(claims.claim(new), claims.claim(old), 0.8, 2) is not None

@@ -197,12 +197,29 @@ def claim(text: str, subject_span: float = 0.5) -> Claim:
         t = unicodedata.normalize("NFKC", text)
         before = len(_content_terms(t[: vals[0].start]))
         after = len(_content_terms(_masked(t[vals[0].end:])))
-        named = vals[0].kind not in _MEASURES  # a date or a number is what is said of one
-        if before == 0 or (named and before <= subject_span * (before + after)):
+        # A date or a number is what is said of a subject, unless a counting word labels the
+        # number ("turn 3", "fact number 2", "step 4", "第3步"): then it names the record.
+        labelled = _labels(t, vals[0])
+        named = vals[0].kind not in _MEASURES
+        if before == 0 or labelled or (named and before <= subject_span * (before + after)):
             subject = vals[0].text
     return Claim(frozenset(frame), tuple(v.kind for v in vals), tuple(v.text for v in vals),
                  subject, words + (subject is not None), frozenset(index_terms(text)),
                  bool(_EVENT.search(" ".join(_FILLER_EN.sub(" ", _masked(text)).split()))))
+
+
+_LABEL_BEFORE = re.compile(
+    r"(?:\b(?:number|no|nr|num|turn|step|item|entry|part|line|row|round|page|chapter|section|"
+    r"phase|stage|option|point|question|task|fact|note|rule|case|attempt|run|batch)\.?|#|第)\s*$",
+    re.IGNORECASE)
+_LABEL_AFTER = re.compile(r"^\s*(?:号|步|条|轮|项|章|节)")
+
+
+def _labels(text: str, value: Value) -> bool:
+    """Whether a counting word labels the number ``value`` (it names a thing, not a
+    quantity)."""
+    return value.kind == "number" and bool(
+        _LABEL_BEFORE.search(text[: value.start]) or _LABEL_AFTER.match(text[value.end:]))
 
 
 _CJK_RUN = re.compile(rf"[{_CJK}]+")
