@@ -658,14 +658,15 @@ class UpdateEngine:
         return {}, fallback
 
     # -- the offline supersession rules ---------------------------------------------------------
-    def _pool(self, p: _Prepared, similar: list[tuple[MemoryRecord, float]]
-              ) -> list[tuple[MemoryRecord, float]]:
-        """What the claim rules compare a statement with: its nearest current memories and up
-        to ``claim_candidates`` full-text matches of the same tenant/user/agent, statements of
-        fact older than it (cosine -1 when not among the nearest)."""
+    def _pool(self, p: _Prepared, similar: list[tuple[MemoryRecord, float]],
+              full_text: bool = True) -> list[tuple[MemoryRecord, float]]:
+        """What the claim rules compare a statement with: its nearest current memories and,
+        with ``full_text``, up to ``claim_candidates`` full-text matches of the same
+        tenant/user/agent, statements of fact older than it (cosine -1 when not among the
+        nearest)."""
         rec, s = p.record, p.record.scope
         found = {r.memory_id: (r, cos) for r, cos in similar}
-        if self.cfg.claim_candidates and p.vector is not None:
+        if full_text and self.cfg.claim_candidates and p.vector is not None:
             flt = SearchFilter(tenant=s.tenant, user=s.user, agent=s.agent)
             hits = self.stores.records.keyword_search(
                 index_terms(rec.content), flt, self.clock(), self.cfg.claim_candidates,
@@ -696,7 +697,12 @@ class UpdateEngine:
         new = claims.claim(text, cfg.claim_subject_span)
         # A statement with nothing a rule could match reads no more candidates.
         wanted = t is not None or neg is not None or (bool(new.values) and "frame" in on)
-        pool = self._pool(p, similar) if fact and wanted else []
+        # Only a transition or a negation reads full text: it names the old value, which may
+        # be worded far from the new statement; a claim with a new value reads like its old
+        # one, so the nearest memories hold it (a full-text query per add cost most of an
+        # add's time in bulk).
+        pool = self._pool(p, similar, full_text=t is not None or neg is not None) \
+            if fact and wanted else []
         if t is not None:
             found, note = self._by_transition(t, pool)
             if found or t.old is not None:
