@@ -39,6 +39,9 @@ from ..text import index_terms
 from ..text.analyzer import _cjk_segments
 
 # -- normalisation ---------------------------------------------------------------------------
+# The rules parse the same texts again and again (a memory is a candidate of many adds):
+# they are pure functions of the text, so their results are kept.
+_CACHE = 16_384
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _PUNCT_MAP = str.maketrans({
     "。": ".", "、": ",", "，": ",", "；": ";", "：": ":", "！": "!", "？": "?",
@@ -98,7 +101,7 @@ def _norm_value(kind: str, raw: str) -> str:
     return v
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=_CACHE)
 def values(text: str) -> tuple[Value, ...]:
     """The value-like tokens of ``text`` in order (see the module's docstring)."""
     t = unicodedata.normalize("NFKC", text)
@@ -182,7 +185,7 @@ def _masked(text: str) -> str:
     return "".join(out)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=_CACHE)
 def claim(text: str, subject_span: float = 0.5) -> Claim:
     """The claim ``text`` makes (see the module's docstring)."""
     text = _TEMPORAL.sub(" ", unicodedata.normalize("NFKC", text))
@@ -286,6 +289,8 @@ _ZH_VERB = r"(?:迁移到|迁移至|迁到|迁至|迁往|搬到|切换到|切换
 _ZH_B = r"(?P<b>[^，。,;；！!？?\s了]+(?:\s+[A-Za-z][\w.-]*)*)"
 _ZH_FROM = re.compile(rf"(?:从|由)\s*(?P<a>.+?)\s*{_ZH_VERB}\s*{_ZH_B}")
 _ZH_TO = re.compile(rf"(?P<subj>[^，。,;；！!？?]*?)\s*(?:已经|已|都|也)?\s*{_ZH_VERB}\s*{_ZH_B}")
+_TRIGGER = re.compile(rf"{_ZH_VERB}|\b{_CHANGE_EN}\b|\bfrom\b|\b(?:replac|swapp?|exchang|trad)\w*|"
+                      r"->|→|=>|⇒|⟶", re.IGNORECASE)
 _NEG_EN = re.compile(r"\b(?:no longer|not\s+\w+\s+any\s?more|is not|isn't|are not|aren't)\b",
                      re.IGNORECASE)
 _NEG_ZH = re.compile(r"不再|不用了|已不|不会再")
@@ -319,9 +324,12 @@ def _subject(*parts: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(index_terms(_FILLER_ZH.sub(" ", _FILLER_EN.sub(" ", words)))))
 
 
+@lru_cache(maxsize=_CACHE)
 def transition(text: str) -> Transition | None:
     """The change ``text`` announces, if it is phrased as one (see the module's docstring)."""
     t = unicodedata.normalize("NFKC", text)
+    if not _TRIGGER.search(t):  # every pattern below needs one of these words
+        return None
     m = _ZH_FROM.search(t)
     if m:
         return Transition(_value_of(m["a"]), _value_of(m["b"]), _subject(t[: m.start()]),
@@ -348,6 +356,7 @@ def transition(text: str) -> Transition | None:
     return None
 
 
+@lru_cache(maxsize=_CACHE)
 def negation(text: str) -> tuple[str, ...] | None:
     """The words ``text`` says are no longer true ("no longer X", "不再X"), or None."""
     t = unicodedata.normalize("NFKC", text)
@@ -388,6 +397,7 @@ _QUESTION = re.compile(
     re.IGNORECASE)
 
 
+@lru_cache(maxsize=_CACHE)
 def is_question(text: str) -> bool:
     """A question (never a statement of fact that supersedes anything)."""
     return bool(_QUESTION.search(text.strip()))
