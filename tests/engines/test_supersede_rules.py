@@ -68,6 +68,10 @@ def test_the_same_claim_with_a_new_value_supersedes_without_a_cue(mem: Memory, o
     ("构建缓存放在 cache-hdd-1", "构建缓存从 cache-hdd-1 迁移到 cache-ssd-1", "transition from cache-hdd-1"),
     ("Uploads land in tray-a", "ops swapped tray-a for tray-b this morning", "transition from tray-a"),
     ("代码托管平台是 gitea", "代码托管平台从 gitea 换成 gitlab", "transition from gitea"),
+    # 了 right after the verb ("迁到了", "换成了") is how a change is most often told.
+    ("报表服务的数据库是 pg-report-1", "报表服务的数据库从 pg-report-1 迁到了 ch-report-2",
+     "transition from pg-report-1"),
+    ("告警通道用的是 webhook-old", "告警通道已经换成了 webhook-new", "transition to webhook-new"),
 ])
 def test_a_transition_supersedes_the_memory_holding_the_old_value(mem: Memory, old: str, new: str,
                                                                    why: str) -> None:

@@ -287,8 +287,8 @@ _ARROW = re.compile(r"(?P<a>[^\s:：,，]+)\s*(?:->|→|=>|⇒|⟶)\s*(?P<b>[^\s
 _ZH_VERB = r"(?:迁移到|迁移至|迁到|迁至|迁往|搬到|切换到|切换为|切到|改为|改成|改用|换成|换为|换到|" \
            r"升级到|升级为|升到|变成|变为|调整为|调整到|更新为|更新到|替换为|替换成)"
 _ZH_B = r"(?P<b>[^，。,;；！!？?\s了]+(?:\s+[A-Za-z][\w.-]*)*)"
-_ZH_FROM = re.compile(rf"(?:从|由)\s*(?P<a>.+?)\s*{_ZH_VERB}\s*{_ZH_B}")
-_ZH_TO = re.compile(rf"(?P<subj>[^，。,;；！!？?]*?)\s*(?:已经|已|都|也)?\s*{_ZH_VERB}\s*{_ZH_B}")
+_ZH_FROM = re.compile(rf"(?:从|由)\s*(?P<a>.+?)\s*{_ZH_VERB}\s*了?\s*{_ZH_B}")  # 迁到了B
+_ZH_TO = re.compile(rf"(?P<subj>[^，。,;；！!？?]*?)\s*(?:已经|已|都|也)?\s*{_ZH_VERB}\s*了?\s*{_ZH_B}")
 _TRIGGER = re.compile(rf"{_ZH_VERB}|\b{_CHANGE_EN}\b|\bfrom\b|\b(?:replac|swapp?|exchang|trad)\w*|"
                       r"->|→|=>|⇒|⟶", re.IGNORECASE)
 _NEG_EN = re.compile(r"\b(?:no longer|not\s+\w+\s+any\s?more|is not|isn't|are not|aren't)\b",
