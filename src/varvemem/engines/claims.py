@@ -274,8 +274,6 @@ _CHANGE_EN = r"(?:migrat\w*|mov\w*|switch\w*|chang\w*|upgrad\w*|downgrad\w*|bump
              r"promot\w*|cut\s+over|ported|port\w*)"
 _EN_FROM_TO = re.compile(rf"\b{_CHANGE_EN}\b(?P<subj>.*?)\bfrom\s+(?P<a>.+?)\s+(?:to|into)\s+"
                          rf"(?P<b>.+?){_STOP}", re.IGNORECASE)
-_EN_FROM_TO_AFTER = re.compile(rf"\bfrom\s+(?P<a>.+?)\s+(?:to|into)\s+(?P<b>.+?){_STOP}",
-                               re.IGNORECASE)
 _EN_REPLACED = re.compile(rf"\b(?:replac|swapp?|exchang|trad)\w*\s+(?P<a>.+?)\s+(?:with|by|for)\s+"
                           rf"(?P<b>.+?){_STOP}",
                           re.IGNORECASE)
