@@ -144,6 +144,14 @@ def _every_supersede_rule() -> list[_SupersedeRule]:
     return ["cue", "transition", "negation", "frame"]
 
 
+class AttributeWords(_Section):
+    """One attribute's words for the claim rules (see :mod:`varvemem.text.attributes`):
+    ``strong`` words name it ("port", "端口"), ``weak`` ones suggest it ("listens", "监听")."""
+
+    strong: list[str] = Field(default_factory=list)
+    weak: list[str] = Field(default_factory=list)
+
+
 class UpdateSettings(_Section):
     """The write path. Dedup, merge and supersession keys (the rest are commented in place):
 
@@ -163,7 +171,12 @@ class UpdateSettings(_Section):
     "不再X": the memory stating X, its words covered at ``negation_overlap``), ``frame`` (the
     same claim with a new value: frames equal, or alike at ``claim_frame_overlap``, with at
     least ``claim_min_words`` content words (a subject counts as one), the same subject: the
-    first value, when at most ``claim_subject_span`` of the content words precede it),
+    first value, when at most ``claim_subject_span`` of the content words precede it; or a
+    new value of the same attribute of the same subject, phrased otherwise: "API gateway
+    ships from stable-11" then "API gateway releases are cut from stable-6" — a shared
+    attribute, named by the words of :mod:`varvemem.text.attributes` plus
+    ``attribute_words``, and subject words alike at ``claim_subject_overlap``; ledger lines
+    that differ in one id, amount or date are two records),
     ``cue`` (an update word such as "now"/"改为" and a cosine of at least
     ``supersede_threshold`` to a memory of the same type; never across subjects). An event
     (a webhook's comment, an alert) may supersede by any rule but only a transition or a
@@ -194,6 +207,8 @@ class UpdateSettings(_Section):
     claim_min_words: int = Field(2, ge=0, le=100)
     claim_subject_span: float = Field(0.5, ge=0.0, le=1.0)
     claim_candidates: int = Field(20, ge=0, le=1000)
+    claim_subject_overlap: float = Field(0.6, ge=0.0, le=1.0)
+    attribute_words: dict[str, AttributeWords] = Field(default_factory=dict)
     negation_overlap: float = Field(0.8, ge=0.0, le=1.0)
     merge_value_guard: bool = True
     keywords_max: int = Field(10, ge=0, le=100)
@@ -265,14 +280,16 @@ class ConflictSettings(_Section):
     """Read-time conflicts (:mod:`varvemem.engines.conflicts`): when ``enabled``, two current
     hits among the first ``window`` that state the same claim with different values are not
     both served as current: the newer ranks first, the older is marked likely superseded
-    (``ScoreBreakdown.conflict``). ``frame_overlap`` / ``min_words`` / ``subject_span``: as
-    ``update.claim_*``, for this check."""
+    (``ScoreBreakdown.conflict``). ``frame_overlap`` / ``min_words`` / ``subject_span`` /
+    ``subject_overlap``: as ``update.claim_*``, for this check (the attribute words are
+    ``update.attribute_words``)."""
 
     enabled: bool = True
     window: int = Field(20, ge=2, le=1000)
     frame_overlap: float = Field(0.8, ge=0.0, le=1.0)
     min_words: int = Field(2, ge=0, le=100)
     subject_span: float = Field(0.5, ge=0.0, le=1.0)
+    subject_overlap: float = Field(0.6, ge=0.0, le=1.0)
 
 
 class EmbedderSettings(_Section):

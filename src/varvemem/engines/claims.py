@@ -32,11 +32,15 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Protocol
 
 from ..text import index_terms
 from ..text.analyzer import _cjk_segments
+from ..text.attributes import ATTRIBUTE_WORDS, LIGHT, QUALIFIERS, VALUE_SHAPES
+from ..text.stopwords import ENGLISH
 
 # -- normalisation ---------------------------------------------------------------------------
 # The rules parse the same texts again and again (a memory is a candidate of many adds):
@@ -63,22 +67,51 @@ def normalise(text: str) -> str:
 
 
 # -- values ------------------------------------------------------------------------------------
+# Word edges that hold next to CJK text too (``\\b`` does not: Han characters are word
+# characters, so "用KeyDB做" has no boundary around "KeyDB").
+_B = r"(?<![A-Za-z0-9_])"
+_E = r"(?![A-Za-z0-9_])"
+_DIGITS = r"(?:\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.\d+)?"  # 12,000 but not "4023,990"
 _VALUE = re.compile(
     r"(?P<url>https?://[^\s,，。;；]+)"
     r"|(?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
     r"|(?P<date>\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}/\d{1,2}/\d{2,4}"
     r"|\d{4}年\d{1,2}月(?:\d{1,2}[日号])?|\d{1,2}月\d{1,2}[日号])"
-    r"|(?P<time>\d{1,2}:\d{2}(?::\d{2})?(?:\s*-\s*\d{1,2}:\d{2}(?::\d{2})?)?)"
-    r"|(?P<amount>[$€£¥]\s?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)?\s?(?:元|块|美元|usd|eur|rmb|cny)"
+    r"|(?P<time>\d{1,2}:\d{2}(?::\d{2})?(?:\s*-\s*\d{1,2}:\d{2}(?::\d{2})?)?"
+    r"|(?<![a-z0-9])\d{1,2}\s?(?:am|pm)(?![a-z])|[上下中]午[一二三四五六七八九十\d]{1,3}点半?"
+    r"|(?:早上|晚上)?[一二三四五六七八九十\d]{1,3}点半?(?![\w]))"
+    r"|(?P<day>(?<![a-z])(?:mon|tues|wednes|thurs|fri|satur|sun)days?(?![a-z])"
+    r"|(?:周|星期|礼拜)[一二三四五六日天])"
+    r"|(?P<phone>(?<!\d)(?:\+\d{1,3}[ -])?\d{3,4}[ -]\d{3,4}[ -]\d{3,4}(?!\d))"
+    rf"|(?P<amount>[$€£¥]\s?{_DIGITS}|(?<!\d){_DIGITS}\s?(?:元|块|美元|usd|eur|rmb|cny)"
     r"(?![a-z]))"
-    r"|(?P<ip>\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b)"
-    r"|(?P<host>\b[a-z0-9][\w-]*(?:\.[\w-]*[a-z0-9])+\b)"
-    r"|(?P<id>\b[a-z][a-z0-9]*(?:[-_/][a-z0-9]+)+\b|\b[a-z]+\d[a-z0-9]*\b)"
-    r"|(?P<number>(?<![\w.])\d[\d,]*(?:\.\d+)?\s?(?:%|[a-z]{1,3}\b)?)",
+    r"|(?P<channel>(?<![\w&#])#[a-z][\w-]*)"
+    rf"|(?P<ip>{_B}\d{{1,3}}(?:\.\d{{1,3}}){{3}}(?::\d+)?{_E})"
+    rf"|(?P<host>{_B}[a-z0-9][\w-]*(?:\.[\w-]*[a-z0-9])+{_E})"
+    rf"|(?P<id>{_B}[a-z][a-z0-9]*(?:[-_/.][a-z0-9]+)+{_E}|{_B}[a-z]+\d[a-z0-9]*{_E})"
+    rf"|(?P<number>(?<![A-Za-z0-9_.]){_DIGITS}\s?(?:%|[a-z]{{1,3}}{_E})?)",
     re.IGNORECASE)
 # Capitalised words (and acronyms) that are names when they do not open the sentence.
-_NAME = re.compile(r"\b[A-Z][A-Za-z0-9]*(?:['’]s)?(?:\s+[A-Z][A-Za-z0-9]*)*")
-_ZH_NAME = re.compile(rf"(?:是|为|给|叫)([{_CJK}]{{2,4}}?)(?:了|啦|呢|吧)?(?=$|[,.;:!?，。；：！？])")
+_NAME = re.compile(rf"{_B}[A-Z][A-Za-z0-9]*(?:['’]s)?(?:\s+[A-Z][A-Za-z0-9]*)*")
+# A name that opens the sentence all the same: a word with an inner capital or digit
+# ("RocketMQ", "KeyDB", "GitHub").
+_INNER_CAPITAL = re.compile(r"^[A-Za-z][a-z0-9]*[A-Z0-9]")
+# In a Chinese sentence every Latin word is a name or a term ("用 webpack 构建").
+_LATIN_WORD = re.compile(rf"{_B}[A-Za-z][A-Za-z]+{_E}")
+_HAS_CJK = re.compile(rf"[{_CJK}]")
+_CJK_CHARS = re.compile(rf"[{_CJK}]")
+_NOT_NAMES = frozenset(w.lower() for w in LIGHT)
+
+
+def _mostly_cjk(text: str) -> bool:
+    """A Chinese (Japanese, Korean) sentence, maybe with Latin words in it."""
+    cjk = len(_CJK_CHARS.findall(text))
+    return cjk > 0 and 2 * cjk >= sum(c.isascii() and c.isalpha() for c in text)
+# Chinese names after a copula or a giving verb ("是王芳", "给张伟", "找马超"), in "归X管" or
+# before "负责" ("陈静负责..."): no dictionary, so only there.
+_ZH_NAME = re.compile(
+    rf"(?:是|为|给|叫|找|归|[:：]\s*)([{_CJK}]{{2,4}}?)(?:了|啦|呢|吧)?(?=$|[,.;:!?，。；：！？]|管)"
+    rf"|^((?:(?!的|今天|昨天|明天|现在|目前)[{_CJK}]){{2,3}})(?=负责)")
 _SENTENCE_START = re.compile(r"(?:^|[.!?。！？]\s*|[:：]\s*)$")
 
 
@@ -116,13 +149,23 @@ def values(text: str) -> tuple[Value, ...]:
         for i in range(m.start(), m.start() + len(raw)):
             taken[i] = True
     for m in _NAME.finditer(t):
-        if any(taken[m.start():m.end()]) or _SENTENCE_START.search(t[: m.start()]):
+        if any(taken[m.start():m.end()]) or (_SENTENCE_START.search(t[: m.start()])
+                                             and not _INNER_CAPITAL.match(m.group())):
             continue
         found.append(Value("name", _norm_value("name", m.group()), m.start(), m.end()))
+        for i in range(m.start(), m.end()):
+            taken[i] = True
+    if _mostly_cjk(t):
+        for m in _LATIN_WORD.finditer(t):
+            word = m.group().lower()
+            if not any(taken[m.start():m.end()]) and word not in ENGLISH \
+                    and word not in _NOT_NAMES:
+                found.append(Value("name", m.group().lower(), m.start(), m.end()))
     for m in _ZH_NAME.finditer(t):
-        s, e = m.span(1)
+        group = 1 if m.group(1) else 2
+        s, e = m.span(group)
         if not any(taken[s:e]):
-            found.append(Value("name", m.group(1), s, e))
+            found.append(Value("name", m.group(group), s, e))
     found.sort(key=lambda v: v.start)
     return tuple(found)
 
@@ -226,17 +269,25 @@ def _labels(text: str, value: Value) -> bool:
 
 
 _CJK_RUN = re.compile(rf"[{_CJK}]+")
-_MEASURES = frozenset({"date", "time", "amount", "number"})
-RECORDS = frozenset({"id", "host", "ip", "email", "url"})  # kinds that name one record
+_MEASURES = frozenset({"date", "time", "amount", "number", "day", "phone"})
+RECORDS = frozenset({"id", "host", "ip", "email", "url", "channel"})  # kinds that name one record
 
 
 def _content_terms(text: str) -> list[str]:
     """The content words of a piece of text: no placeholders, no filler words; a CJK segment
-    (between stop words) counts as one word, not as its bigrams."""
+    (between stop words) counts as a word per two characters (Chinese has no spaces: a
+    segment may hold several words)."""
     t = _FILLER_ZH.sub(" ", _FILLER_EN.sub(" ", text))
-    cjk = [seg for run in _CJK_RUN.findall(t) for seg in _cjk_segments(run)]
+    cjk = [seg[i:i + 2] for run in _CJK_RUN.findall(t) for seg in _cjk_segments(run)
+           for i in range(0, len(seg), 2)]
     latin = index_terms(_CJK_RUN.sub(" ", t))
     return [w for w in latin if not (w.startswith("zz") and w.endswith("zz"))] + cjk
+
+
+def is_record(kinds: Sequence[str]) -> bool:
+    """A ledger line (an invoice, a payment, a booking): several values, one of them a date
+    or an amount. Two lines that differ in one value are two records, not an update."""
+    return len(kinds) >= 3 and bool(set(kinds) & {"date", "amount"})
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -251,6 +302,8 @@ def same_claim(new: Claim, old: Claim, overlap: float, min_words: int) -> str | 
     7 May", "on 20 May") are the same claim only about the same subject."""
     if not new.values or new.kinds != old.kinds or new.values == old.values:
         return None
+    if is_record(new.kinds):
+        return None  # ledger lines that differ in one value are two records
     if min(new.words, old.words) < min_words:
         return None
     if new.subject != old.subject:
@@ -264,6 +317,207 @@ def same_claim(new: Claim, old: Claim, overlap: float, min_words: int) -> str | 
     if jaccard(new.frame, old.frame) >= overlap:
         return "close claim, new value (frame)"
     return None
+
+
+# -- slots: an attribute of a subject ------------------------------------------------------
+# Kinds of value that may fill the same slot: "stable-6" (id) and "rel-8.x" (host) are both
+# branch names; a number is no name.
+_KIND_CLASS = {"id": "ref", "channel": "ref", "host": "ref", "ip": "ref", "url": "ref", "email": "ref",
+               "name": "ref", "number": "number", "amount": "amount", "date": "date",
+               "time": "time", "day": "date", "phone": "phone"}
+
+
+class Lexicon:
+    """The attribute words (:mod:`varvemem.text.attributes`) compiled for :func:`slots`."""
+
+    def __init__(self, table: Mapping[str, tuple[Sequence[str], Sequence[str]]],
+                 light: Sequence[str], shapes: Mapping[str, str],
+                 qualifiers: Sequence[str]) -> None:
+        self.shapes = [(attr, re.compile(rx)) for attr, rx in shapes.items()]
+        self.qualifiers = frozenset(t for w in qualifiers if not _HAS_CJK.search(w)
+                                    for t in index_terms(w))
+        self.zh_qualifiers = tuple(w for w in qualifiers if _HAS_CJK.search(w))
+        self.strong: dict[str, str] = {}
+        self.weak: dict[str, str] = {}
+        zh: dict[str, tuple[str, bool] | None] = {}
+        for attr, (strong, weak) in table.items():
+            for words, into, is_strong in ((strong, self.strong, True), (weak, self.weak, False)):
+                for w in words:
+                    if _HAS_CJK.search(w):
+                        zh.setdefault(w, (attr, is_strong))
+                    else:
+                        for stem in index_terms(w):
+                            into.setdefault(stem, attr)
+        self.light = frozenset(t for w in light if not _HAS_CJK.search(w)
+                               for t in index_terms(w))
+        for w in light:
+            if _HAS_CJK.search(w):
+                zh.setdefault(w, None)
+        self._zh = zh
+        self._zh_words = re.compile("|".join(map(re.escape, sorted(zh, key=len, reverse=True)))) \
+            if zh else None
+
+    def zh_word(self, word: str) -> tuple[str, bool] | None:
+        return self._zh.get(word)
+
+    @property
+    def zh_pattern(self) -> re.Pattern[str] | None:
+        return self._zh_words
+
+
+    def implied(self, value: str) -> set[str]:
+        """The attributes a value's shape implies (``VALUE_SHAPES``)."""
+        return {attr for attr, rx in self.shapes if rx.match(value)}
+
+
+AttributeTable = tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]
+
+
+class _Words(Protocol):
+    strong: list[str]
+    weak: list[str]
+
+
+def lexicon_for(words: Mapping[str, _Words]) -> Lexicon:
+    """The lexicon with a settings table (``update.attribute_words``) on top."""
+    return lexicon(tuple((name, tuple(w.strong), tuple(w.weak))
+                         for name, w in sorted(words.items())))
+
+
+@lru_cache(maxsize=8)
+def lexicon(extra: AttributeTable = ()) -> Lexicon:
+    """The lexicon of :mod:`varvemem.text.attributes`, with ``extra`` attributes (name,
+    strong words, weak words: ``update.attribute_words``) added or replacing those of the same
+    name; compiled once per table."""
+    table = {**ATTRIBUTE_WORDS, **{name: (strong, weak) for name, strong, weak in extra}}
+    return Lexicon(table, LIGHT, VALUE_SHAPES, QUALIFIERS)
+
+
+@dataclass(frozen=True)
+class Slots:
+    """What a statement says of what: the attributes it names, the words of its subject
+    (neither values, attribute words, light words nor fillers) and its values."""
+
+    attributes: frozenset[str]
+    subject_words: frozenset[str]
+    values: tuple[tuple[str, str], ...]  # (kind, normalised text)
+    record: bool  # a ledger line: several values, one a date or an amount
+    subject: str | None  # a record's name opening it ("Ticket OPS-311 ..."), see claim()
+    # Capitalised words opening the statement or following a colon, which may be names
+    # ("Kenji owns ...", "owner: Sofia"): values() leaves them out.
+    leads: tuple[str, ...] = ()
+    qualifiers: frozenset[str] = frozenset()  # "production", "测试": see QUALIFIERS
+
+    def leads_as_names(self) -> Slots:
+        """These slots reading :attr:`leads` as names, not subject words."""
+        return Slots(self.attributes, self.subject_words - set(self.leads),
+                     (*(("name", w) for w in self.leads), *self.values), self.record,
+                     self.subject, (), self.qualifiers)
+
+
+_LEAD_WORD = re.compile(r"(?:^|[:：]\s*)([A-Z][a-z]+)\b(?!\s+[A-Z])")
+
+
+@lru_cache(maxsize=_CACHE)
+def slots(text: str, lex: Lexicon) -> Slots:
+    """The slots of ``text`` (see :class:`Slots`)."""
+    t = _TEMPORAL.sub(" ", unicodedata.normalize("NFKC", text))
+    while (lead := _FILLER_LEAD.sub("", t)) != t:
+        t = lead
+    # A name that is also an attribute word ("RAM") is the attribute.
+    vals = [v for v in values(t) if v.kind != "name" or not t[v.start:v.end].isupper()
+            or not (set(index_terms(v.text)) & (lex.strong.keys() | lex.weak.keys()))]
+    out, last = [], 0
+    for v in vals:
+        out += [t[last:v.start], " "]
+        last = v.end
+    out.append(t[last:])
+    rest = _FILLER_ZH.sub(" ", _FILLER_EN.sub(" ", "".join(out)))
+    strong: set[str] = set()
+    weak: set[str] = set()
+    words: set[str] = set()
+    quals = {q for q in lex.zh_qualifiers if q in rest}
+    if lex.zh_pattern is not None and _HAS_CJK.search(rest):
+        def take(m: re.Match[str]) -> str:
+            hit = lex.zh_word(m.group())
+            if hit is not None:
+                (strong if hit[1] else weak).add(hit[0])
+            return " "
+        rest = lex.zh_pattern.sub(take, rest)
+    for run in _CJK_RUN.findall(rest):
+        for seg in _cjk_segments(run):
+            words.update([seg] if len(seg) == 1 else [seg[i:i + 2] for i in range(len(seg) - 1)])
+    for term in index_terms(_CJK_RUN.sub(" ", rest)):
+        if term in lex.strong:
+            strong.add(lex.strong[term])
+        elif term in lex.weak:
+            weak.add(lex.weak[term])
+        elif term not in lex.light and not term.isdigit():
+            words.add(term)
+            if term in lex.qualifiers:
+                quals.add(term)
+    attributes = strong or weak or {a for v in vals for a in lex.implied(v.text)}
+    record = is_record([v.kind for v in vals])
+    # A record named before anything is said of it ("OPS-311 ...", "Ticket OPS-311 ...",
+    # "发票 FP4553 ...", "#12 ..."): another name is another record.
+    named = None
+    if vals and (_labels(t, vals[0]) or (vals[0].kind in RECORDS
+                                         and len(_content_terms(t[: vals[0].start])) <= 1)):
+        named = vals[0].text
+    leads = tuple(dict.fromkeys(
+        w for m in _LEAD_WORD.finditer(t) for w in index_terms(m.group(1))[:1] if w in words))
+    return Slots(frozenset(attributes), frozenset(words), tuple((v.kind, v.text) for v in vals),
+                 record, named, leads, frozenset(quals))
+
+
+def same_slot(new: Slots, old: Slots, subject_overlap: float) -> str | None:
+    """Why ``new`` gives a new value to the attribute ``old`` states of the same subject, or
+    None: a shared attribute, subject words at least ``subject_overlap`` alike (Jaccard),
+    one or two values changed for values of the same classes, the rest the same, no ledger
+    line and no other record named ("Ticket OPS-1 ..." vs "Ticket OPS-2 ..."). A capitalised
+    first word is read as a subject word, else as a name ("Kenji owns the portal")."""
+    # Only a statement with no value of its own may hold it in a capitalised word.
+    for a in (new, new.leads_as_names()) if new.leads and not new.values else (new,):
+        for b in (old, old.leads_as_names()) if old.leads and not old.values else (old,):
+            why = _same_slot(a, b, subject_overlap)
+            if why:
+                return why
+    return None
+
+
+def _same_slot(new: Slots, old: Slots, subject_overlap: float) -> str | None:
+    shared = new.attributes & old.attributes
+    if not shared or new.record or old.record:
+        return None
+    if new.subject != old.subject and (new.subject is not None or old.subject is not None):
+        return None
+    if new.qualifiers != old.qualifiers:
+        return None  # staging vs production: two subjects
+    if jaccard(new.subject_words, old.subject_words) < subject_overlap:
+        return None
+    added = [v for v in new.values if v not in old.values]
+    gone = [v for v in old.values if v not in new.values]
+    if not added or not gone or len(added) != len(gone) or len(added) > 2:
+        return None
+    if sorted(_KIND_CLASS.get(k, k) for k, _ in added) != \
+            sorted(_KIND_CLASS.get(k, k) for k, _ in gone):
+        return None
+    return f"same {'/'.join(sorted(shared))} of the same subject, new value"
+
+
+def supersedes(new_text: str, old_text: str, lex: Lexicon, *, frame_overlap: float,
+               min_words: int, subject_span: float, subject_overlap: float,
+               old_is_event: bool = False) -> str | None:
+    """Why the statement ``new_text`` gives a new value to what ``old_text`` stated, or None:
+    the same claim frame with a new value (:func:`same_claim`), else a new value of the same
+    attribute of the same subject (:func:`same_slot`). An old platform event is compared by
+    its slots only, and only when neither text tells of a past occurrence (occurrences add
+    up: "deployed v1.2", "deployed v1.3")."""
+    new, old = claim(new_text, subject_span), claim(old_text, subject_span)
+    if old_is_event and (new.event or old.event):
+        return None
+    why = None if old_is_event else same_claim(new, old, frame_overlap, min_words)
+    return why or same_slot(slots(new_text, lex), slots(old_text, lex), subject_overlap)
 
 
 # -- transitions and negation --------------------------------------------------------------

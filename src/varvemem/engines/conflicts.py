@@ -26,12 +26,14 @@ def _current(h: SearchHit) -> bool:
         and h.channels != ["archive"] and not claims.is_question(m.content)
 
 
-def resolve(hits: Sequence[SearchHit], cfg: ConflictSettings) -> list[SearchHit]:
+def resolve(hits: Sequence[SearchHit], cfg: ConflictSettings,
+            lex: claims.Lexicon | None = None) -> list[SearchHit]:
     """``hits`` with each conflicting older hit marked, its score lowered to its newer one's
     and placed right after it (the order stays by score)."""
     out = list(hits)
     if not cfg.enabled:
         return out
+    lex = lex or claims.lexicon()
     window = [h for h in out[: cfg.window] if _current(h)]
     for i, a in enumerate(window):
         for b in window[i + 1:]:
@@ -39,13 +41,13 @@ def resolve(hits: Sequence[SearchHit], cfg: ConflictSettings) -> list[SearchHit]
                     or a.memory.scope.user != b.memory.scope.user:
                 continue
             new, old = (a, b) if a.memory.created_at >= b.memory.created_at else (b, a)
-            if old.memory.memory_type is MemoryType.EVENT:
-                continue  # occurrences add up
             if new.memory.created_at == old.memory.created_at or old.scores.conflict:
                 continue
-            why = claims.same_claim(claims.claim(new.memory.content, cfg.subject_span),
-                                    claims.claim(old.memory.content, cfg.subject_span),
-                                    cfg.frame_overlap, cfg.min_words)
+            why = claims.supersedes(
+                new.memory.content, old.memory.content, lex, frame_overlap=cfg.frame_overlap,
+                min_words=cfg.min_words, subject_span=cfg.subject_span,
+                subject_overlap=cfg.subject_overlap,
+                old_is_event=old.memory.memory_type is MemoryType.EVENT)
             if why is None:
                 continue
             old.scores.conflict = f"likely superseded by {new.memory.memory_id}: {why}"

@@ -26,7 +26,7 @@ from ..settings import Settings
 from ..stores import Stores
 from ..stores.base import Candidate
 from ..text import analyse, date_terms, estimate_tokens, identifiers, index_terms
-from . import conflicts, scoring
+from . import claims, conflicts, scoring
 
 # How deep the vector channel may search when the store's filter drops its hits (a topk
 # every vector backend accepts: Milvus allows 16,384).
@@ -167,7 +167,8 @@ class RetrievalEngine:
         floor = self.relevance_floor()
         if floor > 0 and max((h.scores.evidence or 0.0 for h in hits), default=0.0) < floor:
             return []
-        hits = conflicts.resolve(hits, self.settings.conflicts)
+        hits = conflicts.resolve(hits, self.settings.conflicts,
+                                 claims.lexicon_for(self.settings.update.attribute_words))
         live = [h.memory.memory_id for h in hits if h.channels != ["archive"]]
         if cfg.record_retrieval and live:
             self.stores.records.record_retrieval(flt.tenant, live, now)

@@ -613,6 +613,10 @@ class UpdateEngine:
             raise ValidationError(f"cannot supersede unknown memory {missing[0]}")
         return {i: "superseded explicitly" for i in d.supersedes}
 
+    def lexicon(self) -> claims.Lexicon:
+        """The claim rules' attribute words (``update.attribute_words`` on the built-in ones)."""
+        return claims.lexicon_for(self.cfg.attribute_words)
+
     def _supersede_candidates(self, rec: MemoryRecord, similar: list[tuple[MemoryRecord, float]],
                               gate: float) -> list[tuple[MemoryRecord, float]]:
         return [(r, cos) for r, cos in similar if cos >= gate and r.memory_type == rec.memory_type
@@ -696,7 +700,7 @@ class UpdateEngine:
         neg = claims.negation(text) if fact and "negation" in on else None
         new = claims.claim(text, cfg.claim_subject_span)
         # A statement with nothing a rule could match reads no more candidates.
-        wanted = t is not None or neg is not None or (bool(new.values) and "frame" in on)
+        wanted = t is not None or neg is not None or "frame" in on
         # Only a transition or a negation reads full text: it names the old value, which may
         # be worded far from the new statement; a claim with a new value reads like its old
         # one, so the nearest memories hold it (a full-text query per add cost most of an
@@ -719,13 +723,17 @@ class UpdateEngine:
             if found:
                 return found, ""
         if fact and "frame" in on and not claims.is_negated(text):
+            lex = self.lexicon()
             found = {}
             for r, _ in pool:
-                if r.memory_type is MemoryType.EVENT:
-                    continue  # occurrences (a webhook's comments, alerts) add up
-                old = claims.claim(r.content, cfg.claim_subject_span)
-                why = claims.same_claim(new, old, cfg.claim_frame_overlap, cfg.claim_min_words)
-                if why and not claims.is_negated(r.content):
+                if claims.is_negated(r.content):
+                    continue
+                why = claims.supersedes(
+                    text, r.content, lex, frame_overlap=cfg.claim_frame_overlap,
+                    min_words=cfg.claim_min_words, subject_span=cfg.claim_subject_span,
+                    subject_overlap=cfg.claim_subject_overlap,
+                    old_is_event=r.memory_type is MemoryType.EVENT)
+                if why:
                     found[r.memory_id] = why
             if found:
                 return found, ""
