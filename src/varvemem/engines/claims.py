@@ -149,11 +149,18 @@ def values(text: str) -> tuple[Value, ...]:
         for i in range(m.start(), m.start() + len(raw)):
             taken[i] = True
     for m in _NAME.finditer(t):
-        if any(taken[m.start():m.end()]) or (_SENTENCE_START.search(t[: m.start()])
-                                             and not _INNER_CAPITAL.match(m.group())):
+        start, word = m.start(), m.group()
+        if _SENTENCE_START.search(t[:start]) and not _INNER_CAPITAL.match(word):
+            # The sentence's first word is capitalised anyway; what follows it may be a
+            # name ("We Memcached ..." is not, "Ask Priya Nair" is: "Priya Nair").
+            head = re.match(r"\S+\s+(?=[A-Z])", word)
+            if head is None:
+                continue
+            start, word = start + head.end(), word[head.end():]
+        if any(taken[start:m.end()]):
             continue
-        found.append(Value("name", _norm_value("name", m.group()), m.start(), m.end()))
-        for i in range(m.start(), m.end()):
+        found.append(Value("name", _norm_value("name", word), start, m.end()))
+        for i in range(start, m.end()):
             taken[i] = True
     if _mostly_cjk(t):
         for m in _LATIN_WORD.finditer(t):
@@ -543,9 +550,16 @@ _ZH_FROM = re.compile(rf"(?:从|由)\s*(?P<a>.+?)\s*{_ZH_VERB}\s*了?\s*{_ZH_B}"
 _ZH_TO = re.compile(rf"(?P<subj>[^，。,;；！!？?]*?)\s*(?:已经|已|都|也)?\s*{_ZH_VERB}\s*了?\s*{_ZH_B}")
 _TRIGGER = re.compile(rf"{_ZH_VERB}|\b{_CHANGE_EN}\b|\bfrom\b|\b(?:replac|swapp?|exchang|trad)\w*|"
                       r"->|→|=>|⇒|⟶", re.IGNORECASE)
-_NEG_EN = re.compile(r"\b(?:no longer|not\s+\w+\s+any\s?more|is not|isn't|are not|aren't)\b",
-                     re.IGNORECASE)
-_NEG_ZH = re.compile(r"不再|不用了|已不|不会再")
+_NEG_EN = re.compile(
+    r"\b(?:no longer|not\s+(?:\w+\s+){0,3}any\s?more|(?:is|are|was|were|do|does|did)\s+not"
+    r"|isn't|aren't|don't|doesn't|didn't|won't|stopped|quit|retired|dropped|removed|"
+    r"decommission\w*|phased out|got rid of|turned off|switched off|sunset(?:ted)?|"
+    r"disabled|ditched|abandoned|killed off|moved (?:off|away from)|migrated off)\b",
+    re.IGNORECASE)
+_NEG_ZH = re.compile(r"不再|不用了|已不|不会再|停用|停掉|去掉|下掉|废弃|弃用|移除|下线|撤掉|砍掉|关掉|"
+                     r"拿掉|去除")
+# "已经不用 KeyDB 了", "不喝咖啡了": the words between 不 and 了 are what stopped.
+_NEG_ZH_WRAP = re.compile(r"不(?P<x>[^\s,.;!?，。；！？]{1,15}?)了(?=$|[\s,.;!?，。；！？])")
 _LEAD = re.compile(r"^\s*(?:btw|by the way|so|ok|okay|we|i|they|you|our team|the team|"
                    r"we've|we have|i've|i have|have|has|had|just|also|finally)\b\s*",
                    re.IGNORECASE)
@@ -608,19 +622,34 @@ def transition(text: str) -> Transition | None:
     return None
 
 
+@dataclass(frozen=True)
+class Negation:
+    """"X no longer uses A": the values it says are gone (``A``) and its other words."""
+
+    values: tuple[str, ...]
+    words: tuple[str, ...]
+    rest: str  # the text without the negating words
+
+
 @lru_cache(maxsize=_CACHE)
-def negation(text: str) -> tuple[str, ...] | None:
-    """The words ``text`` says are no longer true ("no longer X", "不再X"), or None."""
+def negation(text: str) -> Negation | None:
+    """What ``text`` says is no longer true ("no longer X", "stopped using X", "不再X",
+    "X 已经下掉了"), or None."""
     t = unicodedata.normalize("NFKC", text)
     m = _NEG_ZH.search(t) or _NEG_EN.search(t)
-    if not m:
+    if m:
+        rest = t[: m.start()] + " " + t[m.end():]
+    elif w := _NEG_ZH_WRAP.search(t):
+        rest = t[: w.start()] + " " + w["x"] + " " + t[w.end():]
+    else:
         return None
-    rest = t[: m.start()] + " " + t[m.end():]
-    return tuple(dict.fromkeys(index_terms(_FILLER_ZH.sub(" ", _FILLER_EN.sub(" ", rest)))))
+    gone = tuple(dict.fromkeys(v.text for v in values(rest) if v.kind not in _MEASURES))
+    return Negation(gone, tuple(dict.fromkeys(
+        index_terms(_FILLER_ZH.sub(" ", _FILLER_EN.sub(" ", rest))))), rest)
 
 
 def is_negated(text: str) -> bool:
-    return bool(_NEG_ZH.search(text) or _NEG_EN.search(text))
+    return bool(_NEG_ZH.search(text) or _NEG_EN.search(text) or _NEG_ZH_WRAP.search(text))
 
 
 def holds(text: str, value: str) -> bool:

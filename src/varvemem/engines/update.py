@@ -712,14 +712,7 @@ class UpdateEngine:
             if found or t.old is not None:
                 return found, note
         if neg is not None:
-            want = set(neg)
-            found = {}
-            for r, _ in pool:
-                have = claims.claim(r.content, cfg.claim_subject_span).tokens
-                if want and not claims.is_negated(r.content) \
-                        and len(want & have) >= cfg.negation_overlap * len(want) \
-                        and len(want & have) >= cfg.negation_overlap * len(have):
-                    found[r.memory_id] = "negated: no longer true"
+            found = self._by_negation(neg, pool)
             if found:
                 return found, ""
         if fact and "frame" in on and not claims.is_negated(text):
@@ -748,6 +741,33 @@ class UpdateEngine:
                     continue  # another subject (service A vs service B)
                 return {r.memory_id: f"updated by a newer statement (cosine {cos:.2f})"}, ""
         return {}, ""
+
+    def _by_negation(self, neg: claims.Negation, pool: list[tuple[MemoryRecord, float]]
+                     ) -> dict[str, str]:
+        """The memories a negation retires: those stating a value it says is gone ("no
+        longer uses RabbitMQ") about the same subject (``claim_subject_overlap`` of the
+        fewer subject words shared); else, when it names no value, those whose words it
+        covers at ``negation_overlap`` both ways."""
+        cfg, lex = self.cfg, self.lexicon()
+        found = {}
+        mine = claims.slots(neg.rest, lex).subject_words - set(neg.values)
+        for r, _ in pool:
+            if claims.is_negated(r.content):
+                continue
+            if neg.values:
+                held = [v for v in neg.values if claims.holds(r.content, v)]
+                theirs = claims.slots(r.content, lex).subject_words
+                shared = len(mine & theirs)
+                if held and (not mine or not theirs or shared >= cfg.claim_subject_overlap
+                             * min(len(mine), len(theirs))):
+                    found[r.memory_id] = f"negated: no longer {', '.join(held)}"
+                continue
+            want = set(neg.words)
+            have = claims.claim(r.content, cfg.claim_subject_span).tokens
+            if want and len(want & have) >= cfg.negation_overlap * len(want) \
+                    and len(want & have) >= cfg.negation_overlap * len(have):
+                found[r.memory_id] = "negated: no longer true"
+        return found
 
     def _by_transition(self, t: claims.Transition, pool: list[tuple[MemoryRecord, float]]
                        ) -> tuple[dict[str, str], str]:
