@@ -41,6 +41,7 @@ from ..text import index_terms
 from ..text.analyzer import _cjk_segments
 from ..text.attributes import ATTRIBUTE_WORDS, LIGHT, QUALIFIERS, VALUE_SHAPES
 from ..text.stopwords import ENGLISH
+from .extract import EVENT_FIELDS
 
 # -- normalisation ---------------------------------------------------------------------------
 # The rules parse the same texts again and again (a memory is a candidate of many adds):
@@ -96,23 +97,25 @@ _NAME = re.compile(rf"{_B}[A-Z][A-Za-z0-9]*(?:['’]s)?(?:\s+[A-Z][A-Za-z0-9]*)*
 # A name that opens the sentence all the same: a word with an inner capital or digit
 # ("RocketMQ", "KeyDB", "GitHub").
 _INNER_CAPITAL = re.compile(r"^[A-Za-z][a-z0-9]*[A-Z0-9]")
-# In a Chinese sentence every Latin word is a name or a term ("用 webpack 构建").
+# In a Chinese sentence a Latin word is a name or a term ("用 webpack 构建").
 _LATIN_WORD = re.compile(rf"{_B}[A-Za-z][A-Za-z]+{_E}")
 _HAS_CJK = re.compile(rf"[{_CJK}]")
-_CJK_CHARS = re.compile(rf"[{_CJK}]")
 _NOT_NAMES = frozenset(w.lower() for w in LIGHT)
 
 
-def _mostly_cjk(text: str) -> bool:
-    """A Chinese (Japanese, Korean) sentence, maybe with Latin words in it."""
-    cjk = len(_CJK_CHARS.findall(text))
-    return cjk > 0 and 2 * cjk >= sum(c.isascii() and c.isalpha() for c in text)
+def _by_cjk(text: str, start: int, end: int) -> bool:
+    """Whether a CJK character is next to ``text[start:end]``, a space apart at most."""
+    before = text[max(0, start - 2): start].rstrip(" ")
+    after = text[end: end + 2].lstrip(" ")
+    return bool((before and _HAS_CJK.match(before[-1])) or (after and _HAS_CJK.match(after[0])))
+
+
 # Chinese names after a copula or a giving verb ("是王芳", "给张伟", "找马超"), in "归X管" or
 # before "负责" ("陈静负责..."): no dictionary, so only there.
 _ZH_NAME = re.compile(
     rf"(?:是|为|给|叫|找|归|[:：]\s*)([{_CJK}]{{2,4}}?)(?:了|啦|呢|吧)?(?=$|[,.;:!?，。；：！？]|管)"
-    rf"|^((?:(?!的|今天|昨天|明天|现在|目前)[{_CJK}]){{2,3}})(?=负责)")
-_SENTENCE_START = re.compile(r"(?:^|[.!?。！？]\s*|[:：]\s*)$")
+    rf"|(?:^\s*|[;；:：,，]\s*)((?:(?!的|今天|昨天|明天|现在|目前)[{_CJK}]){{2,3}})(?=负责)")
+_SENTENCE_START = re.compile(r"(?:^\s*|[.!?。！？]\s*|[:：;；]\s*)$")
 
 
 @dataclass(frozen=True)
@@ -162,11 +165,11 @@ def values(text: str) -> tuple[Value, ...]:
         found.append(Value("name", _norm_value("name", word), start, m.end()))
         for i in range(start, m.end()):
             taken[i] = True
-    if _mostly_cjk(t):
+    if _HAS_CJK.search(t):
         for m in _LATIN_WORD.finditer(t):
             word = m.group().lower()
             if not any(taken[m.start():m.end()]) and word not in ENGLISH \
-                    and word not in _NOT_NAMES:
+                    and word not in _NOT_NAMES and _by_cjk(t, m.start(), m.end()):
                 found.append(Value("name", m.group().lower(), m.start(), m.end()))
     for m in _ZH_NAME.finditer(t):
         group = 1 if m.group(1) else 2
@@ -317,8 +320,10 @@ def same_claim(new: Claim, old: Claim, overlap: float, min_words: int) -> str | 
         return None  # another subject
     if (new.event or old.event) and not (new.subject is not None and new.kinds[0] in RECORDS):
         return None  # two events add up, unless of one record ("INV-1042 was paid on ...")
-    if len(new.values) > 1 and all(a != b for a, b in zip(new.values, old.values)):
-        return None  # every value differs: another record ("entry 7 for team-7")
+    if len(new.values) > 1 and all(a != b for a, b in zip(new.values, old.values)) \
+            and not set(new.kinds) <= {"day", "time", "date"}:
+        return None  # every value differs: another record ("entry 7 for team-7"), not a
+        # rescheduling ("every Tuesday at 3pm", then "every Thursday at 10am")
     if new.frame == old.frame:
         return "same claim, new value (frame)"
     if jaccard(new.frame, old.frame) >= overlap:
@@ -332,6 +337,11 @@ def same_claim(new: Claim, old: Claim, overlap: float, min_words: int) -> str | 
 _KIND_CLASS = {"id": "ref", "channel": "ref", "host": "ref", "ip": "ref", "url": "ref", "email": "ref",
                "name": "ref", "number": "number", "amount": "amount", "date": "date",
                "time": "time", "day": "date", "phone": "phone"}
+
+
+def kind_class(kind: str) -> str:
+    """The class of a value kind: the kinds one slot may hold ("ref" for names and ids)."""
+    return _KIND_CLASS.get(kind, kind)
 
 
 class Lexicon:
@@ -425,10 +435,18 @@ class Slots:
 _LEAD_WORD = re.compile(r"(?:^|[:：]\s*)([A-Z][a-z]+)\b(?!\s+[A-Z])")
 
 
+# An event's frame ("[event] title: ...; message: ...", see extract.describe_event): its field
+# names say nothing of its subject.
+_EVENT_FRAME = re.compile(
+    rf"^\[[^\]]{{1,40}}\]\s*(?:(?:{'|'.join(EVENT_FIELDS)}):\s)?"
+    rf"|(?<=; )(?:{'|'.join(EVENT_FIELDS)}):\s", re.IGNORECASE)
+
+
 @lru_cache(maxsize=_CACHE)
 def slots(text: str, lex: Lexicon) -> Slots:
     """The slots of ``text`` (see :class:`Slots`)."""
     t = _TEMPORAL.sub(" ", unicodedata.normalize("NFKC", text))
+    t = _EVENT_FRAME.sub(" ", t).strip()
     while (lead := _FILLER_LEAD.sub("", t)) != t:
         t = lead
     # A name that is also an attribute word ("RAM") is the attribute.
@@ -517,13 +535,13 @@ def supersedes(new_text: str, old_text: str, lex: Lexicon, *, frame_overlap: flo
                old_is_event: bool = False) -> str | None:
     """Why the statement ``new_text`` gives a new value to what ``old_text`` stated, or None:
     the same claim frame with a new value (:func:`same_claim`), else a new value of the same
-    attribute of the same subject (:func:`same_slot`). An old platform event is compared by
-    its slots only, and only when neither text tells of a past occurrence (occurrences add
-    up: "deployed v1.2", "deployed v1.3")."""
+    attribute of the same subject (:func:`same_slot`). An old platform event is compared
+    only when neither text tells of a past occurrence (occurrences add up: "deployed v1.2",
+    "deployed v1.3"); a state it reported may change ("retention: 14 days", "30 days")."""
     new, old = claim(new_text, subject_span), claim(old_text, subject_span)
     if old_is_event and (new.event or old.event):
         return None
-    why = None if old_is_event else same_claim(new, old, frame_overlap, min_words)
+    why = same_claim(new, old, frame_overlap, min_words)
     return why or same_slot(slots(new_text, lex), slots(old_text, lex), subject_overlap)
 
 
@@ -567,12 +585,14 @@ _LEAD = re.compile(r"^\s*(?:btw|by the way|so|ok|okay|we|i|they|you|our team|the
 
 @dataclass(frozen=True)
 class Transition:
-    """"X from A to B": the old value (when named), the new one and the subject's words."""
+    """"X from A to B": the old value (when named), the new one, the subject's words and
+    the text they come from (its :func:`slots` tell what attribute of what changed)."""
 
     old: str | None
     new: str
     subject: tuple[str, ...]
     rule: str
+    phrase: str = ""
 
 
 def _value_of(phrase: str) -> str:
@@ -585,9 +605,24 @@ def _value_of(phrase: str) -> str:
     return normalise(re.sub(r"^(?:the|a|an)\s+", "", p, flags=re.IGNORECASE))
 
 
-def _subject(*parts: str) -> tuple[str, ...]:
-    words = " ".join(_LEAD.sub("", _LEAD.sub("", p)) for p in parts)
-    return tuple(dict.fromkeys(index_terms(_FILLER_ZH.sub(" ", _FILLER_EN.sub(" ", words)))))
+def _change(old: str | None, new: str, rule: str, *parts: str) -> Transition:
+    phrase = " ".join(_LEAD.sub("", _LEAD.sub("", p)) for p in parts)
+    words = tuple(dict.fromkeys(index_terms(_FILLER_ZH.sub(" ", _FILLER_EN.sub(" ", phrase)))))
+    return Transition(old, new, words, rule, " ".join(phrase.split()))
+
+
+# What a change applies to, when it is said after it: "replaced A with B for the docs site".
+_TAIL = re.compile(r"^\s*(?:for|of|in|on|at)\s+(?P<x>[^.;!?]+)", re.IGNORECASE)
+
+
+def _name_like(word: str) -> bool:
+    """A capitalised word, or a short run of CJK characters ("钉钉", "飞书")."""
+    return word[:1].isupper() or bool(re.fullmatch(rf"[{_CJK}]{{1,6}}", word))
+
+
+def _tail(rest: str) -> str:
+    m = _TAIL.match(rest)
+    return m["x"] if m else ""
 
 
 @lru_cache(maxsize=_CACHE)
@@ -598,27 +633,26 @@ def transition(text: str) -> Transition | None:
         return None
     m = _ZH_FROM.search(t)
     if m:
-        return Transition(_value_of(m["a"]), _value_of(m["b"]), _subject(t[: m.start()]),
-                          "从A到B")
+        return _change(_value_of(m["a"]), _value_of(m["b"]), "从A到B", t[: m.start()])
     m = _EN_FROM_TO.search(t)
     if m:
-        return Transition(_value_of(m["a"]), _value_of(m["b"]),
-                          _subject(t[: m.start()], m["subj"]), "from A to B")
+        return _change(_value_of(m["a"]), _value_of(m["b"]), "from A to B", t[: m.start()],
+                       m["subj"])
     m = _EN_REPLACED.search(t) or _EN_REPLACED_BY.search(t)
     if m:
-        return Transition(_value_of(m["a"]), _value_of(m["b"]), _subject(t[: m.start()]),
-                          "replaced A with B")
+        return _change(_value_of(m["a"]), _value_of(m["b"]), "replaced A with B",
+                       t[: m.start()], _tail(t[m.end():]))
     m = _ARROW.search(t)
-    if m:
-        return Transition(_value_of(m["a"]), _value_of(m["b"]), _subject(t[: m.start()]),
-                          "A -> B")
+    # "A -> B" of values or names; "settlement system -> database pg-4" is a statement.
+    if m and (values(m["a"]) or values(m["b"]) or all(_name_like(m[g]) for g in "ab")):
+        return _change(_value_of(m["a"]), _value_of(m["b"]), "A -> B", t[: m.start()],
+                       _tail(t[m.end():]))
     m = _EN_TO.search(t)
     if m:
-        return Transition(None, _value_of(m["b"]), _subject(t[: m.start()], m["subj"]),
-                          "moved to B")
+        return _change(None, _value_of(m["b"]), "moved to B", t[: m.start()], m["subj"])
     m = _ZH_TO.search(t)
     if m and m["subj"].strip():
-        return Transition(None, _value_of(m["b"]), _subject(m["subj"]), "改为B")
+        return _change(None, _value_of(m["b"]), "改为B", m["subj"])
     return None
 
 

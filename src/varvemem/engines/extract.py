@@ -10,7 +10,9 @@ from ..errors import ValidationError
 from ..model import Draft, MemoryType, Scope
 from ..text import chunk_markdown
 
-_EVENT_FIELDS = (
+# The fields an event's content names, in this order ("title: ...; message: ..."); public so
+# the claim rules can read past them (:func:`.claims.slots`).
+EVENT_FIELDS = (
     "title", "summary", "alertname", "status", "severity", "service", "pipeline", "stage",
     "execution", "repository", "pr_number", "author", "error_message", "message", "body",
     "description", "url",
@@ -64,7 +66,7 @@ def from_tool_call(name: str, arguments: Mapping[str, Any] | None, result: Any, 
 def describe_event(event: Mapping[str, Any]) -> str:
     """A readable one-paragraph summary of a platform event from its usual fields."""
     parts = []
-    for key in _EVENT_FIELDS:
+    for key in EVENT_FIELDS:
         value = event.get(key)
         if value not in (None, "", [], {}):
             parts.append(f"{key}: {value}")

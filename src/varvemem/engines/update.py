@@ -776,9 +776,23 @@ class UpdateEngine:
         one naming its subject with a value of the new value's kind."""
         subject = set(t.subject)
         live = [(r, cos) for r, cos in pool if not claims.holds(r.content, t.new)]
+        lex = self.lexicon()
+        want = claims.slots(t.phrase, lex)
 
         def names_subject(r: MemoryRecord) -> bool:
-            return bool(subject) and subject <= claims.claim(r.content).tokens
+            """Its words hold the subject's, or its slots the subject's words (at
+            ``claim_subject_overlap``) and a compatible attribute ("日志管道的负责人" and
+            "日志管道有问题找朱琳")."""
+            if not subject:
+                return False
+            if subject <= claims.claim(r.content).tokens:
+                return True
+            theirs = claims.slots(r.content, lex)
+            shared = len(want.subject_words & theirs.subject_words)
+            return bool(want.subject_words) and \
+                shared >= self.cfg.claim_subject_overlap * len(want.subject_words) and \
+                (not want.attributes or not theirs.attributes
+                 or bool(want.attributes & theirs.attributes))
 
         if t.old is not None and not subject and claims.kind_of(t.old) not in claims.RECORDS:
             return {}, ""  # "I moved from Sweden to ...": a word, of no named subject
@@ -789,9 +803,9 @@ class UpdateEngine:
             named = [r for r in holders if names_subject(r)]
             return {r.memory_id: f"transition from {t.old} ({t.rule})"
                     for r in (named or holders)}, ""
-        kind = claims.kind_of(t.new)
+        kind = claims.kind_class(claims.kind_of(t.new))
         fits = [(r, cos) for r, cos in live if names_subject(r)
-                and kind in claims.claim(r.content).kinds]
+                and kind in {claims.kind_class(k) for k in claims.claim(r.content).kinds}]
         if not fits:
             return {}, ""
         best, _ = max(fits, key=lambda rc: (_shape(rc[0].content, t.new), rc[1]))
