@@ -55,6 +55,7 @@ _PUNCT_MAP = str.maketrans({
     "—": "-", "–": "-", "…": "...", "·": ".",
 })
 _TRAILING = re.compile(r"[\s.,;:!?~\"')\]]+$")
+_PARTICLE = re.compile(rf"(?<=[{_CJK}A-Za-z0-9])[吧呢啊呀哦喔嘛啦哈呗噢哟]+$")
 _SPACE_NEAR = re.compile(rf"\s*([{_CJK}]|[.,;:!?()\[\]\"'])\s*")
 
 
@@ -64,6 +65,9 @@ def normalise(text: str) -> str:
     t = unicodedata.normalize("NFKC", text).translate(_PUNCT_MAP).lower()
     t = " ".join(t.split())
     t = _TRAILING.sub("", t)
+    # A Chinese sentence-final particle adds a tone, not a meaning ("不发版吧", "端口上哦");
+    # 吗 (a question) and 了 (done) do change it and stay.
+    t = _TRAILING.sub("", _PARTICLE.sub("", t))
     return _SPACE_NEAR.sub(r"\1", t)
 
 

@@ -534,9 +534,13 @@ class UpdateEngine:
                      and r.memory_type == rec.memory_type and r.scope == rec.scope
                      and r.memory_id not in superseded and _live(r, now)), None)
         if near is not None and rec.memory_type is MemoryType.QA and not superseded \
-                and (rec.score or 0.0) >= (near.score or 0.0):
-            # EVO-1: one better pair. The better-scored answer is kept, the other superseded
-            # by it (linked, in history, never served again); a worse new pair is merged.
+                and ((rec.score or 0.0) > (near.score or 0.0)
+                     or ((rec.score or 0.0) == (near.score or 0.0)
+                         and claims.normalise(rec.answer or "")
+                         != claims.normalise(near.answer or ""))):
+            # EVO-1: one better pair. The better-scored answer is kept (of two as good, the
+            # newer), the other superseded by it (linked, in history, never served again); a
+            # worse new pair, or the same answer again, is merged.
             superseded = {near.memory_id: "a better-scored answer to the same question"}
             p.steps["dedup"] = "near-duplicate pair superseded"
             near = None
