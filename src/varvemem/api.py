@@ -420,8 +420,14 @@ class Memory:
         assert scope.session is not None
         return self._lifecycle.end_session(scope.tenant, scope.session, self._now(), "closed")
 
-    def restore(self, memory_id: str, *, tenant: str | None = None) -> MemoryRecord:
-        """Bring an archived memory back to the tier it left."""
+    def restore(self, memory_id: str, *, reason: str = "", tenant: str | None = None,
+                actor: str = "api") -> MemoryRecord:
+        """Bring an archived memory back to the tier it left, or undo a supersession: the
+        superseded memory is current again (its successor stays current too, and the two are
+        no longer taken for one claim at read time), with history."""
+        rec = self.get(memory_id, tenant=tenant)
+        if rec.tier is not Tier.ARCHIVE and (rec.valid_to is not None or rec.superseded_by):
+            return self._update.undo_supersession(rec, reason, actor)
         return self._lifecycle.restore(self._tenant(tenant), memory_id, self._now())
 
     def tier_counts(self, *, tenant: str | None = None) -> dict[str, int]:

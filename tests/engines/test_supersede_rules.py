@@ -233,3 +233,70 @@ def test_with_an_llm_the_rules_find_the_candidates_and_the_llm_judges(home, embe
         assert "Image builds run on builder-a" in server.one("supersede").fields["old"]
         assert b.steps["supersede"] == "llm" and b.superseded == []
         assert mem.get(a.memory_id).valid_to is None
+
+
+@pytest.mark.parametrize("mode", ["knowledge", "dialogue", "event"])
+@pytest.mark.parametrize("old,new", [
+    ("The nightly export job runs on the k8s-batch-1 cluster",
+     "We deploy the nightly export job to gke-batch-3 these days"),
+    ("Hiro owns the nightly export job", "The owner of the nightly export job is Ines"),
+    ("夜间导出任务的告警发到 #batch-alerts", "夜间导出任务出问题会通知 #data-oncall"),
+    ("夜间导出任务内存限制：2Gi", "夜间导出任务每个 pod 给 6Gi 内存"),
+])
+def test_a_paraphrased_update_supersedes_in_every_mode(mem: Memory, mode: str, old: str,
+                                                       new: str) -> None:
+    def write(text: str) -> str:
+        if mode == "dialogue":
+            return mem.add_messages([{"role": "user", "content": text}], session="s1")[0].memory_id
+        if mode == "event":
+            return mem.add_event({"title": "ops note", "message": text}).memory_id
+        return mem.add(text).memory_id
+
+    a = write(old)
+    b = write(new)
+    assert mem.get(a).superseded_by == b
+    assert "of the same subject, new value" in mem.history(a)[-1].reason
+    assert a not in [h.memory.memory_id for h in mem.search(new)]
+
+
+@pytest.mark.parametrize("records", [
+    ["Invoice Q-5501 from Initrode: 1,800 USD, due 2026-07-01",
+     "Invoice Q-5501 from Initrode: 1,850 USD, due 2026-07-01",
+     "Invoice Q-5502 from Initrode: 1,800 USD, due 2026-07-01",
+     "Invoice Q-5501 from Initrode: 1,800 USD, due 2026-07-15"],
+    ["采购单 PO-77，华信科技，金额 5200 元，2026年6月3日到货",
+     "采购单 PO-77，华信科技，金额 5300 元，2026年6月3日到货",
+     "采购单 PO-78，华信科技，金额 5200 元，2026年6月3日到货"],
+])
+def test_ledger_lines_stay_separate_records(mem: Memory, records: list[str]) -> None:
+    ids = [mem.add(r).memory_id for r in records]
+    assert len(set(ids)) == len(ids)
+    assert all(mem.get(i).valid_to is None for i in ids)
+    for text, mid in zip(records, ids):
+        assert mem.search(text, top_k=1)[0].memory.memory_id == mid
+
+
+def test_a_negation_retires_the_value_it_names_for_its_subject_only(mem: Memory) -> None:
+    ours = mem.add("The billing API relies on Memcached for sessions").memory_id
+    theirs = mem.add("The search API relies on Memcached for sessions").memory_id
+    neg = mem.add("We retired Memcached from the billing API.")
+    assert neg.superseded == [ours]
+    assert "negated: no longer memcached" in mem.history(ours)[-1].reason
+    assert mem.get(theirs).valid_to is None
+    zh = mem.add("计费接口用 Etcd 做配置中心").memory_id
+    mem.add("计费接口已经不用 Etcd 了")
+    assert mem.get(zh).valid_to is not None
+
+
+def test_a_superseded_slot_can_be_restored(mem: Memory) -> None:
+    a = mem.add("The owner of the nightly export job is Hiro").memory_id
+    b = mem.add("Ines owns the nightly export job").memory_id
+    assert mem.get(a).superseded_by == b
+    mem.restore(a, reason="two owners: one per region")
+    back = mem.get(a)
+    assert back.valid_to is None and back.superseded_by is None
+    assert mem.history(a)[-1].action == "restore"
+    assert mem.history(a)[-1].reason == "two owners: one per region"
+    hits = mem.search("who owns the nightly export job")
+    assert {a, b} <= {h.memory.memory_id for h in hits}
+    assert all(h.scores.conflict is None for h in hits)

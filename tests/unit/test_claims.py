@@ -140,3 +140,91 @@ def test_a_labelled_number_names_the_record_it_counts(old: str, new: str) -> Non
 ])
 def test_a_quantity_is_still_a_value_of_its_claim(old: str, new: str) -> None:
     assert claims.same_claim(claims.claim(new), claims.claim(old), 0.8, 2) is not None
+
+
+# -- slots: an attribute of a subject ---------------------------------------------------------
+def _slot(new: str, old: str) -> str | None:
+    lex = claims.lexicon()
+    return claims.same_slot(claims.slots(new, lex), claims.slots(old, lex), 0.6)
+
+
+@pytest.mark.parametrize("old,new", [
+    ("The queue consumer is deployed to the gke-eu-4 cluster", "We run the queue consumer on k8s-12"),
+    ("Dana owns the ledger service", "The owner of the ledger service is Farid"),
+    ("ledger service maintainer: Dana", "Farid maintains the ledger service now"),
+    ("The ledger service keeps its data in pg-ledger-1", "Ledger service database: tidb-7"),
+    ("The scheduler answers on 7443", "the scheduler binds to :9100"),
+    ("The scheduler gets 2Gi of RAM per pod", "Memory limit of the scheduler: 6Gi"),
+    ("对账服务的负责人是孙莉", "对账服务有问题找何平"),
+    ("对账服务部署在 ack-sh-2 集群", "对账服务所在的集群是 gke-asia-1"),
+    ("对账服务的内存上限是 3Gi", "对账服务每个 pod 给 5Gi 内存"),
+    ("对账服务的告警发到 #ledger-oncall", "对账服务出问题会通知 #fin-alerts"),
+])
+def test_a_paraphrased_new_value_of_the_same_attribute_is_the_same_slot(old: str,
+                                                                       new: str) -> None:
+    assert _slot(new, old)
+
+
+@pytest.mark.parametrize("old,new", [
+    # another subject
+    ("The port of the ledger service is 7443", "The port of the audit service is 9100"),
+    ("对账服务的负责人是孙莉", "审计服务的负责人是何平"),
+    # another attribute of the same subject
+    ("对账服务部署在 ack-sh-2 集群", "对账服务部署在 cn-shanghai 区域"),
+    ("The ledger service answers on 7443", "The ledger service gets 2Gi of RAM"),
+    # the same attribute in another environment
+    ("Kafka version on staging: 3.6", "Kafka version on production: 3.4"),
+    ("测试环境的数据库是 pg-t-1", "生产环境的数据库是 pg-p-1"),
+    # another record named first
+    ("Ticket SEC-88: owner is Dana", "Ticket SEC-89: owner is Farid"),
+])
+def test_another_subject_attribute_or_record_is_another_slot(old: str, new: str) -> None:
+    assert _slot(new, old) is None
+
+
+@pytest.mark.parametrize("old,new", [
+    ("Bill B-7710 from Globex: 640 EUR, due 2 May 2026", "Bill B-7710 from Globex: 650 EUR, due 2 May 2026"),
+    ("Bill B-7710 from Globex: 640 EUR, due 2026-05-02", "Bill B-7710 from Globex: 640 EUR, due 2026-05-09"),
+    ("报销单 BX-301，差旅费，860 元，2026年4月8日提交", "报销单 BX-301，差旅费，880 元，2026年4月8日提交"),
+    ("报销单 BX-301，差旅费，860 元，2026年4月8日提交", "报销单 BX-302，差旅费，860 元，2026年4月8日提交"),
+])
+def test_ledger_lines_that_differ_in_one_value_are_two_records(old: str, new: str) -> None:
+    assert claims.is_record(claims.claim(new).kinds)
+    lex = claims.lexicon()
+    assert claims.supersedes(new, old, lex, frame_overlap=0.8, min_words=2, subject_span=0.5,
+                             subject_overlap=0.6) is None
+
+
+@given(st.sampled_from(["port", "region", "owner", "cluster"]), _IDENT, _IDENT, _WORD, _WORD)
+def test_a_slot_needs_a_changed_value(attr: str, v1: str, v2: str, w1: str, w2: str) -> None:
+    """Property: the same statement again is never a new value, and two statements of one
+    attribute of one subject with different values always are."""
+    old = f"The {attr} of the {w1} {w2} service is {v1}"
+    assert _slot(old, old) is None
+    if v1 != v2:
+        assert _slot(f"The {attr} of the {w1} {w2} service is {v2}", old)
+
+
+def test_negations_name_what_stopped_in_both_languages() -> None:
+    for text, gone in [("We retired Consul from the edge proxy.", "consul"),
+                       ("The edge proxy stopped using Consul", "consul"),
+                       ("边缘代理已经不用 Consul 了", "consul"),
+                       ("边缘代理里的 Consul 下掉了", "consul")]:
+        neg = claims.negation(text)
+        assert neg is not None and gone in neg.values, text
+    assert claims.negation("The edge proxy uses Consul") is None
+
+
+def test_a_transition_said_after_its_subject_knows_it() -> None:
+    t = claims.transition("Replaced Consul with etcd for the edge proxy.")
+    assert t is not None and t.old == "consul" and "proxi" in t.subject
+    # an arrow between a subject and its attribute is a statement, not a change
+    assert claims.transition("edge proxy -> registry etcd-3") is None
+    t = claims.transition("注册中心：Consul → Nacos")
+    assert t is not None and t.new == "nacos"
+
+
+def test_chinese_sentence_final_particles_are_tone() -> None:
+    assert claims.normalise("今晚不上线吧") == claims.normalise("今晚不上线")
+    assert claims.normalise("日志在哪看呀？") == claims.normalise("日志在哪看")
+    assert claims.normalise("今晚上线吗") != claims.normalise("今晚上线")  # a question

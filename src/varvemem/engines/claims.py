@@ -436,7 +436,7 @@ class Slots:
                      self.subject, (), self.qualifiers)
 
 
-_LEAD_WORD = re.compile(r"(?:^|[:：]\s*)([A-Z][a-z]+)\b(?!\s+[A-Z])")
+_LEAD_WORD = re.compile(r"(?:^|[:：;；]\s*)([A-Z][a-z]+)\b(?!\s+[A-Z])")
 
 
 # An event's frame ("[event] title: ...; message: ...", see extract.describe_event): its field
@@ -581,7 +581,7 @@ _NEG_EN = re.compile(
 _NEG_ZH = re.compile(r"不再|不用了|已不|不会再|停用|停掉|去掉|下掉|废弃|弃用|移除|下线|撤掉|砍掉|关掉|"
                      r"拿掉|去除")
 # "已经不用 KeyDB 了", "不喝咖啡了": the words between 不 and 了 are what stopped.
-_NEG_ZH_WRAP = re.compile(r"不(?P<x>[^\s,.;!?，。；！？]{1,15}?)了(?=$|[\s,.;!?，。；！？])")
+_NEG_ZH_WRAP = re.compile(r"不(?P<x>[^,.;!?，。；！？]{1,20}?)了(?=$|[\s,.;!?，。；！？])")
 _LEAD = re.compile(r"^\s*(?:btw|by the way|so|ok|okay|we|i|they|you|our team|the team|"
                    r"we've|we have|i've|i have|have|has|had|just|also|finally)\b\s*",
                    re.IGNORECASE)

@@ -43,6 +43,8 @@ def resolve(hits: Sequence[SearchHit], cfg: ConflictSettings,
             new, old = (a, b) if a.memory.created_at >= b.memory.created_at else (b, a)
             if new.memory.created_at == old.memory.created_at or old.scores.conflict:
                 continue
+            if new.memory.memory_id in old.memory.metadata.get("distinct_from", ()):
+                continue  # a supersession of the two was undone: two claims
             why = claims.supersedes(
                 new.memory.content, old.memory.content, lex, frame_overlap=cfg.frame_overlap,
                 min_words=cfg.min_words, subject_span=cfg.subject_span,

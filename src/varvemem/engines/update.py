@@ -339,6 +339,18 @@ class UpdateEngine:
             [embedding_text(changed, self.cfg.context_embed)])[0]
         return vector
 
+    def undo_supersession(self, rec: MemoryRecord, reason: str = "",
+                          actor: str = "api") -> MemoryRecord:
+        """``rec`` current again after a supersession the rules (or a caller) got wrong. It
+        keeps the successor's id in ``metadata["distinct_from"]``, so read-time conflict
+        resolution no longer takes the two for one claim."""
+        meta = dict(rec.metadata)
+        if rec.superseded_by:
+            meta["distinct_from"] = sorted({*meta.get("distinct_from", []), rec.superseded_by})
+        why = reason or f"supersession by {rec.superseded_by or 'an update'} undone"
+        return self.edit(rec, {"valid_to": None, "superseded_by": None, "metadata": meta},
+                         "restore", why, actor)
+
     def delete(self, rec: MemoryRecord, reason: str = "", actor: str = "api") -> None:
         """Delete a live (not archived) memory; its history keeps its last state."""
         with self.stores.transaction() as tx:
