@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ..llm import ChatClient
 from ..model import MemoryRecord
 from ..text import analyse, identifiers
-from .rules import SIGNALS
+from .importance import ImportanceSignal, sentence_signals
 
 # Sentence ends in English and Chinese, and line breaks (not ";": a cause and its fix often
 # share one sentence).
@@ -22,7 +22,14 @@ _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])|\n+")
 OUTCOME = re.compile(
     r"\b(works?|worked|working|succeed(ed|s)?|success(ful(ly)?)?|passed|green|recovered|"
     r"back to normal|healthy|resolved|deployed)\b|成功|恢复|通过|正常|已解决", re.I)
-_ROLES = (("problem", SIGNALS["failure"][1]), ("fix", SIGNALS["fix"][1]), ("outcome", OUTCOME))
+# What each part of an experience is made of (signals of :mod:`.importance`): the fix is what
+# was worked out (a resolution, its cause and change, a procedure, a command, a decision, a
+# rule, a description, something to remember), picked first so a sentence naming both the
+# failure and its fix is the fix.
+LESSON: tuple[ImportanceSignal, ...] = ("resolution", "cause", "change", "procedure", "command",
+                                        "decision", "rule", "description", "remember")
+_PROBLEM: tuple[ImportanceSignal, ...] = ("failure",)
+_OUTCOME: tuple[ImportanceSignal, ...] = ("confirmation",)
 # A sentence its author labelled ("Fix: ...") is their own summary of that part: it wins.
 _LABELS = {
     "problem": re.compile(r"^\W*(problem|error|issue|symptom|root cause|问题|错误|原因)\s*[:：]",
@@ -37,20 +44,34 @@ def sentences(text: str) -> list[str]:
     return [s.strip(" -*\t") for s in _SENTENCE_END.split(text) if s and s.strip(" -*\t")]
 
 
-def extractive(records: Sequence[MemoryRecord], max_chars: int) -> str:
-    """One experience from ``records``: the problem, fix and outcome sentences (the most
-    important source first), or the most representative sentence when none is marked, and the
-    entities named. Deterministic: the same sources give the same text."""
+def _weight(sentence: str, names: Sequence[ImportanceSignal],
+            weights: Mapping[ImportanceSignal, float] | None) -> float:
+    seen = sentence_signals(sentence)
+    return sum((1.0 if weights is None else weights.get(n, 0.0)) for n in names if n in seen)
+
+
+def extractive(records: Sequence[MemoryRecord], max_chars: int,
+               weights: Mapping[ImportanceSignal, float] | None = None) -> str:
+    """One experience from ``records``: the problem, fix and outcome sentences, or the most
+    representative sentence when none is marked, and the entities named. The fix is the
+    sentence with the most weight (``weights``, the settings' signal weights; equal without)
+    of what was worked out; a sentence its author labelled ("Fix: ...") wins its part; ties go
+    to the most important source. Deterministic: the same sources give the same text."""
     ordered = sorted(records, key=lambda r: (-r.importance, r.created_at, r.memory_id))
     candidates = [s for r in ordered for s in sentences(r.content)] or \
         [r.content.strip() for r in ordered]
     chosen: dict[str, str] = {}
-    for role, pattern in _ROLES:
-        matching = [s for s in candidates if pattern.search(s) and s not in chosen.values()]
+    roles = (("fix", LESSON), ("problem", _PROBLEM), ("outcome", _OUTCOME))
+    for role, names in roles:
+        scored = [(s, _weight(s, names, weights) + (role == "outcome" and bool(OUTCOME.search(s))))
+                  for s in candidates if s not in chosen.values()]
+        matching = [(s, w) for s, w in scored if w > 0]
         if matching:
-            chosen[role] = min(matching, key=lambda s: (not _LABELS[role].search(s),
-                                                        matching.index(s)))
-            chosen[role] = _LABELS[role].sub("", chosen[role]).strip() or chosen[role]
+            best = min(range(len(matching)), key=lambda i: (
+                not _LABELS[role].search(matching[i][0]), -matching[i][1], i))
+            text = matching[best][0]
+            chosen[role] = _LABELS[role].sub("", text).strip() or text
+    chosen = {k: chosen[k] for k in ("problem", "fix", "outcome") if k in chosen}
     if not chosen:  # nothing marked: the sentence sharing most words with the whole group
         freq = Counter(t for r in ordered for t in set(analyse(r.content)))
         chosen["summary"] = max(candidates, key=lambda s: sum(freq[t] for t in set(analyse(s))))

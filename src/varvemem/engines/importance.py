@@ -1,0 +1,235 @@
+"""What a memory is, read from its words (zh and en): the named signals behind its importance.
+
+A signal is a kind of content worth keeping: a failure, its resolution or cause, the change
+that fixed it, a procedure, a command or configuration, a decision, a rule, the description
+of a format or interface, a confirmation, a request to remember. Each is a row of
+:data:`SIGNALS` (its patterns, and whether a question or a negated sentence still counts);
+its weight is the setting ``update.importance_signals[name]``. The rules read the text
+sentence by sentence, so "did that fix it?" or "still not fixed" is no resolution, and a
+turn that is only thanks or an acknowledgement carries no signal at all.
+
+:func:`signals` is monotone: a sentence added to a text never takes a signal away, so
+importance never falls when something worth keeping is said.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import get_args
+
+from ..settings import ImportanceSignal
+
+_I = re.I
+
+
+@dataclass(frozen=True)
+class Signal:
+    """One kind of content: ``pattern`` marks it in a sentence; ``min_hits`` matches are
+    needed over the text's sentences (a procedure needs two steps). ``in_questions``: a
+    question still shows it (a failure asked about is still a failure; "can you remember
+    that?" is still a request). ``negatable``: a negated or conditional sentence does not
+    show it ("didn't fix it", "if that works")."""
+
+    meaning: str
+    pattern: re.Pattern[str]
+    min_hits: int = 1
+    in_questions: bool = False
+    negatable: bool = False
+
+
+# A sentence: split after end punctuation (ASCII and CJK) and at line breaks.
+_SENTENCE = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])|\n+")
+_QUESTION_EN = re.compile(
+    r"\?\s*$|^\W*(how|why|which|who|where|is|are|can|could|should|would|"
+    r"any idea)(?!'|n't)\b(?!.*:)", _I)
+_QUESTION_ZH = re.compile(
+    r"[？?]\s*$|[吗呢么]\s*[。.！!]?\s*$|是不是|有没有|能不能|会不会|要不要|可不可以|怎么办|为什么|为啥|"
+    r"如何|(?<!知道)(?<!明白)(?<!学会)怎么(?!样都)|哪个|哪些|哪里|什么时候")
+_CLAUSE = re.compile(r"[,，]?\s*\b(?:but|however|though|although|yet)\b|[,，]?\s*(?:但是?|不过|可是|结果)", _I)
+# "not fixed", "didn't help", "still failing", "if that works": a sentence that says a
+# resolution did not (or may not) happen.
+_NEGATED = re.compile(
+    r"\b(not|never|no longer|didn'?t|doesn'?t|don'?t|isn'?t|wasn'?t|won'?t|can'?t|cannot|"
+    r"couldn'?t|hasn'?t|haven'?t|still|no luck|nothing)\b.{0,30}\b(fix|resolv|solv|work|help|"
+    r"sort|good|fine|better|normal|stable|green|pass|success|did it)|\b(if|whether|unless|"
+    r"in case|hopefully|maybe|might|try|trying|let'?s see)\b|"
+    r"没(有)?(解决|修好|好|生效|成功|用)|还是(不行|没|报错|失败|老样子)|仍然|依然|不管用|没用|"
+    r"如果|要是|万一|试试|看看(能不能|是否)", _I)
+# Standing on its own, a turn of thanks or acknowledgement says nothing to keep.
+_TRIVIAL = re.compile(
+    r"^\W*((ok(ay)?|k|sure|yes|yep|yeah|no|nope|thanks?( you)?( (so|very) much)?|thx|ty|cheers|"
+    r"great|cool|nice|perfect|awesome|got it|understood|noted|roger|sounds good|will do|"
+    r"good|fine|lol|hi|hello|hey|bye|np|no problem|you'?re welcome|"
+    r"好的?|好了|好吧|嗯+|哦+|谢谢(你|啦)?|多谢|感谢|收到|明白(了)?|知道了|了解|可以|行|没问题|辛苦了|"
+    r"你好|再见|拜拜|哈+)\W*)+$", _I)
+
+SIGNALS: dict[ImportanceSignal, Signal] = {
+    "failure": Signal(
+        "something went wrong: an error, a crash, an outage, a symptom",
+        re.compile(
+            r"\b(fail(ed|ure|ures|s|ing)?|errors?|exceptions?|crash\w*|outages?|incidents?|"
+            r"broken|broke|backoff|firing|time[sd]? ?outs?|timed out|denied|unauthori[sz]ed|"
+            r"forbidden|refused|exhausted|oom\w*|leak(s|ing)?|stuck|hangs?|hanging|"
+            r"(is|are|was|were|went|goes) down|unreachable|unavailable|not working|"
+            r"doesn'?t work|won'?t start|can'?t|cannot|slow(er|ness)?|5xx|"
+            r"[45]\d\d (errors?|responses?|status)|(http|status) [45]\d\d|panic\w*|"
+            r"regression|flaky|bugs?|no data|missing|empty|blank|not showing|disappeared|"
+            r"reject(s|ed|ing)?)\b|"
+            r"失败|错误|故障|报错|告警|异常|崩溃|超时|挂了|卡住|卡死|不通|宕机|无法|不能用|打不开|"
+            r"变慢|很慢|泄漏|不可用|出错|看不懂|搞不定|不行|没数据|丢了|[45]\d\d ?(报错|错误)|OOM", _I),
+        in_questions=True),
+    "resolution": Signal(
+        "the problem went away: fixed, solved, working again",
+        re.compile(
+            r"\b(fix(ed|es)?|resolved?|solved|solves|solution|sorted( it)?( out)?|"
+            r"worked around|workaround|that did it|did the trick|does the trick|"
+            r"(works?|working|runs?|running|up|back|fine|ok|okay|green|healthy|stable|normal|"
+            r"responding|loading|passing) (\w+ )?(again|now)|back to normal|back up|"
+            r"went away|gone now|no more (\w+ )?(errors?|timeouts?|crash\w*|alerts?|failures?)|"
+            r"(stopped|stops) (failing|crashing|erroring|timing out)|recovered|"
+            r"\w+ed (in |up |back |out )?again|came back|clears? up|cleared up)\b|"
+            r"搞定|解决|修复|修好|好了(?![，,\s]*(谢|吗|没))|恢复(正常)?|正常了|不再(报错|超时|失败|出现)|"
+            r"没再(出现|报错)|消失了|生效了|跑通了|能用了|可以用了|就行了|就可以了", _I),
+        negatable=True),
+    "cause": Signal(
+        "why it happened: the root cause",
+        re.compile(
+            r"\b(root cause|the cause|caused by|because( of)?|due to|turned out|the culprit|"
+            r"the (problem|issue|reason) (was|is)|it'?s because|comes from|came from|"
+            r"traced (it )?to)\b|\bit was \w+( \w+)?\s*[:—]|"
+            r"原因|根因|是因为|由于|问题出在|导致|罪魁祸首|原来是", _I),
+        negatable=True),
+    "change": Signal(
+        "what was changed to fix it",
+        re.compile(
+            r"\b(restart(ed|ing)?|reboot(ed|ing)?|roll(ed|ing)? back|revert(ed|ing)?|"
+            r"rais(ed|ing)|bump(ed|ing)|increas(ed|ing)|lower(ed|ing)|reduc(ed|ing)|"
+            r"doubl(ed|ing)|(set|changed?|changing|switch(ed|ing)?) \w+( \w+)? (to|from)|"
+            r"replac(ed|ing)|upgrad(ed|ing)|downgrad(ed|ing)|pinn(ed|ing)|clear(ed|ing)|"
+            r"flush(ed|ing)|purg(ed|ing)|reinstall(ed|ing)?|rebuil(t|ding)|redeploy(ed|ing)?|"
+            r"re-?ran|rotat(ed|ing)|add(ed|ing) \w+|remov(ed|ing)|enabl(ed|ing)|"
+            r"disabl(ed|ing)|patch(ed|ing)|tweak(ed|ing)|adjust(ed|ing)|scal(ed|ing) (up|out))\b|"
+            r"调到|调大|调小|调高|调低|改成|改为|改了|换成|换了|重启了|回滚|升级|降级|清理|清空|"
+            r"删掉|删除了|加上|加了|打开了|关闭了|关掉|重装|重新部署|扩容|从 ?\S+ ?(调|改|换|升)", _I),
+        negatable=True),
+    "procedure": Signal(
+        "how to do it, step by step",
+        re.compile(
+            r"\b(first(ly)?|then|next|after that|afterwards|finally|lastly|"
+            r"step \d+|\d+[.)] \w|once (that|it)'?s? done)\b|[:：][^.。:：]*[,，、][^.。]*[,，、]|"
+            r"(?<![优原首])先(?!生)|然后|(?<![不再])再(?![见次])|接着|最后|第[一二三四五1-9]步|步骤|流程", _I),
+        min_hits=2),
+    "command": Signal(
+        "a command, a configuration key or a file to edit",
+        re.compile(
+            r"`[^`]+`|\$ \w|(^|\s)--?[a-z][\w-]+|\b\w+\.(ya?ml|json|toml|conf|cfg|ini|env|"
+            r"properties|sh|py)\b|\b[a-z_][\w.]*=\S+|\b(kubectl|helm|docker|git|"
+            r"systemctl|journalctl|npm|pip|yarn|terraform|ansible|curl|ssh|psql|mysql|"
+            r"redis-cli|aws|gcloud|sudo|apt(-get)?|brew|mvn|gradle)\s+[\w./-]+|"
+            r"\bmake (?!(sure|it|a|an|the|sense|this|that|them|us|me|you|do|time|up|way)\b)[a-z][\w-]*|"
+            r"\b[a-z]+ctl\b|\b[a-z]+(_[a-z0-9]+)+\b|(/[\w.-]+){2,}", _I)),
+    "decision": Signal(
+        "a choice made",
+        re.compile(
+            r"\b(decided|decision|we('ll| will)? go with|go(es|ing)? with|settled on|"
+            r"agreed|picked|chose|opted for|let'?s (use|go with|pick|stick with)|"
+            r"stick(ing)? with|standardi[sz]e on|we('ll| will) use|conclusion|verdict)\b|"
+            r"(?<!搞)定了|决定|选定|选了|就用|统一用|采用|结论|敲定|拍板|用 ?\S+ ?[，,] ?不用", _I)),
+    "rule": Signal(
+        "a rule to follow from now on",
+        re.compile(
+            r"\b(from now on|going forward|from today|henceforth|must(n'?t)?|"
+            r"(everyone|everybody|every \w+|all \w+) (has|have|need|needs) to|"
+            r"(has|have) to be (approved|reviewed|signed|run|done|tested|tagged|checked)|"
+            r"required|requires?|mandatory|not allowed|forbidden|prohibited|policy|"
+            r"needs? .{0,40}\b(approval|sign-?off|review|ticket)|"
+            r"(never|don'?t ever|do not) (ever )?(deploy|run|push|merge|commit|delete|drop|use|"
+            r"restart|touch|skip|change|edit|expose|share|store|hardcode|force|release)|"
+            r"no (\w+ ){1,3}(on|after|before|during|outside) (fridays?|weekends?|holidays?|"
+            r"nights?|mondays?|tuesdays?|wednesdays?|thursdays?|saturdays?|sundays?|\d|"
+            r"prod\w*|main|master|release)|, ever\b|only \w+ (may|can)|"
+            r"always (run|use|check|ask|tag|deploy|test|backup|back up))\b|"
+            r"以后(都|一律|必须|要|统一|不要|别|禁止|不准)|今后|从现在(起|开始)|从今天(起|开始)|"
+            r"必须|禁止|不允许|不得|不准|一律|都要|都得|"
+            r"需要.{0,12}(审批|批准|同意|评审|签字)|规定|规范|原则上", _I)),
+    "description": Signal(
+        "what a thing is: a format, a schema, an endpoint",
+        re.compile(
+            r"\b(formats?|formatted|schema|fields?|columns?|endpoints?|listens on|port \d+|"
+            r"urls?|headers?|payload|delimited|separated|json( lines)?|jsonl|csv|tsv|yaml|"
+            r"protobuf|key-value|structure|lives (at|in|under)|is (at|served at|hosted at)|"
+            r"located (at|in)|the (path|directory|folder|bucket|table|topic|queue) (is|for))\b|"
+            r"格式|字段|([\d一二三四五六七八九十几两]|多)列|列名|分隔|端点|接口地址|端口|地址是|表结构|结构是|"
+            r"路径是|位于", _I)),
+    "confirmation": Signal(
+        "a confirmation that something worked",
+        re.compile(
+            r"\b(that worked|it works|works( now| fine| great)?|worked|confirmed|verified|"
+            r"tested|passes|passed|succeeded|successful(ly)?|good now|fine now|ok now|"
+            r"all good now|looks good now|all done|done now|(it|that)'?s done|all set|"
+            r"deployed)\b|^\W*done\b|"
+            r"验证(过|通过)|测试通过|确认(过|了)|没问题了|成功了|通过了|现在(可以|正常)了|"
+            r"已经(可以|好)了", _I),
+        negatable=True),
+    "remember": Signal(
+        "a request to remember",
+        re.compile(
+            r"\b(remember(ed|s)?|don'?t forget|never forget|keep (this|that|it)? ?in mind|"
+            r"note (that|this|it)|take note|make a note|note for|note to self|"
+            r"for (the )?next time|(?<!see you )next time|for the future|in (the )?future|"
+            r"future reference|for later|write (this|that|it) down|important|fyi|heads[- ]up|"
+            r"lesson( learned)?|gotcha|pro tip|worth knowing|good to know)\b|"
+            r"记住|记一下|(?<!已)记下(?!了)|记得|别忘|不要忘|下次(?!见)|以后都这么|以后照|备忘|重要|"
+            r"注意|留个底|吸取教训|教训是|经验是", _I),
+        in_questions=True),
+}
+assert set(SIGNALS) == set(get_args(ImportanceSignal)), "every settings signal has a rule"
+
+
+def sentences(text: str) -> list[str]:
+    """The non-empty sentences of ``text``."""
+    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
+
+
+def is_question(sentence: str) -> bool:
+    """Does the sentence ask (English or Chinese)?"""
+    return bool(_QUESTION_EN.search(sentence) or _QUESTION_ZH.search(sentence))
+
+
+def is_trivial(text: str) -> bool:
+    """Only thanks, greetings or acknowledgements ("ok thanks", "好的，谢谢")."""
+    return bool(_TRIVIAL.match(text.strip()))
+
+
+def sentence_signals(sentence: str) -> dict[ImportanceSignal, int]:
+    """How many times each signal shows in one sentence (questions and negations applied)."""
+    if is_trivial(sentence):
+        return {}
+    asks = is_question(sentence)
+    # "the restart didn't help, but raising the pool fixed it": negation is read per clause.
+    plain = " ".join(c for c in _CLAUSE.split(sentence) if c and not _NEGATED.search(c))
+    out: dict[ImportanceSignal, int] = {}
+    for name, sig in SIGNALS.items():
+        if asks and not sig.in_questions:
+            continue
+        hits = len(sig.pattern.findall(plain if sig.negatable else sentence))
+        if hits:
+            out[name] = hits
+    return out
+
+
+def signals(text: str) -> list[ImportanceSignal]:
+    """The signals ``text`` shows, in :data:`SIGNALS` order."""
+    counts: dict[ImportanceSignal, int] = {}
+    for s in sentences(text):
+        for name, n in sentence_signals(s).items():
+            counts[name] = counts.get(name, 0) + n
+    return [n for n, sig in SIGNALS.items() if counts.get(n, 0) >= sig.min_hits]
+
+
+def weigh(base: float, seen: Iterable[ImportanceSignal], weights: dict[ImportanceSignal, float]
+          ) -> float:
+    """``base`` plus the weight of each signal, in 0.05..1."""
+    return round(min(1.0, max(0.05, base + sum(weights.get(n, 0.0) for n in seen))), 4)
