@@ -158,6 +158,10 @@ def _default_signal_weights() -> dict[ImportanceSignal, float]:
             "description": 0.25, "confirmation": 0.15, "remember": 0.3}
 
 
+def _default_outcome_signals() -> list[ImportanceSignal]:
+    return ["resolution", "confirmation"]
+
+
 class UpdateSettings(_Section):
     """The write path. Dedup, merge and supersession keys (the rest are commented in place):
 
@@ -229,8 +233,7 @@ class UpdateSettings(_Section):
     # (the same session, or a shared identifier or explicit tag; at most ``outcome_window_hours``
     # earlier; the nearest ``outcome_max_failures``): each failure gains
     # ``outcome_failure_boost``, the resolution ``outcome_resolution_boost``.
-    outcome_signals: list[ImportanceSignal] = Field(
-        default_factory=lambda: ["resolution", "confirmation"])
+    outcome_signals: list[ImportanceSignal] = Field(default_factory=_default_outcome_signals)
     outcome_window_hours: float = Field(24.0, ge=0)
     outcome_max_failures: int = Field(3, ge=0, le=100)
     outcome_candidates: int = Field(20, ge=1, le=1000)  # earlier memories read per route
@@ -491,6 +494,9 @@ class LifecycleSettings(_Section):
     abstract_similarity: float = Field(0.4, ge=-1.0, le=1.0)  # cosine that joins a group
     abstract_max_sources: int = Field(8, ge=1, le=100)
     abstract_max_chars: int = Field(800, ge=100)
+    # An experience whose problem a later memory resolves (engines/outcome.py) is rebuilt with
+    # that fix by the next abstraction run.
+    reabstract_on_fix: bool = True
     # Re-scoring (hourly): each new retrieval adds ``use_step`` (at most ``use_max`` per run);
     # a memory unused for ``decay_after_days`` loses ``decay_step`` once per such period;
     # importance stays within ``importance_floor``..``importance_ceiling``.

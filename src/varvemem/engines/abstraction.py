@@ -12,9 +12,10 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 
 from ..llm import ChatClient
-from ..model import MemoryRecord
+from ..model import MemoryRecord, MemoryType
+from ..settings import ImportanceSignal
 from ..text import analyse, identifiers
-from .importance import ImportanceSignal, sentence_signals
+from .importance import sentence_signals
 
 # Sentence ends in English and Chinese, and line breaks (not ";": a cause and its fix often
 # share one sentence).
@@ -53,28 +54,33 @@ def _weight(sentence: str, names: Sequence[ImportanceSignal],
 def extractive(records: Sequence[MemoryRecord], max_chars: int,
                weights: Mapping[ImportanceSignal, float] | None = None) -> str:
     """One experience from ``records``: the problem, fix and outcome sentences, or the most
-    representative sentence when none is marked, and the entities named. The fix is the
-    sentence with the most weight (``weights``, the settings' signal weights; equal without)
-    of what was worked out; a sentence its author labelled ("Fix: ...") wins its part; ties go
-    to the most important source. Deterministic: the same sources give the same text."""
+    representative sentence when none is marked, and the entities named. A sentence its
+    author labelled ("Fix: ...") wins its part. Else the fix is the sentence with the most
+    weight (``weights``, the settings' signal weights; equal without) of what was worked out,
+    the most important source first on a tie; the problem is the first failure told (a
+    person's words before a tool's output); the outcome the strongest confirmation.
+    Deterministic: the same sources give the same text."""
     ordered = sorted(records, key=lambda r: (-r.importance, r.created_at, r.memory_id))
-    candidates = [s for r in ordered for s in sentences(r.content)] or \
-        [r.content.strip() for r in ordered]
+    candidates = [(s, r) for r in ordered for s in sentences(r.content)] or \
+        [(r.content.strip(), r) for r in ordered]
     chosen: dict[str, str] = {}
-    roles = (("fix", LESSON), ("problem", _PROBLEM), ("outcome", _OUTCOME))
-    for role, names in roles:
-        scored = [(s, _weight(s, names, weights) + (role == "outcome" and bool(OUTCOME.search(s))))
-                  for s in candidates if s not in chosen.values()]
-        matching = [(s, w) for s, w in scored if w > 0]
+    for role, names in (("fix", LESSON), ("problem", _PROBLEM), ("outcome", _OUTCOME)):
+        matching = []
+        for i, (s, r) in enumerate(candidates):
+            w = _weight(s, names, weights) + (role == "outcome" and bool(OUTCOME.search(s)))
+            if w > 0 and s not in chosen.values():
+                told = (r.memory_type is MemoryType.TOOL_CALL, r.created_at, i)
+                rank = told if role == "problem" else (-w, i)
+                matching.append(((not _LABELS[role].search(s), *rank), s))
         if matching:
-            best = min(range(len(matching)), key=lambda i: (
-                not _LABELS[role].search(matching[i][0]), -matching[i][1], i))
-            text = matching[best][0]
+            text = min(matching, key=lambda m: m[0])[1]
             chosen[role] = _LABELS[role].sub("", text).strip() or text
     chosen = {k: chosen[k] for k in ("problem", "fix", "outcome") if k in chosen}
+    candidates_text = [s for s, _ in candidates]
     if not chosen:  # nothing marked: the sentence sharing most words with the whole group
         freq = Counter(t for r in ordered for t in set(analyse(r.content)))
-        chosen["summary"] = max(candidates, key=lambda s: sum(freq[t] for t in set(analyse(s))))
+        chosen["summary"] = max(candidates_text,
+                                key=lambda s: sum(freq[t] for t in set(analyse(s))))
     entities = list(dict.fromkeys(
         [e for r in ordered for e in identifiers(r.content)] + [t for r in ordered for t in r.tags]))
     first = min(r.created_at for r in records).date()

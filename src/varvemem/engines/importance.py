@@ -47,7 +47,8 @@ _QUESTION_EN = re.compile(
 _QUESTION_ZH = re.compile(
     r"[？?]\s*$|[吗呢么]\s*[。.！!]?\s*$|是不是|有没有|能不能|会不会|要不要|可不可以|怎么办|为什么|为啥|"
     r"如何|(?<!知道)(?<!明白)(?<!学会)怎么(?!样都)|哪个|哪些|哪里|什么时候")
-_CLAUSE = re.compile(r"[,，]?\s*\b(?:but|however|though|although|yet)\b|[,，]?\s*(?:但是?|不过|可是|结果)", _I)
+_CLAUSE = re.compile(
+    r"[,，]?\s*\b(?:but|however|though|although|yet)\b|[,，]?\s*(?:但是?|不过|可是|结果)", _I)
 # "not fixed", "didn't help", "still failing", "if that works": a sentence that says a
 # resolution did not (or may not) happen.
 _NEGATED = re.compile(
@@ -119,7 +120,8 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
         re.compile(
             r"\b(first(ly)?|then|next|after that|afterwards|finally|lastly|"
             r"step \d+|\d+[.)] \w|once (that|it)'?s? done)\b|[:：][^.。:：]*[,，、][^.。]*[,，、]|"
-            r"(?<![优原首])先(?!生)|然后|(?<![不再])再(?![见次])|接着|最后|第[一二三四五1-9]步|步骤|流程", _I),
+            r"(?<![优原首])先(?!生)|然后|(?<![不再])再(?![见次])|接着|最后|第[一二三四五1-9]步|"
+            r"步骤|流程", _I),
         min_hits=2),
     "command": Signal(
         "a command, a configuration key or a file to edit",
