@@ -234,7 +234,7 @@ class UpdateSettings(_Section):
     # earlier; the nearest ``outcome_max_failures``): each failure gains
     # ``outcome_failure_boost``, the resolution ``outcome_resolution_boost``.
     outcome_signals: list[ImportanceSignal] = Field(default_factory=_default_outcome_signals)
-    outcome_window_hours: float = Field(24.0, ge=0)
+    outcome_window_hours: float = Field(72.0, ge=0)
     outcome_max_failures: int = Field(3, ge=0, le=100)
     outcome_candidates: int = Field(20, ge=1, le=1000)  # earlier memories read per route
     outcome_failure_boost: float = Field(0.25, ge=0.0, le=1.0)

@@ -71,7 +71,7 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
         "something went wrong: an error, a crash, an outage, a symptom",
         re.compile(
             r"\b(fail(ed|ure|ures|s|ing)?|errors?|exceptions?|crash\w*|outages?|incidents?|"
-            r"broken|broke|backoff|firing|time[sd]? ?outs?|timed out|denied|unauthori[sz]ed|"
+            r"broken|broke|backoff|firing|time[sd]? ?outs?|timed out|timing out|lag(s|ging)?|stale|denied|unauthori[sz]ed|"
             r"forbidden|refused|exhausted|oom\w*|leak(s|ing)?|stuck|hangs?|hanging|"
             r"(is|are|was|were|went|goes) down|unreachable|unavailable|not working|"
             r"doesn'?t work|won'?t start|can'?t|cannot|slow(er|ness)?|5xx|"
@@ -88,7 +88,7 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
             r"worked around|workaround|that did it|did the trick|does the trick|"
             r"(works?|working|runs?|running|up|back|fine|ok|okay|green|healthy|stable|normal|"
             r"responding|loading|passing) (\w+ )?(again|now)|back to normal|back up|"
-            r"went away|gone now|no more (\w+ )?(errors?|timeouts?|crash\w*|alerts?|failures?)|"
+            r"went away|(is|are|was|were) gone|gone now|no more (\w+ )?(errors?|timeouts?|crash\w*|alerts?|failures?)|"
             r"(stopped|stops) (failing|crashing|erroring|timing out)|recovered|"
             r"\w+ed (in |up |back |out )?again|came back|clears? up|cleared up)\b|"
             r"搞定|解决|修复|修好|好了(?![，,\s]*(谢|吗|没))|恢复(正常)?|正常了|不再(报错|超时|失败|出现)|"
