@@ -71,7 +71,8 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
         "something went wrong: an error, a crash, an outage, a symptom",
         re.compile(
             r"\b(fail(ed|ure|ures|s|ing)?|errors?|exceptions?|crash\w*|outages?|incidents?|"
-            r"broken|broke|backoff|firing|time[sd]? ?outs?|timed out|timing out|lag(s|ging)?|stale|denied|unauthori[sz]ed|"
+            r"broken|broke|backoff|firing|time[sd]? ?outs?|timed out|timing out|"
+            r"lag(s|ging)?|stale|denied|unauthori[sz]ed|"
             r"forbidden|refused|exhausted|oom\w*|leak(s|ing)?|stuck|hangs?|hanging|"
             r"(is|are|was|were|went|goes) down|unreachable|unavailable|not working|"
             r"doesn'?t work|won'?t start|can'?t|cannot|slow(er|ness)?|5xx|"
@@ -88,9 +89,13 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
             r"worked around|workaround|that did it|did the trick|does the trick|"
             r"(works?|working|runs?|running|up|back|fine|ok|okay|green|healthy|stable|normal|"
             r"responding|loading|passing) (\w+ )?(again|now)|back to normal|back up|"
-            r"went away|(is|are|was|were) gone|gone now|no more (\w+ )?(errors?|timeouts?|crash\w*|alerts?|failures?)|"
+            r"went away|(is|are|was|were) gone|gone now|"
+            r"no more (\w+ )?(errors?|timeouts?|crash\w*|alerts?|failures?)|"
             r"(stopped|stops) (failing|crashing|erroring|timing out)|recovered|"
-            r"\w+ed (in |up |back |out )?again|came back|clears? up|cleared up)\b|"
+            r"(?!(fail|crash|die|time|restart|reboot|happen|occur|spik|drop|stopp|reject|deni|"
+            r"refus|lagg|stall|freez|block|exhaust|throttl|kill|evict|error|report|start|"
+            r"broke|hang|leak|flak)\w*)\w+ed (in |up |back |out )?again|came back|clears? up|"
+            r"cleared up)\b|"
             r"搞定|解决|修复|修好|好了(?![，,\s]*(谢|吗|没))|恢复(正常)?|正常了|不再(报错|超时|失败|出现)|"
             r"没再(出现|报错)|消失了|生效了|跑通了|能用了|可以用了|就行了|就可以了", _I),
         negatable=True),

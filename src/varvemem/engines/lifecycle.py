@@ -220,8 +220,10 @@ class LifecycleEngine:
                         not_abstracted=True)
         for batch in self._select(sel):
             for r in batch:
-                nodes[r.memory_id] = (r.importance, r.related_memory_ids, r.scope.tenant,
-                                      r.scope.session)
+                # A failure and what resolved it (engines/outcome.py) belong together too.
+                links = [*r.related_memory_ids, *r.metadata.get("resolves", []),
+                         *r.metadata.get("resolved_by", [])]
+                nodes[r.memory_id] = (r.importance, links, r.scope.tenant, r.scope.session)
                 if r.scope.session:
                     sessions.setdefault((r.scope.tenant, r.scope.session), []).append(
                         r.memory_id)
