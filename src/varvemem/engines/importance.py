@@ -40,7 +40,7 @@ class Signal:
 
 
 # A sentence: split after end punctuation (ASCII and CJK) and at line breaks.
-_SENTENCE = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])|\n+")
+_SENTENCE = re.compile(r"(?<=[.!?;])(?<!\d\.)\s+|(?<=[。！？；])|\n+")
 _QUESTION_EN = re.compile(
     r"\?\s*$|^\W*(how|why|which|who|where|is|are|can|could|should|would|"
     r"any idea)(?!'|n't)\b(?!.*:)", _I)
@@ -48,7 +48,7 @@ _QUESTION_ZH = re.compile(
     r"[？?]\s*$|[吗呢么]\s*[。.！!]?\s*$|是不是|有没有|能不能|会不会|要不要|可不可以|怎么办|为什么|为啥|"
     r"如何|(?<!知道)(?<!明白)(?<!学会)怎么(?!样都)|哪个|哪些|哪里|什么时候")
 _CLAUSE = re.compile(
-    r"[,，]?\s*\b(?:but|however|though|although|yet)\b|[,，]?\s*(?:但是?|不过|可是|结果)", _I)
+    r"[,，、]|\s*\b(?:but|however|though|although|yet)\b|(?:但是?|不过|可是|结果)", _I)
 # "not fixed", "didn't help", "still failing", "if that works": a sentence that says a
 # resolution did not (or may not) happen.
 _NEGATED = re.compile(
@@ -80,7 +80,8 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
             r"regression|flaky|bugs?|no data|missing|empty|blank|not showing|disappeared|"
             r"reject(s|ed|ing)?)\b|"
             r"失败|错误|故障|报错|告警|异常|崩溃|超时|挂了|卡住|卡死|不通|宕机|无法|不能用|打不开|"
-            r"变慢|很慢|泄漏|不可用|出错|看不懂|搞不定|不行|没数据|丢了|[45]\d\d ?(报错|错误)|OOM", _I),
+            r"变慢|很慢|泄漏|不可用|出错|看不懂|搞不定|不行|没数据|丢了|积压|堵塞|阻塞|满了|磁盘满|空间不足|"
+            r"延迟高|丢消息|[45]\d\d ?(报错|错误)|OOM", _I),
         in_questions=True),
     "resolution": Signal(
         "the problem went away: fixed, solved, working again",
@@ -92,20 +93,23 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
             r"went away|(is|are|was|were) gone|gone now|"
             r"no more (\w+ )?(errors?|timeouts?|crash\w*|alerts?|failures?)|"
             r"(stopped|stops) (failing|crashing|erroring|timing out)|recovered|"
+            r"(everything|all|it) (\w+ )?(works|worked|ran|runs|is fine|was fine|went through|"
+            r"is green|was green|passed|passes)|what (finally )?worked|"
             r"(?!(fail|crash|die|time|restart|reboot|happen|occur|spik|drop|stopp|reject|deni|"
             r"refus|lagg|stall|freez|block|exhaust|throttl|kill|evict|error|report|start|"
             r"broke|hang|leak|flak)\w*)\w+ed (in |up |back |out )?again|came back|clears? up|"
             r"cleared up)\b|"
             r"搞定|解决|修复|修好|好了(?![，,\s]*(谢|吗|没))|恢复(正常)?|正常了|不再(报错|超时|失败|出现)|"
-            r"没再(出现|报错)|消失了|生效了|跑通了|能用了|可以用了|就行了|就可以了", _I),
+            r"(没|不)再(出现|报|发生|挂|卡|超时|失败)|再也没|消失了|消了|降下来了|好多了|生效了|跑通了|能用了|"
+            r"可以用了|就行了|就可以了", _I),
         negatable=True),
     "cause": Signal(
         "why it happened: the root cause",
         re.compile(
-            r"\b(root cause|the cause|caused by|because( of)?|due to|turned out|the culprit|"
+            r"\b(root cause|the cause|caused by|because( of)?|due to|turn(ed|s) out|the culprit|"
             r"the (problem|issue|reason) (was|is)|it'?s because|comes from|came from|"
             r"traced (it )?to)\b|\bit was \w+( \w+)?\s*[:—]|"
-            r"原因|根因|是因为|由于|问题出在|导致|罪魁祸首|原来是", _I),
+            r"原因|根因|是因为|由于|问题出在|导致|罪魁祸首|原来是|发现是|查到是|查出来是", _I),
         negatable=True),
     "change": Signal(
         "what was changed to fix it",
@@ -118,13 +122,13 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
             r"re-?ran|rotat(ed|ing)|add(ed|ing) \w+|remov(ed|ing)|enabl(ed|ing)|"
             r"disabl(ed|ing)|patch(ed|ing)|tweak(ed|ing)|adjust(ed|ing)|scal(ed|ing) (up|out))\b|"
             r"调到|调大|调小|调高|调低|改成|改为|改了|换成|换了|重启了|回滚|升级|降级|清理|清空|"
-            r"删掉|删除了|加上|加了|打开了|关闭了|关掉|重装|重新部署|扩容|从 ?\S+ ?(调|改|换|升)", _I),
+            r"删掉|删除了|加上|加了|补上|补了|装了|安装了|配了|配置了|开启了|打开了|关闭了|关掉|重装|重新部署|扩容|从 ?\S+ ?(调|改|换|升)", _I),
         negatable=True),
     "procedure": Signal(
         "how to do it, step by step",
         re.compile(
             r"\b(first(ly)?|then|next|after that|afterwards|finally|lastly|"
-            r"step \d+|\d+[.)] \w|once (that|it)'?s? done)\b|[:：][^.。:：]*[,，、][^.。]*[,，、]|"
+            r"step \d+|\d+[.)] \w+|once (that|it)'?s? done)\b|[:：][^.。:：]*[,，、][^.。]*[,，、]|"
             r"(?<![优原首])先(?!生)|然后|(?<![不再])再(?![见次])|接着|最后|第[一二三四五1-9]步|"
             r"步骤|流程", _I),
         min_hits=2),
@@ -142,33 +146,41 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
         re.compile(
             r"\b(decided|decision|we('ll| will)? go with|go(es|ing)? with|settled on|"
             r"agreed|picked|chose|opted for|let'?s (use|go with|pick|stick with)|"
-            r"stick(ing)? with|standardi[sz]e on|we('ll| will) use|conclusion|verdict)\b|"
-            r"(?<!搞)定了|决定|选定|选了|就用|统一用|采用|结论|敲定|拍板|用 ?\S+ ?[，,] ?不用", _I)),
+            r"stick(ing)? with|standardi[sz](e|ed|ing) on|we('ll| will) use|conclusion|verdict|"
+            r"(use|using) \w+( \w+)? instead)\b|"
+            r"(?<!搞)定了|决定|选定|选了|就用|统一|采用|改用|结论|敲定|拍板|最终(选|用|定)|"
+            r"用 ?\S+ ?[，,] ?不用|逐步下线", _I)),
     "rule": Signal(
         "a rule to follow from now on",
         re.compile(
-            r"\b(from now on|going forward|from today|henceforth|must(n'?t)?|"
+            r"\b(from now on|from here on|going forward|from today|henceforth|must(n'?t)?|"
             r"(everyone|everybody|every \w+|all \w+) (has|have|need|needs) to|"
             r"(has|have) to be (approved|reviewed|signed|run|done|tested|tagged|checked)|"
             r"required|requires?|mandatory|not allowed|forbidden|prohibited|policy|"
             r"needs? .{0,40}\b(approval|sign-?off|review|ticket)|"
             r"(never|don'?t ever|do not) (ever )?(deploy|run|push|merge|commit|delete|drop|use|"
-            r"restart|touch|skip|change|edit|expose|share|store|hardcode|force|release)|"
+            r"restart|touch|skip|change|edit|expose|share|store|hardcode|force|release|go|"
+            r"put|check in|leave|log|print|paste)|"
             r"no (\w+ ){1,3}(on|after|before|during|outside) (fridays?|weekends?|holidays?|"
             r"nights?|mondays?|tuesdays?|wednesdays?|thursdays?|saturdays?|sundays?|\d|"
             r"prod\w*|main|master|release)|, ever\b|only \w+ (may|can)|"
             r"always (run|use|check|ask|tag|deploy|test|backup|back up))\b|"
             r"以后(都|一律|必须|要|统一|不要|别|禁止|不准)|今后|从现在(起|开始)|从今天(起|开始)|"
-            r"必须|禁止|不允许|不得|不准|一律|都要|都得|"
+            r"必须|禁止|不允许|不得|不准|一律|都要|都得|(每周|每天|每月|每次|每个).{0,15}(要|必须|得|需要)|"
             r"需要.{0,12}(审批|批准|同意|评审|签字)|规定|规范|原则上", _I)),
     "description": Signal(
         "what a thing is: a format, a schema, an endpoint",
         re.compile(
             r"\b(formats?|formatted|schema|fields?|columns?|endpoints?|listens on|port \d+|"
             r"urls?|headers?|payload|delimited|separated|json( lines)?|jsonl|csv|tsv|yaml|"
-            r"protobuf|key-value|structure|lives (at|in|under)|is (at|served at|hosted at)|"
-            r"located (at|in)|the (path|directory|folder|bucket|table|topic|queue) (is|for))\b|"
-            r"格式|字段|([\d一二三四五六七八九十几两]|多)列|列名|分隔|端点|接口地址|端口|地址是|表结构|结构是|"
+            r"protobuf|avro|key-value|structure|lives (at|in|under)|is (at|served at|hosted at)|"
+            r"(publishes|emits|produces|writes|sends|returns|responds with) .{0,60}\b"
+            r"(on|to|as|in) (the )?(topic|queue|stream|channel|bucket|table)|"
+            r"(on|to) (the )?topic \S+|"
+            r"located (at|in)|the (path|directory|folder|bucket|table|topic|queue) (is|for)|"
+            r"(error|exit|status|return) codes?|(code|status|flag|value|field) \S+ means|"
+            r"\d+ (means|stands for)|one (line|row|record|message) per)\b|"
+            r"错误码|返回码|状态码|\d+ ?(表示|代表)|格式|字段|([\d一二三四五六七八九十几两]|多)列|列名|分隔|端点|接口地址|端口|地址是|表结构|结构是|"
             r"路径是|位于", _I)),
     "confirmation": Signal(
         "a confirmation that something worked",
@@ -187,8 +199,8 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
             r"note (that|this|it)|take note|make a note|note for|note to self|"
             r"for (the )?next time|(?<!see you )next time|for the future|in (the )?future|"
             r"future reference|for later|write (this|that|it) down|important|fyi|heads[- ]up|"
-            r"lesson( learned)?|gotcha|pro tip|worth knowing|good to know)\b|"
-            r"记住|记一下|(?<!已)记下(?!了)|记得|别忘|不要忘|下次(?!见)|以后都这么|以后照|备忘|重要|"
+            r"lesson( learned)?|gotcha|pro tip|worth knowing|good to know|reminder)\b|"
+            r"记住|记一下|提醒(一下|大家|各位)|(?<!已)记下(?!了)|记得|别忘|不要忘|下次(?!见)|以后都这么|以后照|备忘|重要|"
             r"注意|留个底|吸取教训|教训是|经验是", _I),
         in_questions=True),
 }
