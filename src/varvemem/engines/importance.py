@@ -122,7 +122,8 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
             r"re-?ran|rotat(ed|ing)|add(ed|ing) \w+|remov(ed|ing)|enabl(ed|ing)|"
             r"disabl(ed|ing)|patch(ed|ing)|tweak(ed|ing)|adjust(ed|ing)|scal(ed|ing) (up|out))\b|"
             r"调到|调大|调小|调高|调低|改成|改为|改了|换成|换了|重启了|回滚|升级|降级|清理|清空|"
-            r"删掉|删除了|加上|加了|补上|补了|装了|安装了|配了|配置了|开启了|打开了|关闭了|关掉|重装|重新部署|扩容|从 ?\S+ ?(调|改|换|升)", _I),
+            r"删掉|删除了|加上|加了|补上|补了|装了|安装了|配了|配置了|开启了|打开了|关闭了|关掉|"
+            r"重装|重新部署|扩容|从 ?\S+ ?(调|改|换|升)", _I),
         negatable=True),
     "procedure": Signal(
         "how to do it, step by step",
@@ -180,7 +181,8 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
             r"located (at|in)|the (path|directory|folder|bucket|table|topic|queue) (is|for)|"
             r"(error|exit|status|return) codes?|(code|status|flag|value|field) \S+ means|"
             r"\d+ (means|stands for)|one (line|row|record|message) per)\b|"
-            r"错误码|返回码|状态码|\d+ ?(表示|代表)|格式|字段|([\d一二三四五六七八九十几两]|多)列|列名|分隔|端点|接口地址|端口|地址是|表结构|结构是|"
+            r"错误码|返回码|状态码|\d+ ?(表示|代表)|格式|字段|([\d一二三四五六七八九十几两]|多)列|列名|"
+            r"分隔|端点|接口地址|端口|地址是|表结构|结构是|"
             r"路径是|位于", _I)),
     "confirmation": Signal(
         "a confirmation that something worked",
