@@ -148,3 +148,17 @@ def test_an_experience_is_rebuilt_when_the_fix_arrives(mem: Memory, clock: Clock
     run_schedule(mem, clock, days=2)
     assert mem.get(exp_id).content == exp.content
     assert top3(mem, "how did we fix the billing-db replication lag?", "wal_keep_size")
+
+
+def test_a_failure_and_its_fix_in_one_call(mem: Memory) -> None:
+    res = mem.add_messages([
+        {"role": "user", "content": "The nightly backup job keeps failing with EACCES."},
+        {"role": "assistant", "content": "The backup user lost write access to /srv/backup."},
+        {"role": "user", "content": "chown -R backup /srv/backup fixed it, thanks."},
+        {"role": "user", "content": "Confirmed, tonight's run worked."}], session="s1")
+    failure, _, fix, confirm = (r.memory_id for r in res)
+    rec = mem.get(failure)
+    assert rec.metadata["resolved_by"] == [fix, confirm]
+    raised = [h for h in mem.history(failure) if h.action == "rescore"]
+    assert len(raised) == 2 and raised[0].new is not None and raised[1].new is not None
+    assert raised[0].new["importance"] == raised[1].new["importance"] == rec.importance

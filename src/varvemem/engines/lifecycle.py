@@ -237,7 +237,6 @@ class LifecycleEngine:
                 rebuilt = self._reabstract(r, now, job.errors)
                 if rebuilt:
                     used.add(r.memory_id)
-                    job.created.extend(i for i in rebuilt if i not in job.created)
                     job.counts["reabstracted"] = job.counts.get("reabstracted", 0) + len(rebuilt)
         groups: list[tuple[str, list[str]]] = []
         # Seeds by importance: each takes its eligible neighbours (associated, similar or from
@@ -311,7 +310,8 @@ class LifecycleEngine:
             ids = [i for i in exp.metadata.get("sources", []) if isinstance(i, str)]
             if fix.memory_id in ids:
                 continue
-            ids = [*ids, fix.memory_id][-self.cfg.abstract_max_sources:]
+            # The problem came first: when full, the newest source but the fix gives way.
+            ids = [*ids[: self.cfg.abstract_max_sources - 1], fix.memory_id]
             found = self.stores.records.get_many(tenant, ids)
             records = [found[i] for i in ids if i in found]
             path, text = self._text(records, errors)

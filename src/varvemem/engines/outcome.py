@@ -64,11 +64,13 @@ def _failures(stores: Stores, settings: Settings, rec: MemoryRecord,
     found: dict[str, tuple[MemoryRecord, str]] = {}
     # 1. the same session: its turns and tool calls before this one
     if rec.scope.session:
-        session = [r for r in earlier if r.scope.session == rec.scope.session
-                   and r.scope.tenant == rec.scope.tenant]
-        for t in (MemoryType.DIALOGUE, MemoryType.TOOL_CALL):
-            session += stores.records.recent_in_session(rec.scope, t, cfg.outcome_candidates,
-                                                        exact=False, until=rec.created_at)
+        # The stored copy first (it holds what an earlier resolution of this batch wrote),
+        # then this batch's own records.
+        session = [r for t in (MemoryType.DIALOGUE, MemoryType.TOOL_CALL)
+                   for r in stores.records.recent_in_session(
+                       rec.scope, t, cfg.outcome_candidates, exact=False, until=rec.created_at)]
+        session += [r for r in earlier if r.scope.session == rec.scope.session
+                    and r.scope.tenant == rec.scope.tenant]
         for r in session:
             found.setdefault(r.memory_id, (r, "same session"))
     # 2. a shared identifier or explicit tag (not a vocabulary tag: "deploy" is no subject)
@@ -80,7 +82,7 @@ def _failures(stores: Stores, settings: Settings, rec: MemoryRecord,
         ids = [m for m, _ in hits if m not in found and m != rec.memory_id]
         stored = stores.records.get_many(rec.scope.tenant, ids) if ids else {}
         batch = [r for r in earlier if r.memory_id not in found and set(keys) & set(r.tags)]
-        for r in [*batch, *(stored[i] for i in ids if i in stored)]:
+        for r in [*(stored[i] for i in ids if i in stored), *batch]:
             found.setdefault(r.memory_id, (r, "shared tag " + ", ".join(
                 sorted(set(keys) & set(r.tags)))))
     out = [(r, route) for r, route in found.values()
