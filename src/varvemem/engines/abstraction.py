@@ -67,7 +67,9 @@ def extractive(records: Sequence[MemoryRecord], max_chars: int,
     for role, names in (("fix", LESSON), ("problem", _PROBLEM), ("outcome", _OUTCOME)):
         matching = []
         for i, (s, r) in enumerate(candidates):
-            w = _weight(s, names, weights) + (role == "outcome" and bool(OUTCOME.search(s)))
+            w = _weight(s, names, weights)
+            if role == "outcome" and OUTCOME.search(s):
+                w += 1.0  # an outcome in words ("recovered", "恢复") counts, confirmed or not
             if w > 0 and s not in chosen.values():
                 told = (r.memory_type is MemoryType.TOOL_CALL, r.created_at, i)
                 rank = told if role == "problem" else (-w, i)

@@ -17,11 +17,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import get_args
 
 from ..settings import ImportanceSignal
 
-_I = re.I
 
 
 @dataclass(frozen=True)
@@ -43,12 +43,12 @@ class Signal:
 _SENTENCE = re.compile(r"(?<=[.!?;])(?<!\d\.)\s+|(?<=[。！？；])|\n+")
 _QUESTION_EN = re.compile(
     r"\?\s*$|^\W*(how|why|which|who|where|is|are|can|could|should|would|"
-    r"any idea)(?!'|n't)\b(?!.*:)", _I)
+    r"any idea)(?!'|n't)\b(?!.*:)")
 _QUESTION_ZH = re.compile(
     r"[？?]\s*$|[吗呢么]\s*[。.！!]?\s*$|是不是|有没有|能不能|会不会|要不要|可不可以|怎么办|为什么|为啥|"
     r"如何|(?<!知道)(?<!明白)(?<!学会)怎么(?!样都)|哪个|哪些|哪里|什么时候")
 _CLAUSE = re.compile(
-    r"[,，、]|\s*\b(?:but|however|though|although|yet)\b|(?:但是?|不过|可是|结果)", _I)
+    r"[,，、]|\s*\b(?:but|however|though|although|yet)\b|(?:但是?|不过|可是|结果)")
 # "not fixed", "didn't help", "still failing", "if that works": a sentence that says a
 # resolution did not (or may not) happen.
 _NEGATED = re.compile(
@@ -57,14 +57,14 @@ _NEGATED = re.compile(
     r"sort|good|fine|better|normal|stable|green|pass|success|did it)|\b(if|whether|unless|"
     r"in case|hopefully|maybe|might|try|trying|let'?s see)\b|"
     r"没(有)?(解决|修好|好|生效|成功|用)|还是(不行|没|报错|失败|老样子)|仍然|依然|不管用|没用|"
-    r"如果|要是|万一|试试|看看(能不能|是否)", _I)
+    r"如果|要是|万一|试试|看看(能不能|是否)")
 # Standing on its own, a turn of thanks or acknowledgement says nothing to keep.
 _TRIVIAL = re.compile(
     r"^\W*((ok(ay)?|k|sure|yes|yep|yeah|no|nope|thanks?( you)?( (so|very) much)?|thx|ty|cheers|"
     r"great|cool|nice|perfect|awesome|got it|understood|noted|roger|sounds good|will do|"
     r"good|fine|lol|hi|hello|hey|bye|np|no problem|you'?re welcome|"
     r"好的?|好了|好吧|嗯+|哦+|谢谢(你|啦)?|多谢|感谢|收到|明白(了)?|知道了|了解|可以|行|没问题|辛苦了|"
-    r"你好|再见|拜拜|哈+)\W*)+$", _I)
+    r"你好|再见|拜拜|哈+)\W*)+$")
 
 SIGNALS: dict[ImportanceSignal, Signal] = {
     "failure": Signal(
@@ -81,7 +81,7 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
             r"reject(s|ed|ing)?)\b|"
             r"失败|错误|故障|报错|告警|异常|崩溃|超时|挂了|卡住|卡死|不通|宕机|无法|不能用|打不开|"
             r"变慢|很慢|泄漏|不可用|出错|看不懂|搞不定|不行|没数据|丢了|积压|堵塞|阻塞|满了|磁盘满|空间不足|"
-            r"延迟高|丢消息|[45]\d\d ?(报错|错误)|OOM", _I),
+            r"延迟高|丢消息|[45]\d\d ?(报错|错误)"),
         in_questions=True),
     "resolution": Signal(
         "the problem went away: fixed, solved, working again",
@@ -101,7 +101,7 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
             r"cleared up)\b|"
             r"搞定|解决|修复|修好|好了(?![，,\s]*(谢|吗|没))|恢复(正常)?|正常了|不再(报错|超时|失败|出现)|"
             r"(没|不)再(出现|报|发生|挂|卡|超时|失败)|再也没|消失了|消了|降下来了|好多了|生效了|跑通了|能用了|"
-            r"可以用了|就行了|就可以了", _I),
+            r"可以用了|就行了|就可以了"),
         negatable=True),
     "cause": Signal(
         "why it happened: the root cause",
@@ -109,7 +109,7 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
             r"\b(root cause|the cause|caused by|because( of)?|due to|turn(ed|s) out|the culprit|"
             r"the (problem|issue|reason) (was|is)|it'?s because|comes from|came from|"
             r"traced (it )?to)\b|\bit was \w+( \w+)?\s*[:—]|"
-            r"原因|根因|是因为|由于|问题出在|导致|罪魁祸首|原来是|发现是|查到是|查出来是", _I),
+            r"原因|根因|是因为|由于|问题出在|导致|罪魁祸首|原来是|发现是|查到是|查出来是"),
         negatable=True),
     "change": Signal(
         "what was changed to fix it",
@@ -123,7 +123,7 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
             r"disabl(ed|ing)|patch(ed|ing)|tweak(ed|ing)|adjust(ed|ing)|scal(ed|ing) (up|out))\b|"
             r"调到|调大|调小|调高|调低|改成|改为|改了|换成|换了|重启了|回滚|升级|降级|清理|清空|"
             r"删掉|删除了|加上|加了|补上|补了|装了|安装了|配了|配置了|开启了|打开了|关闭了|关掉|"
-            r"重装|重新部署|扩容|从 ?\S+ ?(调|改|换|升)", _I),
+            r"重装|重新部署|扩容|从 ?\S+ ?(调|改|换|升)"),
         negatable=True),
     "procedure": Signal(
         "how to do it, step by step",
@@ -131,7 +131,7 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
             r"\b(first(ly)?|then|next|after that|afterwards|finally|lastly|"
             r"step \d+|\d+[.)] \w+|once (that|it)'?s? done)\b|[:：][^.。:：]*[,，、][^.。]*[,，、]|"
             r"(?<![优原首])先(?!生)|然后|(?<![不再])再(?![见次])|接着|最后|第[一二三四五1-9]步|"
-            r"步骤|流程", _I),
+            r"步骤|流程"),
         min_hits=2),
     "command": Signal(
         "a command, a configuration key or a file to edit",
@@ -141,7 +141,7 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
             r"systemctl|journalctl|npm|pip|yarn|terraform|ansible|curl|ssh|psql|mysql|"
             r"redis-cli|aws|gcloud|sudo|apt(-get)?|brew|mvn|gradle)\s+[\w./-]+|"
             r"\bmake (?!(sure|it|a|an|the|sense|this|that|them|us|me|you|do|time|up|way)\b)[a-z][\w-]*|"
-            r"\b[a-z]+ctl\b|\b[a-z]+(_[a-z0-9]+)+\b|(/[\w.-]+){2,}", _I)),
+            r"\b[a-z]+ctl\b|\b[a-z]+(_[a-z0-9]+)+\b|(/[\w.-]+){2,}")),
     "decision": Signal(
         "a choice made",
         re.compile(
@@ -150,7 +150,7 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
             r"stick(ing)? with|standardi[sz](e|ed|ing) on|we('ll| will) use|conclusion|verdict|"
             r"(use|using) \w+( \w+)? instead)\b|"
             r"(?<!搞)定了|决定|选定|选了|就用|统一|采用|改用|结论|敲定|拍板|最终(选|用|定)|"
-            r"用 ?\S+ ?[，,] ?不用|逐步下线", _I)),
+            r"用 ?\S+ ?[，,] ?不用|逐步下线")),
     "rule": Signal(
         "a rule to follow from now on",
         re.compile(
@@ -168,7 +168,7 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
             r"always (run|use|check|ask|tag|deploy|test|backup|back up))\b|"
             r"以后(都|一律|必须|要|统一|不要|别|禁止|不准)|今后|从现在(起|开始)|从今天(起|开始)|"
             r"必须|禁止|不允许|不得|不准|一律|都要|都得|(每周|每天|每月|每次|每个).{0,15}(要|必须|得|需要)|"
-            r"需要.{0,12}(审批|批准|同意|评审|签字)|规定|规范|原则上", _I)),
+            r"需要.{0,12}(审批|批准|同意|评审|签字)|规定|规范|原则上")),
     "description": Signal(
         "what a thing is: a format, a schema, an endpoint",
         re.compile(
@@ -183,7 +183,7 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
             r"\d+ (means|stands for)|one (line|row|record|message) per)\b|"
             r"错误码|返回码|状态码|\d+ ?(表示|代表)|格式|字段|([\d一二三四五六七八九十几两]|多)列|列名|"
             r"分隔|端点|接口地址|端口|地址是|表结构|结构是|"
-            r"路径是|位于", _I)),
+            r"路径是|位于")),
     "confirmation": Signal(
         "a confirmation that something worked",
         re.compile(
@@ -192,7 +192,7 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
             r"all good now|looks good now|all done|done now|(it|that)'?s done|all set|"
             r"deployed)\b|^\W*done\b|"
             r"验证(过|通过)|测试通过|确认(过|了)|没问题了|成功了|通过了|现在(可以|正常)了|"
-            r"已经(可以|好)了", _I),
+            r"已经(可以|好)了"),
         negatable=True),
     "remember": Signal(
         "a request to remember",
@@ -203,7 +203,7 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
             r"future reference|for later|write (this|that|it) down|important|fyi|heads[- ]up|"
             r"lesson( learned)?|gotcha|pro tip|worth knowing|good to know|reminder)\b|"
             r"记住|记一下|提醒(一下|大家|各位)|(?<!已)记下(?!了)|记得|别忘|不要忘|下次(?!见)|以后都这么|以后照|备忘|重要|"
-            r"注意|留个底|吸取教训|教训是|经验是", _I),
+            r"注意|留个底|吸取教训|教训是|经验是"),
         in_questions=True),
 }
 assert set(SIGNALS) == set(get_args(ImportanceSignal)), "every settings signal has a rule"
@@ -216,38 +216,54 @@ def sentences(text: str) -> list[str]:
 
 def is_question(sentence: str) -> bool:
     """Does the sentence ask (English or Chinese)?"""
-    return bool(_QUESTION_EN.search(sentence) or _QUESTION_ZH.search(sentence))
+    low = sentence.lower()
+    return bool(_QUESTION_EN.search(low) or _QUESTION_ZH.search(low))
 
 
 def is_trivial(text: str) -> bool:
     """Only thanks, greetings or acknowledgements ("ok thanks", "好的，谢谢")."""
-    return bool(_TRIVIAL.match(text.strip()))
+    return bool(_TRIVIAL.match(text.strip().lower()))
 
 
 def sentence_signals(sentence: str) -> dict[ImportanceSignal, int]:
     """How many times each signal shows in one sentence (questions and negations applied)."""
-    if is_trivial(sentence):
-        return {}
-    asks = is_question(sentence)
+    return dict(_sentence_signals(sentence.lower()))
+
+
+# The patterns are written in lower case and read lower-cased text (faster than re.I); the
+# same texts come back (a write scores a turn, the outcome rule and abstraction read it).
+@lru_cache(maxsize=4096)
+def _sentence_signals(low: str) -> tuple[tuple[ImportanceSignal, int], ...]:
+    if is_trivial(low):
+        return ()
+    asks = is_question(low)
     # "the restart didn't help, but raising the pool fixed it": negation is read per clause.
-    plain = " ".join(c for c in _CLAUSE.split(sentence) if c and not _NEGATED.search(c))
-    out: dict[ImportanceSignal, int] = {}
+    plain = " ".join(c for c in _CLAUSE.split(low) if c and not _NEGATED.search(c))
+    out: list[tuple[ImportanceSignal, int]] = []
     for name, sig in SIGNALS.items():
         if asks and not sig.in_questions:
             continue
-        hits = len(sig.pattern.findall(plain if sig.negatable else sentence))
+        text = plain if sig.negatable else low
+        # Only a signal needing several hits counts them; the rest stop at the first.
+        hits = len(sig.pattern.findall(text)) if sig.min_hits > 1 else \
+            int(sig.pattern.search(text) is not None)
         if hits:
-            out[name] = hits
-    return out
+            out.append((name, hits))
+    return tuple(out)
 
 
 def signals(text: str) -> list[ImportanceSignal]:
     """The signals ``text`` shows, in :data:`SIGNALS` order."""
+    return list(_signals(text))
+
+
+@lru_cache(maxsize=4096)
+def _signals(text: str) -> tuple[ImportanceSignal, ...]:
     counts: dict[ImportanceSignal, int] = {}
     for s in sentences(text):
-        for name, n in sentence_signals(s).items():
+        for name, n in _sentence_signals(s.lower()):
             counts[name] = counts.get(name, 0) + n
-    return [n for n, sig in SIGNALS.items() if counts.get(n, 0) >= sig.min_hits]
+    return tuple(n for n, sig in SIGNALS.items() if counts.get(n, 0) >= sig.min_hits)
 
 
 def weigh(base: float, seen: Iterable[ImportanceSignal], weights: dict[ImportanceSignal, float]
