@@ -23,7 +23,6 @@ from typing import get_args
 from ..settings import ImportanceSignal
 
 
-
 @dataclass(frozen=True)
 class Signal:
     """One kind of content: ``pattern`` marks it in a sentence; ``min_hits`` matches are
