@@ -78,6 +78,7 @@ def test_thanks_and_acknowledgements_show_nothing(text: str) -> None:
     "还没解决", "是不是修好了？", "上次支付服务超时怎么修好的", "重启了还是不行",
     "see you next time", "下次见", "I always go hiking on Sundays.", "I have to go now",
     "make sure you bring snacks", "Understood, I'll remind the team.", "Let me check the runbook.",
+    "I don't remember what happened", "没人记得上周发生了什么", "邮件发送服务的端口是多少",
 ])
 def test_questions_negations_and_chit_chat_are_no_resolution(text: str) -> None:
     seen = signals(text)

@@ -48,7 +48,7 @@ _QUESTION_EN = re.compile(
     r"any idea)(?!'|n't)\b(?!.*:)")
 _QUESTION_ZH = re.compile(
     r"[？?]\s*$|[吗呢么]\s*[。.！!]?\s*$|是不是|有没有|能不能|会不会|要不要|可不可以|怎么办|为什么|为啥|"
-    r"如何|(?<!知道)(?<!明白)(?<!学会)怎么(?!样都)|哪个|哪些|哪里|什么时候")
+    r"如何|(?<!知道)(?<!明白)(?<!学会)怎么(?!样都)|哪个|哪些|哪里|什么时候|多少|几点|几个|啥")
 # Which patterns a sentence needs: the Latin-script ones also hold digits and symbols
 # (numbered steps, commands, status codes), so any of those wakes them.
 _LATIN = re.compile(r"[a-z0-9`$/=]")
@@ -212,13 +212,14 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
     "remember": Signal(
         "a request to remember",
         en=re.compile(
-            r"\b(remember(ed|s)?|don'?t forget|never forget|keep (this|that|it)? ?in mind|"
+            r"\b((?<!n't )(?<!not )(?<!never )(?<!cannot )(?<!nobody )(?<!no one )"
+            r"remember(ed|s)?|don'?t forget|never forget|keep (this|that|it)? ?in mind|"
             r"note (that|this|it)|take note|make a note|note for|note to self|"
             r"for (the )?next time|(?<!see you )next time|for the future|in (the )?future|"
             r"future reference|for later|write (this|that|it) down|important|fyi|heads[- ]up|"
             r"lesson( learned)?|gotcha|pro tip|worth knowing|good to know|reminder)\b"),
         zh=re.compile(
-            r"记住|记一下|提醒(一下|大家|各位)|(?<!已)记下(?!了)|记得|别忘|不要忘|下次(?!见)|以后都这么|以后照|备忘|重要|"
+            r"记住|记一下|提醒(一下|大家|各位)|(?<!已)记下(?!了)|(?<![没不])(?<!没人)(?<!谁)记得|别忘|不要忘|下次(?!见)|以后都这么|以后照|备忘|重要|"
             r"注意|留个底|吸取教训|教训是|经验是"),
         in_questions=True),
 }
