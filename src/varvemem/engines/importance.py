@@ -102,6 +102,7 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
             r"(stopped|stops) (failing|crashing|erroring|timing out)|recovered|"
             r"(everything|all|it) (\w+ )?(works|worked|ran|runs|is fine|was fine|went through|"
             r"is green|was green|passed|passes)|what (finally )?worked|"
+            r"the (trick|fix|solution|workaround)( \w+){0,6} (is|was) to|"
             r"(?!(fail|crash|die|time|restart|reboot|happen|occur|spik|drop|stopp|reject|deni|"
             r"refus|lagg|stall|freez|block|exhaust|throttl|kill|evict|error|report|start|"
             r"broke|hang|leak|flak)\w*)\w+ed (in |up |back |out )?again|came back|clears? up|"
@@ -109,7 +110,7 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
         zh=re.compile(
             r"搞定|解决|修复|修好|好了(?![，,\s]*(谢|吗|没))|恢复(正常)?|正常了|不再(报错|超时|失败|出现)|"
             r"(没|不)再(出现|报|发生|挂|卡|超时|失败)|再也没|消失了|消了|降下来了|好多了|生效了|跑通了|能用了|"
-            r"可以用了|就行了|就可以了"),
+            r"可以用了|就行了?|就可以了|(办法|方法|诀窍|窍门|解法)是"),
         negatable=True),
     "cause": Signal(
         "why it happened: the root cause",
@@ -129,7 +130,9 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
             r"replac(ed|ing)|upgrad(ed|ing)|downgrad(ed|ing)|pinn(ed|ing)|clear(ed|ing)|"
             r"flush(ed|ing)|purg(ed|ing)|reinstall(ed|ing)?|rebuil(t|ding)|redeploy(ed|ing)?|"
             r"re-?ran|rotat(ed|ing)|add(ed|ing) \w+|remov(ed|ing)|enabl(ed|ing)|"
-            r"disabl(ed|ing)|patch(ed|ing)|tweak(ed|ing)|adjust(ed|ing)|scal(ed|ing) (up|out))\b"),
+            r"disabl(ed|ing)|patch(ed|ing)|tweak(ed|ing)|adjust(ed|ing)|scal(ed|ing) (up|out)|"
+            r"swapp(ed|ing)|switching|mov(ed|ing) \w+ to|migrat(ed|ing)|tun(ed|ing)|capp(ed|ing)|"
+            r"limit(ed|ing)|cach(ed|ing)|index(ed|ing)|split(ting)?|refactor(ed|ing)?)\b"),
         zh=re.compile(
             r"调到|调大|调小|调高|调低|改成|改为|改了|换成|换了|重启了|回滚|升级|降级|清理|清空|"
             r"删掉|删除了|加上|加了|补上|补了|装了|安装了|配了|配置了|开启了|打开了|关闭了|关掉|"
@@ -187,7 +190,9 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
         en=re.compile(
             r"\b(formats?|formatted|schema|fields?|columns?|endpoints?|listens on|port \d+|"
             r"urls?|headers?|payload|delimited|separated|json( lines)?|jsonl|csv|tsv|yaml|"
-            r"protobuf|avro|key-value|structure|lives (at|in|under)|is (at|served at|hosted at)|"
+            r"protobuf|avro|parquet|xml|base64|utf-8|hmac[\w-]*|sha-?\d+|encoded|encrypted|"
+            r"signed with|algorithm|key-value|structure|(lands?|landed|stored|saved|written|"
+            r"kept|archived) (in|to|under|at)|lives (at|in|under)|is (at|served at|hosted at)|"
             r"(publishes|emits|produces|writes|sends|returns|responds with) .{0,60}\b"
             r"(on|to|as|in) (the )?(topic|queue|stream|channel|bucket|table)|"
             r"(on|to) (the )?topic \S+|"
@@ -196,7 +201,7 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
             r"\d+ (means|stands for)|one (line|row|record|message) per)\b"),
         zh=re.compile(
             r"错误码|返回码|状态码|\d+ ?(表示|代表)|格式|字段|([\d一二三四五六七八九十几两]|多)列|列名|"
-            r"分隔|端点|接口地址|端口|地址是|表结构|结构是|"
+            r"分隔|端点|接口地址|端口|地址是|表结构|结构是|签名|算法|编码|加密|(存放|保存|放|存|落)在|"
             r"路径是|位于")),
     "confirmation": Signal(
         "a confirmation that something worked",
