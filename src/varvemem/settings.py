@@ -152,6 +152,24 @@ class AttributeWords(_Section):
     weak: list[str] = Field(default_factory=list)
 
 
+# The content signals of :mod:`varvemem.engines.importance` (each a row of its SIGNALS table).
+ImportanceSignal = Literal["failure", "resolution", "cause", "change", "procedure", "command",
+                           "decision", "rule", "description", "confirmation", "remember"]
+
+
+def _default_signal_weights() -> dict[ImportanceSignal, float]:
+    # One strong signal (a resolution, a procedure, a decision, a rule, a description, a request
+    # to remember) lifts a dialogue turn (0.3) over lifecycle.promote_above (0.5); the weak
+    # ones (a failure, a cause, a change, a command, a confirmation) need another.
+    return {"failure": 0.15, "resolution": 0.3, "cause": 0.15, "change": 0.1,
+            "procedure": 0.25, "command": 0.15, "decision": 0.25, "rule": 0.25,
+            "description": 0.25, "confirmation": 0.15, "remember": 0.3}
+
+
+def _default_outcome_signals() -> list[ImportanceSignal]:
+    return ["resolution", "confirmation"]
+
+
 class UpdateSettings(_Section):
     """The write path. Dedup, merge and supersession keys (the rest are commented in place):
 
@@ -222,6 +240,20 @@ class UpdateSettings(_Section):
     context_embed: int = Field(1, ge=0, le=20)
     chunk_max_chars: int = Field(1200, ge=100)
     ingest_extensions: list[str] = Field(default_factory=lambda: [".md", ".markdown", ".txt"])
+    # Importance by content (engines/importance.py): the type's base plus the weight of each
+    # signal the text shows, in 0.05..1.
+    importance_signals: dict[ImportanceSignal, float] = Field(
+        default_factory=_default_signal_weights)
+    # Outcome: a new memory showing one of ``outcome_signals`` resolves the failures before it
+    # (the same session, or a shared identifier or explicit tag; at most ``outcome_window_hours``
+    # earlier; the nearest ``outcome_max_failures``): each failure gains
+    # ``outcome_failure_boost``, the resolution ``outcome_resolution_boost``.
+    outcome_signals: list[ImportanceSignal] = Field(default_factory=_default_outcome_signals)
+    outcome_window_hours: float = Field(72.0, ge=0)
+    outcome_max_failures: int = Field(3, ge=0, le=100)
+    outcome_candidates: int = Field(20, ge=1, le=1000)  # earlier memories read per route
+    outcome_failure_boost: float = Field(0.25, ge=0.0, le=1.0)
+    outcome_resolution_boost: float = Field(0.1, ge=0.0, le=1.0)
     importance_by_type: dict[MemoryType, float] = Field(default_factory=lambda: {
         MemoryType.DIALOGUE: 0.3, MemoryType.TOOL_CALL: 0.3, MemoryType.KNOWLEDGE: 0.6,
         MemoryType.EVENT: 0.4, MemoryType.EXPERIENCE: 0.7, MemoryType.QA: 0.5})
@@ -249,7 +281,7 @@ class UpdateSettings(_Section):
     })
 
     @field_validator("importance_by_type", "reliability_by_source", "tier_by_type",
-                     mode="before")
+                     "importance_signals", mode="before")
     @classmethod
     def _merge_tables(cls, v: Any, info: Any) -> Any:
         """A partial table from a file or variable overrides only the keys it names."""
@@ -258,7 +290,7 @@ class UpdateSettings(_Section):
             return {**{getattr(k, "value", k): x for k, x in default.items()}, **v}
         return v
 
-    @field_validator("importance_by_type", "reliability_by_source")
+    @field_validator("importance_by_type", "reliability_by_source", "importance_signals")
     @classmethod
     def _unit_interval(cls, v: dict[Any, float]) -> dict[Any, float]:
         for key, value in v.items():
@@ -479,6 +511,9 @@ class LifecycleSettings(_Section):
     abstract_similarity: float = Field(0.4, ge=-1.0, le=1.0)  # cosine that joins a group
     abstract_max_sources: int = Field(8, ge=1, le=100)
     abstract_max_chars: int = Field(800, ge=100)
+    # An experience whose problem a later memory resolves (engines/outcome.py) is rebuilt with
+    # that fix by the next abstraction run.
+    reabstract_on_fix: bool = True
     # Re-scoring (hourly): each new retrieval adds ``use_step`` (at most ``use_max`` per run);
     # a memory unused for ``decay_after_days`` loses ``decay_step`` once per such period;
     # importance stays within ``importance_floor``..``importance_ceiling``.

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ..llm import ChatClient
-from ..model import MemoryRecord
+from ..model import MemoryRecord, MemoryType
+from ..settings import ImportanceSignal
 from ..text import analyse, identifiers
-from .rules import SIGNALS
+from .importance import sentence_signals
 
 # Sentence ends in English and Chinese, and line breaks (not ";": a cause and its fix often
 # share one sentence).
@@ -22,7 +23,14 @@ _SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])|\n+")
 OUTCOME = re.compile(
     r"\b(works?|worked|working|succeed(ed|s)?|success(ful(ly)?)?|passed|green|recovered|"
     r"back to normal|healthy|resolved|deployed)\b|成功|恢复|通过|正常|已解决", re.I)
-_ROLES = (("problem", SIGNALS["failure"][1]), ("fix", SIGNALS["fix"][1]), ("outcome", OUTCOME))
+# What each part of an experience is made of (signals of :mod:`.importance`): the fix is what
+# was worked out (a resolution, its cause and change, a procedure, a command, a decision, a
+# rule, a description, something to remember), picked first so a sentence naming both the
+# failure and its fix is the fix.
+LESSON: tuple[ImportanceSignal, ...] = ("resolution", "cause", "change", "procedure", "command",
+                                        "decision", "rule", "description", "remember")
+_PROBLEM: tuple[ImportanceSignal, ...] = ("failure",)
+_OUTCOME: tuple[ImportanceSignal, ...] = ("confirmation",)
 # A sentence its author labelled ("Fix: ...") is their own summary of that part: it wins.
 _LABELS = {
     "problem": re.compile(r"^\W*(problem|error|issue|symptom|root cause|问题|错误|原因)\s*[:：]",
@@ -37,23 +45,44 @@ def sentences(text: str) -> list[str]:
     return [s.strip(" -*\t") for s in _SENTENCE_END.split(text) if s and s.strip(" -*\t")]
 
 
-def extractive(records: Sequence[MemoryRecord], max_chars: int) -> str:
-    """One experience from ``records``: the problem, fix and outcome sentences (the most
-    important source first), or the most representative sentence when none is marked, and the
-    entities named. Deterministic: the same sources give the same text."""
+def _weight(sentence: str, names: Sequence[ImportanceSignal],
+            weights: Mapping[ImportanceSignal, float] | None) -> float:
+    seen = sentence_signals(sentence)
+    return sum((1.0 if weights is None else weights.get(n, 0.0)) for n in names if n in seen)
+
+
+def extractive(records: Sequence[MemoryRecord], max_chars: int,
+               weights: Mapping[ImportanceSignal, float] | None = None) -> str:
+    """One experience from ``records``: the problem, fix and outcome sentences, or the most
+    representative sentence when none is marked, and the entities named. A sentence its
+    author labelled ("Fix: ...") wins its part. Else the fix is the sentence with the most
+    weight (``weights``, the settings' signal weights; equal without) of what was worked out,
+    the most important source first on a tie; the problem is the first failure told (a
+    person's words before a tool's output); the outcome the strongest confirmation.
+    Deterministic: the same sources give the same text."""
     ordered = sorted(records, key=lambda r: (-r.importance, r.created_at, r.memory_id))
-    candidates = [s for r in ordered for s in sentences(r.content)] or \
-        [r.content.strip() for r in ordered]
+    candidates = [(s, r) for r in ordered for s in sentences(r.content)] or \
+        [(r.content.strip(), r) for r in ordered]
     chosen: dict[str, str] = {}
-    for role, pattern in _ROLES:
-        matching = [s for s in candidates if pattern.search(s) and s not in chosen.values()]
+    for role, names in (("fix", LESSON), ("problem", _PROBLEM), ("outcome", _OUTCOME)):
+        matching = []
+        for i, (s, r) in enumerate(candidates):
+            w = _weight(s, names, weights)
+            if role == "outcome" and OUTCOME.search(s):
+                w += 1.0  # an outcome in words ("recovered", "恢复") counts, confirmed or not
+            if w > 0 and s not in chosen.values():
+                told = (r.memory_type is MemoryType.TOOL_CALL, r.created_at, i)
+                rank = told if role == "problem" else (-w, i)
+                matching.append(((not _LABELS[role].search(s), *rank), s))
         if matching:
-            chosen[role] = min(matching, key=lambda s: (not _LABELS[role].search(s),
-                                                        matching.index(s)))
-            chosen[role] = _LABELS[role].sub("", chosen[role]).strip() or chosen[role]
+            text = min(matching, key=lambda m: m[0])[1]
+            chosen[role] = _LABELS[role].sub("", text).strip() or text
+    chosen = {k: chosen[k] for k in ("problem", "fix", "outcome") if k in chosen}
+    candidates_text = [s for s, _ in candidates]
     if not chosen:  # nothing marked: the sentence sharing most words with the whole group
         freq = Counter(t for r in ordered for t in set(analyse(r.content)))
-        chosen["summary"] = max(candidates, key=lambda s: sum(freq[t] for t in set(analyse(s))))
+        chosen["summary"] = max(candidates_text,
+                                key=lambda s: sum(freq[t] for t in set(analyse(s))))
     entities = list(dict.fromkeys(
         [e for r in ordered for e in identifiers(r.content)] + [t for r in ordered for t in r.tags]))
     first = min(r.created_at for r in records).date()

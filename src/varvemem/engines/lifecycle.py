@@ -26,7 +26,7 @@ from ..settings import Settings
 from ..stores import Stores, StoreTx
 from ..stores.base import Selection
 from . import abstraction
-from .update import UpdateEngine, record_change, snapshot
+from .update import UpdateEngine, content_hash, record_change, snapshot
 
 ACTOR = "lifecycle"
 log = logging.getLogger("varvemem.llm")  # the abstraction's LLM fallback
@@ -214,17 +214,30 @@ class LifecycleEngine:
         cfg, job = self.cfg, JobReport(name="abstract")
         nodes: dict[str, tuple[float, list[str], str, str | None]] = {}
         sessions: dict[tuple[str, str], list[str]] = {}
+        resolvers: list[MemoryRecord] = []
         sel = Selection(tenant=tenant, tiers=[Tier.SHORT_TERM, Tier.MID_TERM],
                         types=_ABSTRACT_FROM, importance_above=cfg.promote_above,
                         not_abstracted=True)
         for batch in self._select(sel):
             for r in batch:
-                nodes[r.memory_id] = (r.importance, r.related_memory_ids, r.scope.tenant,
-                                      r.scope.session)
+                # A failure and what resolved it (engines/outcome.py) belong together too.
+                links = [*r.related_memory_ids, *r.metadata.get("resolves", []),
+                         *r.metadata.get("resolved_by", [])]
+                nodes[r.memory_id] = (r.importance, links, r.scope.tenant, r.scope.session)
                 if r.scope.session:
                     sessions.setdefault((r.scope.tenant, r.scope.session), []).append(
                         r.memory_id)
+                if r.metadata.get("resolves"):
+                    resolvers.append(r)
+        # A fix for a problem already abstracted rebuilds that experience (it is not the seed
+        # of a new one).
         used: set[str] = set()
+        if cfg.reabstract_on_fix:
+            for r in resolvers:
+                rebuilt = self._reabstract(r, now, job.errors)
+                if rebuilt:
+                    used.add(r.memory_id)
+                    job.counts["reabstracted"] = job.counts.get("reabstracted", 0) + len(rebuilt)
         groups: list[tuple[str, list[str]]] = []
         # Seeds by importance: each takes its eligible neighbours (associated, similar or from
         # the same session; most important first). A seed above abstract_above stands on its
@@ -262,6 +275,66 @@ class LifecycleEngine:
                                            VectorFilter(tenant=tenant))
         return {i for i, cos in found if cos >= self.cfg.abstract_similarity}
 
+    def _text(self, records: list[MemoryRecord], errors: list[str] | None) -> tuple[str, str]:
+        """``(path, text)`` of one experience from ``records``: the LLM's when configured,
+        else (or when it fails, the error noted once in ``errors``) extractive."""
+        if self.llm is not None and "abstract" in self.settings.llm.steps:
+            try:
+                return "llm", abstraction.llm_abstract(self.llm, records,
+                                                       self.cfg.abstract_max_chars)
+            except LLMError as exc:
+                log.warning("abstraction falls back to extractive: %s", exc)
+                if errors is not None and str(exc) not in errors:
+                    errors.append(str(exc))
+                return "extractive (llm failed)", abstraction.extractive(
+                    records, self.cfg.abstract_max_chars, self.settings.update.importance_signals)
+        return "extractive", abstraction.extractive(
+            records, self.cfg.abstract_max_chars, self.settings.update.importance_signals)
+
+    def _reabstract(self, fix: MemoryRecord, now: datetime, errors: list[str]) -> list[str]:
+        """Rebuild the experiences abstracted from the failures ``fix`` resolves
+        (``metadata.resolves``, engines/outcome.py) without it: their sources and the fix make
+        the new text, the experience keeps its id (history: the old text and why), and the fix
+        is linked to it. Returns the experiences rebuilt."""
+        tenant = fix.scope.tenant
+        failures = self.stores.records.get_many(tenant, list(fix.metadata["resolves"]))
+        exp_ids = list(dict.fromkeys(f.metadata["experience_id"] for f in failures.values()
+                                     if isinstance(f.metadata.get("experience_id"), str)))
+        out = []
+        max_related = self.settings.update.related_max
+        for exp_id in exp_ids:
+            exp = self.stores.records.get(tenant, exp_id)
+            if exp is None or exp.valid_to is not None \
+                    or exp.memory_type is not MemoryType.EXPERIENCE:
+                continue
+            ids = [i for i in exp.metadata.get("sources", []) if isinstance(i, str)]
+            if fix.memory_id in ids:
+                continue
+            # The problem came first: when full, the newest source but the fix gives way.
+            ids = [*ids[: self.cfg.abstract_max_sources - 1], fix.memory_id]
+            found = self.stores.records.get_many(tenant, ids)
+            records = [found[i] for i in ids if i in found]
+            path, text = self._text(records, errors)
+            resolved = [f for f in fix.metadata["resolves"] if f in ids]
+            self.update.edit(exp, {
+                "content": text, "content_hash": content_hash(text),
+                "importance": max([exp.importance, *(r.importance for r in records)]),
+                "related_memory_ids": list(dict.fromkeys([fix.memory_id,
+                                                          *exp.related_memory_ids]))[:max_related],
+                "metadata": {**exp.metadata, "sources": ids, "abstraction": path}},
+                "abstract", f"re-abstracted: {fix.memory_id} resolves "
+                            f"{', '.join(resolved)} ({path})", ACTOR)
+            with self.stores.transaction() as tx:
+                related = list(dict.fromkeys([exp_id, *fix.related_memory_ids]))[:max_related]
+                tx.update(fix.model_copy(update={
+                    "related_memory_ids": related,
+                    "metadata": {**fix.metadata, "experience_id": exp_id}}),
+                    fields=["related_memory_ids", "metadata"])
+                self._log(tx, fix, "abstract", now, "the fix of an experience's problem",
+                          None, {"experience_id": exp_id})
+            out.append(exp_id)
+        return out
+
     def _abstract(self, groups: list[tuple[str, list[str]]], now: datetime,
                   errors: list[str] | None = None) -> list[tuple[str, str, int]]:
         """One experience per group, linked both ways to its sources: ``(id, path, sources)``.
@@ -270,19 +343,7 @@ class LifecycleEngine:
         for tenant, ids in groups:
             found = self.stores.records.get_many(tenant, ids)
             records = [found[i] for i in ids if i in found]
-            path, text = "extractive", ""
-            if self.llm is not None and "abstract" in self.settings.llm.steps:
-                try:
-                    text = abstraction.llm_abstract(self.llm, records,
-                                                    self.cfg.abstract_max_chars)
-                    path = "llm"
-                except LLMError as exc:
-                    path = "extractive (llm failed)"
-                    log.warning("abstraction falls back to extractive: %s", exc)
-                    if errors is not None and str(exc) not in errors:
-                        errors.append(str(exc))
-            if not text:
-                text = abstraction.extractive(records, self.cfg.abstract_max_chars)
+            path, text = self._text(records, errors)
             users = {r.scope.user for r in records}
             agents = {r.scope.agent for r in records}
             tags = list(dict.fromkeys(t for r in sorted(records, key=lambda r: -r.importance)

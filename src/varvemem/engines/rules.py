@@ -11,21 +11,8 @@ import re
 from ..model import Draft, MemoryType, normalise_tags
 from ..settings import UpdateSettings
 from ..text import analyse, identifiers
-
-SIGNALS: dict[str, tuple[float, re.Pattern[str]]] = {
-    "failure": (0.15, re.compile(
-        r"\b(fail(ed|ure|s|ing)?|error|exception|crash\w*|outage|incident|broken|backoff|"
-        r"firing|timeout|denied|unauthori[sz]ed)\b|失败|错误|故障|报错|告警|异常|崩溃", re.I)),
-    "fix": (0.2, re.compile(
-        r"\b(fix(ed|es)?|resolved?|solution|workaround|root cause|the cause|solved|patched)\b"
-        r"|修复|解决|原因|修好", re.I)),
-    "decision": (0.1, re.compile(
-        r"\b(decided|decision|agreed|must|always|never|rules?|policy|required|mandatory)\b"
-        r"|规定|必须|决定|规范|禁止", re.I)),
-    "remember": (0.3, re.compile(
-        r"\b(remember(ed|s)?|don'?t forget|keep in mind|note that|noted|important)\b|记住|别忘|记得|重要",
-        re.I)),
-}
+from .importance import signals as content_signals
+from .importance import weigh
 
 UPDATE_CUE = re.compile(
     r"\b(now|no longer|instead|changed|updated?|replaced?|supersedes?|deprecated|from now on|"
@@ -58,14 +45,11 @@ def classify(draft: Draft, cfg: UpdateSettings) -> tuple[MemoryType, list[str]]:
 
 
 def importance(content: str, mtype: MemoryType, cfg: UpdateSettings) -> tuple[float, list[str]]:
-    """Base importance of the type plus content signals, in 0.05..1; returns the signals seen."""
-    score = cfg.importance_by_type[mtype]
-    seen = []
-    for name, (boost, pattern) in SIGNALS.items():
-        if pattern.search(content):
-            score += boost
-            seen.append(name)
-    return round(min(1.0, max(0.05, score)), 4), seen
+    """Base importance of the type plus the weight of each content signal it shows
+    (:mod:`.importance`, weights ``update.importance_signals``), in 0.05..1; returns the
+    signals seen."""
+    seen = content_signals(content)
+    return weigh(cfg.importance_by_type[mtype], seen, cfg.importance_signals), list(seen)
 
 
 def reliability(source: str, cfg: UpdateSettings) -> float:

@@ -40,7 +40,7 @@ from ..model import (
 from ..settings import Settings
 from ..stores import Stores, StoreTx
 from ..text import analyse, extract_keywords, identifiers, index_terms
-from . import claims, rules
+from . import claims, outcome, rules
 from .extract import from_document
 
 ACTOR = "update-engine"
@@ -263,6 +263,10 @@ class UpdateEngine:
                         if p.index in replied:
                             done[p.index] = p
                     written.extend((p.result, p.record) for p in batch if p.result is not None)
+                    # Outcome (engines/outcome.py): a resolution raises the failures it resolves.
+                    outcome.resolve(tx, self.stores, self.settings, [
+                        p.record for p in batch if p.result and p.result.status == "created"],
+                        self.clock())
                     if in_tx is not None and n + 1 == len(starts):
                         in_tx(tx, written)
                 results.extend(p.result for p in batch if p.result is not None)

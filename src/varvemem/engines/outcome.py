@@ -1,0 +1,135 @@
+"""What follows a memory: a resolution raises the failure it resolves, and itself.
+
+A new memory that shows a resolution or a confirmation (``update.outcome_signals``) resolves
+the failures before it: the turns and tool calls of its session, and the memories sharing an
+identifier or an explicit tag with it, at most ``update.outcome_window_hours`` earlier. Each
+resolved failure (at most ``update.outcome_max_failures``, the nearest first) gains
+``update.outcome_failure_boost`` and remembers what resolved it (``metadata.resolved_by``); the
+resolution gains ``update.outcome_resolution_boost`` once and remembers what it resolves
+(``metadata.resolves``). Both are bounded by ``lifecycle.importance_ceiling``, and each change
+is a ``rescore`` entry in the history naming the rule. The lifecycle's abstraction job reads
+``resolves`` to rebuild an experience that summarised the problem before its fix arrived.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from ..model import MemoryRecord, MemoryType, SearchFilter
+from ..settings import Settings
+from ..stores import Stores, StoreTx
+from . import update as _update
+from .importance import signals
+
+ACTOR = "outcome"
+RULE = "resolution-after-failure"
+# What a failure can be: the records of what happened (not documents, Q&A pairs, experiences).
+_FAILURE_TYPES = (MemoryType.DIALOGUE, MemoryType.TOOL_CALL, MemoryType.EVENT)
+_RESOLVER_TYPES = (MemoryType.DIALOGUE, MemoryType.TOOL_CALL, MemoryType.EVENT,
+                   MemoryType.KNOWLEDGE)
+
+
+def is_resolution(content: str, settings: Settings) -> bool:
+    """Does the text show one of ``update.outcome_signals``?"""
+    return bool(set(signals(content)) & set(settings.update.outcome_signals))
+
+
+def is_failure(content: str, settings: Settings) -> bool:
+    """A failure not resolved in the same words ("no more timeouts" is a resolution)."""
+    seen = set(signals(content))
+    return "failure" in seen and not seen & set(settings.update.outcome_signals)
+
+
+def resolve(tx: StoreTx, stores: Stores, settings: Settings,
+            records: Sequence[MemoryRecord], now: datetime) -> None:
+    """Apply the rule to the memories just written in ``tx`` (in order; an earlier one of
+    the same batch can be the failure a later one resolves)."""
+    cfg = settings.update
+    if not cfg.outcome_signals or cfg.outcome_max_failures < 1:
+        return
+    for i, rec in enumerate(records):
+        if rec.memory_type in _RESOLVER_TYPES and is_resolution(rec.content, settings):
+            failures = _failures(stores, settings, rec, records[:i], now)
+            if failures:
+                _apply(tx, settings, rec, failures, now)
+
+
+def _failures(stores: Stores, settings: Settings, rec: MemoryRecord,
+              earlier: Sequence[MemoryRecord], now: datetime
+              ) -> list[tuple[MemoryRecord, str]]:
+    """The failures ``rec`` resolves, nearest first, each with the route that found it."""
+    cfg = settings.update
+    since = rec.created_at - timedelta(hours=cfg.outcome_window_hours)
+    found: dict[str, tuple[MemoryRecord, str]] = {}
+    # 1. the same session: its turns and tool calls before this one
+    if rec.scope.session:
+        # The stored copy first (it holds what an earlier resolution of this batch wrote),
+        # then this batch's own records.
+        session = [r for t in (MemoryType.DIALOGUE, MemoryType.TOOL_CALL)
+                   for r in stores.records.recent_in_session(
+                       rec.scope, t, cfg.outcome_candidates, exact=False, until=rec.created_at)]
+        session += [r for r in earlier if r.scope.session == rec.scope.session
+                    and r.scope.tenant == rec.scope.tenant]
+        for r in session:
+            found.setdefault(r.memory_id, (r, "same session"))
+    # 2. a shared identifier or explicit tag (not a vocabulary tag: "deploy" is no subject)
+    keys = _key_tags(rec, settings)
+    if keys:
+        flt = SearchFilter(tenant=rec.scope.tenant, created_after=since,
+                           created_before=rec.created_at)
+        hits = stores.records.tag_search(keys, flt, now, cfg.outcome_candidates)
+        ids = [m for m, _ in hits if m not in found and m != rec.memory_id]
+        stored = stores.records.get_many(rec.scope.tenant, ids) if ids else {}
+        batch = [r for r in earlier if r.memory_id not in found and set(keys) & set(r.tags)]
+        for r in [*(stored[i] for i in ids if i in stored), *batch]:
+            found.setdefault(r.memory_id, (r, "shared tag " + ", ".join(
+                sorted(set(keys) & set(r.tags)))))
+    out = [(r, route) for r, route in found.values()
+           if r.memory_id != rec.memory_id and r.memory_type in _FAILURE_TYPES
+           and r.valid_to is None and since <= r.created_at <= rec.created_at
+           and r.scope.user in (None, rec.scope.user)
+           and rec.memory_id not in r.metadata.get("resolved_by", [])
+           and is_failure(r.content, settings)]
+    out.sort(key=lambda x: (x[0].created_at, x[0].memory_id), reverse=True)
+    return out[: cfg.outcome_max_failures]
+
+
+def _key_tags(rec: MemoryRecord, settings: Settings) -> list[str]:
+    """The tags that name a subject: all but the vocabulary's and the speaker's."""
+    cfg = settings.update
+    speakers = {str(rec.metadata.get(k, "")).lower() for k in cfg.speaker_keys}
+    return [t for t in rec.tags if t not in cfg.tag_vocabulary and t not in speakers]
+
+
+def _raised(value: float, boost: float, settings: Settings) -> float:
+    """``value`` plus ``boost``, never above the lifecycle's ceiling (nor lowered by it)."""
+    return round(max(value, min(settings.lifecycle.importance_ceiling, value + boost)), 4)
+
+
+def _apply(tx: StoreTx, settings: Settings, rec: MemoryRecord,
+           failures: list[tuple[MemoryRecord, str]], now: datetime) -> None:
+    cfg = settings.update
+    for f, route in failures:
+        resolved_by = [*f.metadata.get("resolved_by", []), rec.memory_id]
+        old = f.importance
+        # Raised once: a second fix of the same failure is recorded, not counted again.
+        first = len(resolved_by) == 1
+        f.importance = _raised(old, cfg.outcome_failure_boost, settings) if first else old
+        f.metadata = {**f.metadata, "resolved_by": resolved_by}
+        tx.update(f, fields=["importance", "metadata"])
+        _update.record_change(tx, f, "rescore", now, ACTOR,
+                              f"outcome ({RULE}): resolved by {rec.memory_id} ({route})",
+                              old={"importance": old},
+                              new={"importance": f.importance, "resolved_by": resolved_by})
+    old = rec.importance
+    resolves = list(dict.fromkeys([*rec.metadata.get("resolves", []),
+                                   *(f.memory_id for f, _ in failures)]))
+    first = not rec.metadata.get("resolves")
+    rec.importance = _raised(old, cfg.outcome_resolution_boost, settings) if first else old
+    rec.metadata = {**rec.metadata, "resolves": resolves}
+    tx.update(rec, fields=["importance", "metadata"])
+    _update.record_change(tx, rec, "rescore", now, ACTOR,
+                          f"outcome ({RULE}): resolves {', '.join(f.memory_id for f, _ in failures)}",
+                          old={"importance": old},
+                          new={"importance": rec.importance, "resolves": resolves})
