@@ -37,6 +37,7 @@ from ..model import (
 from ..settings import Settings, describe_validation_error
 from ..stores import Stores
 from ..stores.base import Selection
+from .faq_confidence import SecondOpinion, confidence, decide
 from .intent import chit_chat
 from .retrieval import RetrievalEngine
 from .update import UpdateEngine, content_hash
@@ -62,6 +63,9 @@ class AskResult(pydantic.BaseModel):
     reason: str = ""
     matched: dict[str, Any] | None = None
     confidence: float | None = None
+    # Why a pair was (or, on the normal route, was not) reused: the confidence, its parts
+    # (cosine, overlap, swapped, extra, equal), a veto, the pair weighed.
+    evidence: dict[str, Any] | None = None
     llm: bool = False
     ms: float = 0.0
 
@@ -92,7 +96,7 @@ class FaqEngine:
     def __init__(self, settings: Settings, stores: Stores, update: UpdateEngine,
                  retrieval: RetrievalEngine, embedder: Callable[[], Embedder],
                  clock: Callable[[], datetime], llm: ChatClient | None,
-                 context: ContextFn) -> None:
+                 context: ContextFn, second_opinion: SecondOpinion | None = None) -> None:
         self.settings = settings
         self.cfg = settings.faq
         self.stores = stores
@@ -102,6 +106,9 @@ class FaqEngine:
         self.clock = clock
         self.llm = llm
         self._context = context
+        # A second model's cosine for the gray zone (faq.second_opinion_*); None: no second.
+        self.second_opinion = second_opinion
+        self._refused: dict[str, Any] | None = None
 
     # -- pairs ---------------------------------------------------------------------------------
     def save(self, question: Any, answer: Any, score: Any, scope: Scope,
@@ -224,8 +231,11 @@ class FaqEngine:
         if chat is not None:
             res = AskResult(route="skip", answer=chat[1], reason=f"chit-chat ({chat[0]})")
         else:
+            self._refused = None
             res = (self._cached(question, user, tenant) or self._reuse(question, user, tenant)
                    if self.cfg.enabled else None) or self._normal(question, session, user, tenant)
+            if res.route == "normal" and self._refused is not None:
+                res.evidence = self._refused
         res.ms = round((time.perf_counter() - started) * 1000, 3)
         if session is not None:
             self._session_feedback(session, tenant, chat[0] if chat else None, res)
@@ -276,6 +286,7 @@ class FaqEngine:
             return None
         return AskResult(route="reuse", answer=rec.answer or "", confidence=1.0,
                          matched={"id": mid, "question": rec.question, "score": rec.score},
+                         evidence={"cached": True, "pair": mid},
                          reason="cached: a validated answer to this question")
 
     def _promote_to_cache(self, question: str, user: str | None, tenant: str,
@@ -285,34 +296,48 @@ class FaqEngine:
             self.stores.answers.put(key, rec.memory_id, rec.content_hash)
 
     def _reuse(self, question: str, user: str | None, tenant: str) -> AskResult | None:
+        """A stored pair whose calibrated confidence (:mod:`.faq_confidence`) says it asks the
+        same; None (and the evidence of the best pair refused in ``self._refused``) else."""
         cfg = self.cfg
+        self._refused = None
         qvec: np.ndarray = self._embedder().embed_query(question)
         flt = SearchFilter(tenant=tenant, types=[MemoryType.QA],
                            user=None if cfg.share_across_users else user)
         self.stores.sync(persist=False)
-        best = self.stores.vectors.search(qvec, 3, flt, approximate=True)
-        if not best:
+        near = [(i, float(c)) for i, c in
+                self.stores.vectors.search(qvec, cfg.reuse_candidates, flt, approximate=True)
+                if c >= cfg.reuse_min_cosine]
+        if not near:
             return None
-        found = self.stores.records.filter([i for i, _ in best], flt, self.clock())
-        ok = {c.memory_id: c for c in found}
-        for mid, cos in best:
-            cand = ok.get(mid)  # current, unexpired, not archived
-            if cand is None:
-                continue
-            confidence = round(float(cos), 4)
-            if confidence < cfg.reuse_confidence or (cand.score or 0.0) < cfg.reuse_min_score:
-                return None
-            rec = self.stores.records.get(tenant, mid)
-            if rec is None:  # deleted since the filter read it
-                continue
-            if not self._sources_intact(rec):
-                self._retire(rec)
-                return None  # answered anew, from what is true now
-            self._promote_to_cache(question, user, tenant, rec)
-            return AskResult(route="reuse", answer=rec.answer or "", confidence=confidence,
-                             matched={"id": mid, "question": rec.question, "score": rec.score},
-                             reason="a validated answer to the same question")
-        return None
+        ok = {c.memory_id for c in self.stores.records.filter([i for i, _ in near], flt,
+                                                               self.clock())}
+        recs = self.stores.records.get_many(tenant, [i for i, _ in near if i in ok])
+        scored = [(confidence(question, rec.question or "", cos), cos, rec)
+                  for mid, cos in near if (rec := recs.get(mid)) is not None]  # current ones
+        if not scored:
+            return None
+        conf, _, rec = max(scored, key=lambda t: (t[0].value, t[1]))
+        evidence = {**conf.explain(), "pair": rec.memory_id, "question": rec.question}
+        second = self.second_opinion
+        if not decide(conf, cfg.reuse_confidence,
+                      (cfg.second_opinion_low, cfg.second_opinion_high),
+                      None if second is None else lambda: second(question, rec.question or ""),
+                      cfg.second_opinion_cosine):
+            self._refused = {**evidence, **conf.explain(), "refused": "confidence"}
+            return None
+        if (rec.score or 0.0) < cfg.reuse_min_score:
+            self._refused = {**evidence, "refused": "score"}
+            return None
+        if not self._sources_intact(rec):
+            self._retire(rec)
+            self._refused = {**evidence, "refused": "a source changed"}
+            return None  # answered anew, from what is true now
+        self._promote_to_cache(question, user, tenant, rec)
+        return AskResult(route="reuse", answer=rec.answer or "",
+                         confidence=round(conf.value, 4), evidence={**evidence, **conf.explain()},
+                         matched={"id": rec.memory_id, "question": rec.question,
+                                  "score": rec.score},
+                         reason="a validated answer to the same question")
 
     def _normal(self, question: str, session: str | None, user: str | None,
                 tenant: str) -> AskResult:
