@@ -108,7 +108,6 @@ class FaqEngine:
         self._context = context
         # A second model's cosine for the gray zone (faq.second_opinion_*); None: no second.
         self.second_opinion = second_opinion
-        self._refused: dict[str, Any] | None = None
 
     # -- pairs ---------------------------------------------------------------------------------
     def save(self, question: Any, answer: Any, score: Any, scope: Scope,
@@ -231,11 +230,16 @@ class FaqEngine:
         if chat is not None:
             res = AskResult(route="skip", answer=chat[1], reason=f"chit-chat ({chat[0]})")
         else:
-            self._refused = None
-            res = (self._cached(question, user, tenant) or self._reuse(question, user, tenant)
-                   if self.cfg.enabled else None) or self._normal(question, session, user, tenant)
-            if res.route == "normal" and self._refused is not None:
-                res.evidence = self._refused
+            found: AskResult | None = None
+            refused: dict[str, Any] | None = None
+            if self.cfg.enabled:
+                found = self._cached(question, user, tenant)
+                if found is None:
+                    found, refused = self._reuse(question, user, tenant)
+            if found is None:
+                found = self._normal(question, session, user, tenant)
+                found.evidence = refused
+            res = found
         res.ms = round((time.perf_counter() - started) * 1000, 3)
         if session is not None:
             self._session_feedback(session, tenant, chat[0] if chat else None, res)
@@ -295,11 +299,11 @@ class FaqEngine:
             key = self._answer_key(question, user, tenant)
             self.stores.answers.put(key, rec.memory_id, rec.content_hash)
 
-    def _reuse(self, question: str, user: str | None, tenant: str) -> AskResult | None:
-        """A stored pair whose calibrated confidence (:mod:`.faq_confidence`) says it asks the
-        same; None (and the evidence of the best pair refused in ``self._refused``) else."""
+    def _reuse(self, question: str, user: str | None,
+               tenant: str) -> tuple[AskResult | None, dict[str, Any] | None]:
+        """The stored pair whose calibrated confidence (:mod:`.faq_confidence`) says it asks
+        the same, or None and why the nearest pair was refused (None: no pair near)."""
         cfg = self.cfg
-        self._refused = None
         qvec: np.ndarray = self._embedder().embed_query(question)
         flt = SearchFilter(tenant=tenant, types=[MemoryType.QA],
                            user=None if cfg.share_across_users else user)
@@ -307,37 +311,37 @@ class FaqEngine:
         near = [(i, float(c)) for i, c in
                 self.stores.vectors.search(qvec, cfg.reuse_candidates, flt, approximate=True)
                 if c >= cfg.reuse_min_cosine]
-        if not near:
-            return None
         ok = {c.memory_id for c in self.stores.records.filter([i for i, _ in near], flt,
-                                                               self.clock())}
-        recs = self.stores.records.get_many(tenant, [i for i, _ in near if i in ok])
-        scored = [(confidence(question, rec.question or "", cos), cos, rec)
-                  for mid, cos in near if (rec := recs.get(mid)) is not None]  # current ones
+                                                               self.clock())} if near else set()
+        recs = self.stores.records.get_many(tenant, [i for i, _ in near if i in ok]) if ok else {}
+        scored = [(confidence(question, r.question or "", cos), cos, r)
+                  for r, cos in ((recs.get(mid), cos) for mid, cos in near)
+                  if r is not None]  # the current ones
         if not scored:
-            return None
+            return None, None
         conf, _, rec = max(scored, key=lambda t: (t[0].value, t[1]))
-        evidence = {**conf.explain(), "pair": rec.memory_id, "question": rec.question}
         second = self.second_opinion
-        if not decide(conf, cfg.reuse_confidence,
-                      (cfg.second_opinion_low, cfg.second_opinion_high),
-                      None if second is None else lambda: second(question, rec.question or ""),
-                      cfg.second_opinion_cosine):
-            self._refused = {**evidence, **conf.explain(), "refused": "confidence"}
-            return None
+        accept = decide(conf, cfg.reuse_confidence,
+                        (cfg.second_opinion_low, cfg.second_opinion_high),
+                        None if second is None else lambda: second(question, rec.question or ""),
+                        cfg.second_opinion_cosine)
+        if not accept:
+            # Say why the nearest pair (the one a cosine alone would reuse) was not.
+            conf, _, rec = max(scored, key=lambda t: t[1])
+        evidence = {**conf.explain(), "pair": rec.memory_id, "question": rec.question}
+        if not accept:
+            return None, {**evidence, "refused": "confidence"}
         if (rec.score or 0.0) < cfg.reuse_min_score:
-            self._refused = {**evidence, "refused": "score"}
-            return None
+            return None, {**evidence, "refused": "score"}
         if not self._sources_intact(rec):
             self._retire(rec)
-            self._refused = {**evidence, "refused": "a source changed"}
-            return None  # answered anew, from what is true now
+            return None, {**evidence, "refused": "a source changed"}  # answered anew
         self._promote_to_cache(question, user, tenant, rec)
         return AskResult(route="reuse", answer=rec.answer or "",
-                         confidence=round(conf.value, 4), evidence={**evidence, **conf.explain()},
+                         confidence=round(conf.value, 4), evidence=evidence,
                          matched={"id": rec.memory_id, "question": rec.question,
                                   "score": rec.score},
-                         reason="a validated answer to the same question")
+                         reason="a validated answer to the same question"), None
 
     def _normal(self, question: str, session: str | None, user: str | None,
                 tenant: str) -> AskResult:
