@@ -151,6 +151,7 @@ please possible able go there any idea someone anyone explain guide instructions
 method best correct proper properly exactly actually just kindly one thing things can could
 may might shall will let us show me also quick question q hi hello hey thanks thank pls plz
 anybody somebody sb someone supposed right wondering wonder ask asking trying try figure out
+run runs running live find current currently serve serves use uses using used exactly get
 """.split())
 _FRAME_ZH = (
     "怎么样", "怎么", "怎样", "如何", "请问", "请教", "求问", "问一下", "问下", "一下", "我想", "想要",
@@ -158,11 +159,11 @@ _FRAME_ZH = (
     "流程", "操作", "是什么", "什么", "多少", "告诉我", "帮我", "具体", "到底", "进行", "一个", "该",
     "要", "想", "能", "做", "弄", "办", "请", "去", "得", "咋", "呢", "吗", "吧", "啊", "呀", "哪个",
     "哪些", "哪", "是", "我", "们", "你", "您", "还有", "还是", "还能", "还要", "现在", "目前", "当前",
-    "用的", "跑的", "放在", "去哪看", "设的", "给了", "开的",
+    "用的", "跑的", "放在", "去哪看", "设的", "给了", "开的", "咨询", "问问", "问",
 )
 # Chinese words that hold a concept's character but not its meaning (建议 is no 建, 订单 no
 # 订): kept as content.
-_PLAIN_ZH = ("建议", "订单", "领导", "改进", "付费", "装修", "删帖", "还款", "配置文件", "合并请求",
+_PLAIN_ZH = ("问题", "建议", "订单", "领导", "改进", "付费", "装修", "删帖", "还款", "配置文件", "合并请求",
              "共享文件夹", "共享盘", "打开方式")
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
@@ -285,9 +286,9 @@ def _latin(part: str, words: dict[str, str], concepts: set[str], content: set[st
     for m in _LATIN.finditer(part):
         w = m.group().replace("’", "'")
         w = w[:-2] if w.endswith("'s") else w
-        if w in ENGLISH or w in _FRAME_EN:
-            continue
         stem = _stem().stemWord(w)
+        if w in ENGLISH or w in _FRAME_EN or stem in _FRAME_EN:
+            continue
         # "shared folder", "locked account": a participle names a state, not the action asked
         if stem in words and not (w.endswith("ed") and words[stem].startswith("action:")):
             concepts.add(words[stem])
@@ -350,12 +351,17 @@ def features(question: str, stored: str, cosine: float) -> tuple[dict[str, float
     a, b = units(question), units(stored)
     ua, ub = a.all, b.all
     union = ua | ub
-    only_a, only_b = len(ua - ub), len(ub - ua)
-    swapped = min(only_a, only_b)
+    only_a, only_b = ua - ub, ub - ua
+    swapped = min(len(only_a), len(only_b))
+    # Words only one side has beyond those swapped: a qualifier ("for guests", "on mobile")
+    # narrows the question; concepts are left out (the vetoes judge them, and a wh-word
+    # more or less changes nothing).
+    words_a = len([u for u in only_a if not u.startswith("@")])
+    words_b = len([u for u in only_b if not u.startswith("@")])
     parts = {"cosine": float(cosine),
              "overlap": len(ua & ub) / len(union) if union else 1.0,
              "swapped": float(min(swapped, _CAP)),
-             "extra": float(min(max(only_a, only_b) - swapped, _CAP)),
+             "extra": float(min(abs(words_a - words_b), _CAP)),
              "equal": float(normalise(question) == normalise(stored))}
     return parts, veto(a, b)
 
