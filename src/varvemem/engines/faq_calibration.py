@@ -265,7 +265,8 @@ def evaluate(examples: Sequence[Example], cos: Sequence[float], table: dict[str,
 
 def threshold_for(examples: Sequence[Example], cos: Sequence[float],
                   table: dict[str, Calibration], precision: float = 0.995) -> float:
-    """The lowest threshold (steps of 0.01) at which every language reaches ``precision``."""
+    """The lowest threshold from 0.5 (steps of 0.01) at which every language reaches
+    ``precision``."""
     for t in np.arange(0.5, 1.0, 0.01):
         res = evaluate(examples, cos, table, float(t))
         if all(r["precision"] >= precision for r in res.values()):

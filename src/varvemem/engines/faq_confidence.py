@@ -152,6 +152,7 @@ method best correct proper properly exactly actually just kindly one thing thing
 may might shall will let us show me also quick question q hi hello hey thanks thank pls plz
 anybody somebody sb someone supposed right wondering wonder ask asking trying try figure out
 run runs running live find current currently serve serves use uses using used exactly get
+ok okay cheers thx pls great cool also btw
 """.split())
 _FRAME_ZH = (
     "怎么样", "怎么", "怎样", "如何", "请问", "请教", "求问", "问一下", "问下", "一下", "我想", "想要",
@@ -160,6 +161,8 @@ _FRAME_ZH = (
     "要", "想", "能", "做", "弄", "办", "请", "去", "得", "咋", "呢", "吗", "吧", "啊", "呀", "哪个",
     "哪些", "哪", "是", "我", "们", "你", "您", "还有", "还是", "还能", "还要", "现在", "目前", "当前",
     "用的", "跑的", "放在", "去哪看", "设的", "给了", "开的", "咨询", "问问", "问",
+    # small talk around the question ("你好，请问...", "谢谢，那...")
+    "你好", "您好", "谢谢", "多谢", "感谢", "好的", "收到", "嗨", "哈喽", "那么", "那",
 )
 # Chinese words that hold a concept's character but not its meaning (建议 is no 建, 订单 no
 # 订): kept as content.
