@@ -507,7 +507,7 @@ class FAQSettings(_Section):
     # attribute, action, environment, value or name) is at least reuse_confidence and the
     # pair's score at least reuse_min_score. The fit (bench/fit_faq_confidence.py) keeps
     # 99.5 % precision on its calibration set down to 0.5; 0.8 leaves a margin (held-apart
-    # slice: 100 % precision, 94 % recall in English, 98 % in Chinese).
+    # slice: 100 % precision, 95 % recall in English, 98 % in Chinese).
     reuse_confidence: float = Field(0.8, ge=0.0, le=1.0)
     # The nearest pairs (by cosine) the confidence is worked out for, and the cosine under
     # which a pair is not considered at all.

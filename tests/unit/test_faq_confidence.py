@@ -56,6 +56,8 @@ def test_the_stored_coefficients_are_what_the_fit_gives(calibration_set) -> None
     ("第3版合同怎么下载？", "第4版合同怎么下载？"),
     ("Which Kafka version runs in staging?", "Which Kafka version runs in production?"),
     ("预发环境的 Kafka 是什么版本？", "生产环境的 Kafka 是什么版本？"),
+    ("How can I clone my meeting notes?", "How do I clone my notes?"),
+    ("How do I reset my guest wifi password?", "How do I reset my wifi password?"),
 ])
 def test_another_attribute_action_value_or_name_vetoes_reuse(question: str, stored: str) -> None:
     conf = confidence(question, stored, 0.99)

@@ -214,6 +214,8 @@ class Units:
     content: frozenset[str]
     values: frozenset[str]
     names: frozenset[str]
+    # English content words next to each other, (modifier, head): "meeting notes"
+    compounds: frozenset[tuple[str, str]] = frozenset()
 
     @property
     def all(self) -> frozenset[str]:
@@ -270,33 +272,40 @@ def units(text: str) -> Units:
             concepts.add(cid)
             low = pattern.sub(" ", low)
     content: set[str] = set()
+    compounds: set[tuple[str, str]] = set()
     pos = 0
     for m in _CJK_RUN.finditer(low):
-        _latin(low[pos:m.start()], words, concepts, content, names, cjk=True)
+        _latin(low[pos:m.start()], words, concepts, content, names, compounds, cjk=True)
         _zh_units(m.group(), concepts, content)
         pos = m.end()
-    _latin(low[pos:], words, concepts, content, names, cjk=pos > 0)
+    _latin(low[pos:], words, concepts, content, names, compounds, cjk=pos > 0)
     by_kind: dict[str, set[str]] = {k: set() for k in CONCEPTS}
     for cid in concepts:
         kind, name = cid.split(":", 1)
         by_kind[kind].add(name)
     return Units({k: frozenset(v) for k, v in by_kind.items()}, frozenset(content), vals,
-                 frozenset(names))
+                 frozenset(names), frozenset(compounds))
 
 
 def _latin(part: str, words: dict[str, str], concepts: set[str], content: set[str],
-           names: set[str], *, cjk: bool) -> None:
+           names: set[str], compounds: set[tuple[str, str]], *, cjk: bool) -> None:
+    prev, prev_end = "", -1
     for m in _LATIN.finditer(part):
         w = m.group().replace("’", "'")
         w = w[:-2] if w.endswith("'s") else w
         stem = _stem().stemWord(w)
         if w in ENGLISH or w in _FRAME_EN or stem in _FRAME_EN:
+            prev = ""
             continue
         # "shared folder", "locked account": a participle names a state, not the action asked
         if stem in words and not (w.endswith("ed") and words[stem].startswith("action:")):
             concepts.add(words[stem])
+            prev = ""
         elif not w.isdigit():
             content.add(stem)
+            if prev and not cjk and part[prev_end:m.start()] == " ":
+                compounds.add((prev, stem))
+            prev, prev_end = stem, m.end()
             if cjk and len(w) > 1:  # a Latin word in Chinese text names a thing (SSH, Kafka)
                 names.add(w)
 
@@ -346,6 +355,10 @@ def veto(a: Units, b: Units) -> str:
         return f"values differ: {_fmt(a.values) or '-'} vs {_fmt(b.values) or '-'}"
     if a.names and b.names and not a.names & b.names:
         return f"names differ: {_fmt(a.names)} vs {_fmt(b.names)}"
+    for x, y in ((a, b), (b, a)):  # "meeting notes" is another thing than "notes"
+        for mod, head in x.compounds:
+            if mod not in y.content and head in y.content:
+                return f"a modifier only one side has: {mod} {head}"
     return ""
 
 
