@@ -355,9 +355,9 @@ def veto(a: Units, b: Units) -> str:
         return f"values differ: {_fmt(a.values) or '-'} vs {_fmt(b.values) or '-'}"
     if a.names and b.names and not a.names & b.names:
         return f"names differ: {_fmt(a.names)} vs {_fmt(b.names)}"
-    for x, y in ((a, b), (b, a)):  # "meeting notes" is another thing than "notes"
-        for mod, head in x.compounds:
-            if mod not in y.content and head in y.content:
+    for one, other in ((a, b), (b, a)):  # "meeting notes" is another thing than "notes"
+        for mod, head in one.compounds:
+            if mod not in other.content and head in other.content:
                 return f"a modifier only one side has: {mod} {head}"
     return ""
 
