@@ -12,7 +12,8 @@ password. The confidence combines what can be read offline from both questions:
   another: a different object, service or verb), and ``extra``: units only one side has;
 - **vetoes**, which no cosine outweighs: the asked attribute, action or environment differs
   (port vs region, 重置 vs 归档, staging vs production), the values differ (numbers,
-  identifiers, hosts, versions), or the named things differ (``SSH`` vs ``API``).
+  identifiers, hosts, versions), the named things differ (``SSH`` vs ``API``), or one side
+  narrows the other's object with a modifier ("meeting notes" vs "notes"; English only).
 
 A logistic function of the signals, fitted per language on a generated calibration set
 (:mod:`.faq_calibration`, ``bench/fit_faq_confidence.py``), turns them into the probability

@@ -1,13 +1,13 @@
 """L3 intent routing (SPEC L3-1): chit-chat is answered without retrieval, in Chinese and
 English. Rule-based: greetings, thanks, goodbyes and acknowledgements that are the whole
-message.
+message, from the tables below (``_PHRASES`` by kind, ``_FILLERS``, ``_EMOJI_KIND``).
 
 A message is chit-chat when, once lower-cased and stripped of punctuation, spaces and emoji
 (letters repeated three times or more count once: "hellooo", "谢谢谢谢"), it is nothing but a
 sequence of small-talk phrases, modal particles (啊, 呀, 啦...), intensifiers ("so much",
 非常, 太...了) and forms of address ("there", 大家). One word outside those lists (a question
 word, a noun, "but") makes it a real message: "thanks, but how do I roll back?" and
-"你好，怎么重置密码？" go on to retrieval.
+"你好，怎么重置密码？" go on to retrieval, and so does a message with an emoji of doubt ("🤔").
 """
 
 from __future__ import annotations
