@@ -223,8 +223,18 @@ class Units:
         return self.content | {f"@{c}" for cs in self.concepts.values() for c in cs}
 
 
+@lru_cache(maxsize=1)
+def _zh_terms() -> tuple[dict[str, str], tuple[int, ...]]:
+    """The Chinese terms as a dict (the first of equal terms wins) and their lengths, longest
+    first."""
+    terms: dict[str, str] = {}
+    for term, cid in _tables()[2]:
+        terms.setdefault(term, cid)
+    return terms, tuple(sorted({len(t) for t in terms}, reverse=True))
+
+
 def _zh_units(run: str, concepts: set[str], content: set[str]) -> None:
-    _, _, table = _tables()
+    terms, lengths = _zh_terms()
     seg: list[str] = []
 
     def flush() -> None:
@@ -236,8 +246,10 @@ def _zh_units(run: str, concepts: set[str], content: set[str]) -> None:
 
     i = 0
     while i < len(run):
-        for term, cid in table:
-            if run.startswith(term, i):
+        for n in lengths:
+            term = run[i:i + n]
+            cid = terms.get(term) if len(term) == n else None
+            if cid is not None:
                 if cid == "=":
                     seg.extend(term)
                     i += len(term)
