@@ -351,6 +351,8 @@ def _fmt(s: Iterable[str]) -> str:
 
 def veto(a: Units, b: Units) -> str:
     """Why ``a`` and ``b`` cannot ask the same (empty when nothing says so)."""
+    if not a.all or not b.all:  # "how?", "what is it?": nothing to compare
+        return "no content words to compare"
     for kind in ("attribute", "action", "env"):
         x, y = a.concepts[kind], b.concepts[kind]
         if kind == "attribute":
