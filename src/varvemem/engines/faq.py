@@ -37,6 +37,7 @@ from ..model import (
 from ..settings import Settings, describe_validation_error
 from ..stores import Stores
 from ..stores.base import Selection
+from .faq_confidence import SecondOpinion, confidence, decide
 from .intent import chit_chat
 from .retrieval import RetrievalEngine
 from .update import UpdateEngine, content_hash
@@ -62,6 +63,9 @@ class AskResult(pydantic.BaseModel):
     reason: str = ""
     matched: dict[str, Any] | None = None
     confidence: float | None = None
+    # Why a pair was (or, on the normal route, was not) reused: the confidence, its parts
+    # (cosine, overlap, swapped, extra, equal), a veto, the pair weighed.
+    evidence: dict[str, Any] | None = None
     llm: bool = False
     ms: float = 0.0
 
@@ -92,7 +96,7 @@ class FaqEngine:
     def __init__(self, settings: Settings, stores: Stores, update: UpdateEngine,
                  retrieval: RetrievalEngine, embedder: Callable[[], Embedder],
                  clock: Callable[[], datetime], llm: ChatClient | None,
-                 context: ContextFn) -> None:
+                 context: ContextFn, second_opinion: SecondOpinion | None = None) -> None:
         self.settings = settings
         self.cfg = settings.faq
         self.stores = stores
@@ -102,6 +106,8 @@ class FaqEngine:
         self.clock = clock
         self.llm = llm
         self._context = context
+        # A second model's cosine for the gray zone (faq.second_opinion_*); None: no second.
+        self.second_opinion = second_opinion
 
     # -- pairs ---------------------------------------------------------------------------------
     def save(self, question: Any, answer: Any, score: Any, scope: Scope,
@@ -224,8 +230,16 @@ class FaqEngine:
         if chat is not None:
             res = AskResult(route="skip", answer=chat[1], reason=f"chit-chat ({chat[0]})")
         else:
-            res = (self._cached(question, user, tenant) or self._reuse(question, user, tenant)
-                   if self.cfg.enabled else None) or self._normal(question, session, user, tenant)
+            found: AskResult | None = None
+            refused: dict[str, Any] | None = None
+            if self.cfg.enabled:
+                found = self._cached(question, user, tenant)
+                if found is None:
+                    found, refused = self._reuse(question, user, tenant)
+            if found is None:
+                found = self._normal(question, session, user, tenant)
+                found.evidence = refused
+            res = found
         res.ms = round((time.perf_counter() - started) * 1000, 3)
         if session is not None:
             self._session_feedback(session, tenant, chat[0] if chat else None, res)
@@ -276,6 +290,7 @@ class FaqEngine:
             return None
         return AskResult(route="reuse", answer=rec.answer or "", confidence=1.0,
                          matched={"id": mid, "question": rec.question, "score": rec.score},
+                         evidence={"cached": True, "pair": mid},
                          reason="cached: a validated answer to this question")
 
     def _promote_to_cache(self, question: str, user: str | None, tenant: str,
@@ -284,35 +299,49 @@ class FaqEngine:
             key = self._answer_key(question, user, tenant)
             self.stores.answers.put(key, rec.memory_id, rec.content_hash)
 
-    def _reuse(self, question: str, user: str | None, tenant: str) -> AskResult | None:
+    def _reuse(self, question: str, user: str | None,
+               tenant: str) -> tuple[AskResult | None, dict[str, Any] | None]:
+        """The stored pair whose calibrated confidence (:mod:`.faq_confidence`) says it asks
+        the same, or None and why the nearest pair was refused (None: no pair near)."""
         cfg = self.cfg
         qvec: np.ndarray = self._embedder().embed_query(question)
         flt = SearchFilter(tenant=tenant, types=[MemoryType.QA],
                            user=None if cfg.share_across_users else user)
         self.stores.sync(persist=False)
-        best = self.stores.vectors.search(qvec, 3, flt, approximate=True)
-        if not best:
-            return None
-        found = self.stores.records.filter([i for i, _ in best], flt, self.clock())
-        ok = {c.memory_id: c for c in found}
-        for mid, cos in best:
-            cand = ok.get(mid)  # current, unexpired, not archived
-            if cand is None:
-                continue
-            confidence = round(float(cos), 4)
-            if confidence < cfg.reuse_confidence or (cand.score or 0.0) < cfg.reuse_min_score:
-                return None
-            rec = self.stores.records.get(tenant, mid)
-            if rec is None:  # deleted since the filter read it
-                continue
-            if not self._sources_intact(rec):
-                self._retire(rec)
-                return None  # answered anew, from what is true now
-            self._promote_to_cache(question, user, tenant, rec)
-            return AskResult(route="reuse", answer=rec.answer or "", confidence=confidence,
-                             matched={"id": mid, "question": rec.question, "score": rec.score},
-                             reason="a validated answer to the same question")
-        return None
+        near = [(i, float(c)) for i, c in
+                self.stores.vectors.search(qvec, cfg.reuse_candidates, flt, approximate=True)
+                if c >= cfg.reuse_min_cosine]
+        ok = {c.memory_id for c in self.stores.records.filter([i for i, _ in near], flt,
+                                                               self.clock())} if near else set()
+        recs = self.stores.records.get_many(tenant, [i for i, _ in near if i in ok]) if ok else {}
+        scored = [(confidence(question, r.question or "", cos), cos, r)
+                  for r, cos in ((recs.get(mid), cos) for mid, cos in near)
+                  if r is not None]  # the current ones
+        if not scored:
+            return None, None
+        conf, _, rec = max(scored, key=lambda t: (t[0].value, t[1]))
+        second = self.second_opinion
+        accept = decide(conf, cfg.reuse_confidence,
+                        (cfg.second_opinion_low, cfg.second_opinion_high),
+                        None if second is None else lambda: second(question, rec.question or ""),
+                        cfg.second_opinion_cosine)
+        if not accept:
+            # Say why the nearest pair (the one a cosine alone would reuse) was not.
+            conf, _, rec = max(scored, key=lambda t: t[1])
+        evidence = {**conf.explain(), "pair": rec.memory_id, "question": rec.question}
+        if not accept:
+            return None, {**evidence, "refused": "confidence"}
+        if (rec.score or 0.0) < cfg.reuse_min_score:
+            return None, {**evidence, "refused": "score"}
+        if not self._sources_intact(rec):
+            self._retire(rec)
+            return None, {**evidence, "refused": "a source changed"}  # answered anew
+        self._promote_to_cache(question, user, tenant, rec)
+        return AskResult(route="reuse", answer=rec.answer or "",
+                         confidence=round(conf.value, 4), evidence=evidence,
+                         matched={"id": rec.memory_id, "question": rec.question,
+                                  "score": rec.score},
+                         reason="a validated answer to the same question"), None
 
     def _normal(self, question: str, session: str | None, user: str | None,
                 tenant: str) -> AskResult:
