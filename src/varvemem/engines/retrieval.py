@@ -85,6 +85,13 @@ class RetrievalEngine:
         keyword = self._worker().submit(self.stores.records.keyword_search, tokens, flt, now,
                                         max(n, cfg.keyword_window), cfg.context_weight,
                                         cfg.keyword_max_docs)
+        # Boosting, the window's own full-text matches are candidates too (they may rank
+        # below the keyword window's cut among many older look-alikes).
+        timed = self._worker().submit(
+            self.stores.records.keyword_search, tokens, flt.model_copy(update={
+                "created_after": window.start, "created_before": window.end}), now, n,
+            cfg.context_weight, cfg.keyword_max_docs) \
+            if window and tokens and cfg.time_words.mode == "boost" else None
         try:
             qvec = query_vector if query_vector is not None else \
                 self._embedder().embed_query(
@@ -98,11 +105,13 @@ class RetrievalEngine:
             found = self.stores.vectors.search(qvec, depth, vflt)
         finally:
             kw_window = keyword.result()
+            in_window = dict(timed.result()) if timed else {}
         vec_hits = dict(found)
-        kw_hits = dict(kw_window)
+        kw_hits = {**in_window, **dict(kw_window)}
         tag_hits = dict(self.stores.records.tag_search(qtags, flt, now, n))
         channels: dict[str, list[str]] = {}
-        for name, channel_hits in (("vector", vec_hits), ("keyword", dict(kw_window[:n])),
+        for name, channel_hits in (("vector", vec_hits),
+                                   ("keyword", {**dict(kw_window[:n]), **in_window}),
                                    ("tag", tag_hits)):
             for mid in channel_hits:
                 channels.setdefault(mid, []).append(name)
@@ -162,11 +171,15 @@ class RetrievalEngine:
         full.update(self.stores.records.get_many(
             flt.tenant, [r.memory_id for _, r, _ in ranked if r.memory_id not in full]))
         terms = set(tokens)
+        # What the query's time words say for a memory of that time: the whole question when
+        # its other words are generic ("what did I do yesterday?"), else a share of its terms.
+        tw = cfg.time_words
+        time_ev = (0.0, 0.0) if window is None else (tw.evidence, 0.0) \
+            if not terms - timewords.ACTIVITY_TERMS else (0.0, tw.term_weight)
         hits = [SearchHit(memory=full[r.memory_id], score=total,
                           scores=parts.model_copy(update={"evidence": evidence(
                               vec_hits.get(r.memory_id), terms, full[r.memory_id],
-                              cfg.context_weight,
-                              cfg.time_words.evidence * (parts.time_match or 0.0))}),
+                              cfg.context_weight, parts.time_match or 0.0, *time_ev)}),
                           channels=channels[r.memory_id])
                 for total, r, parts in ranked if r.memory_id in full]
         # The relevance floor: a query the store holds nothing about gets nothing, not the
@@ -288,22 +301,25 @@ COVERAGE_WEIGHT = 0.4
 
 
 def evidence(cosine: float | None, terms: set[str], memory: MemoryRecord,
-             context_weight: float, time_evidence: float = 0.0) -> float:
+             context_weight: float, time_match: float = 0.0, time_bonus: float = 0.0,
+             time_weight: float = 0.0) -> float:
     """What says a memory is about the query at all (``retrieval.relevance_floor``): the
     query's cosine with it plus ``COVERAGE_WEIGHT`` x the share of the query's distinct terms
     (:func:`index_terms`, so stems and CJK bigrams) in its text, tags and keywords; a term
     found only in its context (neighbouring turns, its date in words) counts
     ``context_weight`` times, as in full-text search. BM25 and S_kw are relative (the best
-    match scores 1 however weak it is); this share is not. ``time_evidence`` is added: what
-    the memory's date says when the query names a time (``retrieval.time_words.evidence``)."""
+    match scores 1 however weak it is); this share is not. When the query names a time,
+    ``time_match`` (the memory's place in it) counts as ``time_weight`` found terms, and adds
+    ``time_bonus`` x itself (``retrieval.time_words``)."""
     sim = max(0.0, cosine) if cosine is not None else 0.0
+    sim += time_bonus * time_match
     if not terms:
-        return sim + time_evidence
+        return sim
     own = set(index_terms(" ".join([memory.content, *memory.tags, *memory.keywords])))
     around = set(index_terms(" ".join([*memory.context_before, *memory.context_after,
                                        date_terms(memory.created_at)]))) - own
-    found = len(terms & own) + context_weight * len(terms & around)
-    return sim + COVERAGE_WEIGHT * found / len(terms) + time_evidence
+    found = len(terms & own) + context_weight * len(terms & around) + time_weight * time_match
+    return sim + COVERAGE_WEIGHT * found / (len(terms) + time_weight)
 
 
 def _bm25(tokens: Sequence[str], records: Sequence[MemoryRecord], scale: float,

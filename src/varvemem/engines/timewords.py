@@ -62,6 +62,17 @@ class TimeQuery:
     rest: str
 
 
+# The index terms (stems, CJK bigrams and single characters) of words that ask what happened
+# at a time without naming a subject: "what did I do / work on / get done", "我做了什么",
+# "发生了什么", "聊了啥". A query left with only these asks for the time itself.
+ACTIVITY_TERMS = frozenset({
+    "do", "did", "done", "work", "happen", "get", "got", "anyth", "someth", "everyth", "busi",
+    "talk", "discuss", "say", "said", "tell", "told", "up", "go", "went", "on", "thing", "stuff",
+    "做", "干", "啥", "事", "事情", "些事", "哪些", "发生", "忙", "聊", "说", "讨论", "弄", "搞",
+    "情况", "了啥", "么事",
+})
+
+
 # --- numbers ----------------------------------------------------------------------------------
 
 _EN_NUM = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
