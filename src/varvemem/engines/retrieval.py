@@ -74,6 +74,8 @@ class RetrievalEngine:
         # Time words ("last week", "昨天") name a window, not keywords (retrieval.time_words).
         text, window, flt = self._time_words(query, flt, now)
         tokens = index_terms(text)
+        if window is not None:  # "what did I do", "发生了什么": no keywords in a time question
+            tokens = [t for t in tokens if t not in timewords.ACTIVITY_TERMS]
         qtags = normalise_tags(tags) or self.query_tags(text, flt.tenant)
 
         flt = flt.model_copy(update={"tier_limits": self.tier_limits(now)})
@@ -174,8 +176,8 @@ class RetrievalEngine:
         # What the query's time words say for a memory of that time: the whole question when
         # its other words are generic ("what did I do yesterday?"), else a share of its terms.
         tw = cfg.time_words
-        time_ev = (0.0, 0.0) if window is None else (tw.evidence, 0.0) \
-            if not terms - timewords.ACTIVITY_TERMS else (0.0, tw.term_weight)
+        time_ev = (0.0, 0.0) if window is None else (tw.evidence, 0.0) if not terms \
+            else (0.0, tw.term_weight)
         hits = [SearchHit(memory=full[r.memory_id], score=total,
                           scores=parts.model_copy(update={"evidence": evidence(
                               vec_hits.get(r.memory_id), terms, full[r.memory_id],

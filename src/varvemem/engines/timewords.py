@@ -63,13 +63,15 @@ class TimeQuery:
 
 
 # The index terms (stems, CJK bigrams and single characters) of words that ask what happened
-# at a time without naming a subject: "what did I do / work on / get done", "我做了什么",
-# "发生了什么", "聊了啥". A query left with only these asks for the time itself.
+# at a time without naming a subject: "what did I do / work on / get done", "remind me what
+# happened", "我做了什么", "发生了什么", "帮我回忆一下". A query left with only these asks for
+# the time itself.
 ACTIVITY_TERMS = frozenset({
     "do", "did", "done", "work", "happen", "get", "got", "anyth", "someth", "everyth", "busi",
     "talk", "discuss", "say", "said", "tell", "told", "up", "go", "went", "on", "thing", "stuff",
-    "做", "干", "啥", "事", "事情", "些事", "哪些", "发生", "忙", "聊", "说", "讨论", "弄", "搞",
-    "情况", "了啥", "么事",
+    "one", "remind", "recal", "rememb", "show", "list",
+    "做", "干", "啥", "事", "事情", "些事", "哪些", "哪个", "发生", "忙", "聊", "说", "讨论", "弄",
+    "搞", "情况", "了啥", "么事", "帮", "回忆", "记得", "告诉", "想起", "起来",
 })
 
 
@@ -311,6 +313,7 @@ _DAY_NUM = (r"(?P<d>[0-3]?\d(?:st|nd|rd|th)?|"
 _YEAR_TAIL = r"(?:,?\s+(?P<y>(?:19|20)\d\d))?"
 _ZH_Y = r"(?P<y>去年|今年|前年|(?:19|20)\d\d年)?"
 _ZH_WEEK = r"(?:周|星期|礼拜)"
+_ZH_PART = r"(?:早上|早晨|上午|中午|下午|傍晚|晚上|夜里|凌晨)?"
 
 # Longer and more specific expressions first: each rule reads only the text the earlier
 # ones left.
@@ -337,7 +340,11 @@ _RULES: list[tuple[re.Pattern[str], Handler]] = [
      lambda m, c: _span(c, _en_num(m["n"].lower()), _unit(m["u"]))),
     (_en(r"(?:in\s+|over\s+|during\s+)?the\s+(?:past|last)\s+(?P<u>week|month|year)"),
      lambda m, c: _span(c, 1, _unit(m["u"]))),
-    (_en(r"(?:last|this|past)\s+weekend"), lambda m, c: _weekend(c, m[0].lower())),
+    (_en(r"(?:(?:over|on)\s+)?(?:the\s+)?(?:last|this|past)\s+weekend|this\s+past\s+weekend"
+         r"|over\s+the\s+weekend"),
+     lambda m, c: _weekend(c, "this" if "this" in m[0].lower() and "past" not in m[0].lower()
+                           else "last" if c.today.weekday() < 5 else "this")),
+    (_en(r"the\s+other\s+day"), lambda m, c: (c.today - timedelta(6), c.today - timedelta(1))),
     (_en(r"(?:earlier\s+)?(?P<which>last|previous|this|current)\s+(?P<u>week|month|year)"),
      lambda m, c: _period(c, m["u"].lower(), _BACK[m["which"].lower()])),
     (_en(r"(?P<y>(?:19|20)\d\d)-(?P<mon>[01]?\d)-(?P<d>[0-3]?\d)"), _iso),
@@ -355,12 +362,17 @@ _RULES: list[tuple[re.Pattern[str], Handler]] = [
          r"[\s-]+(?P<mon>" + _MONTH_RE + r")" + _YEAR_TAIL + r"|(?P<mon2>" + _MONTH_RE
          + r")\s+(?P<y2>(?:19|20)\d\d))"), lambda m, c: _en_month_any(m, c)),
     # Chinese
-    (_zh(r"大前天"), lambda m, c: _day(c.today - timedelta(3))),
-    (_zh(r"前天|前日"), lambda m, c: _day(c.today - timedelta(2))),
-    (_zh(r"昨天|昨日|昨晚|昨夜|昨儿"), lambda m, c: _day(c.today - timedelta(1))),
-    (_zh(r"今天|今日|今早|今晚|今儿|今晨|今天早上"), lambda m, c: _day(c.today)),
+    (_zh(r"大前天" + _ZH_PART), lambda m, c: _day(c.today - timedelta(3))),
+    (_zh(r"(?:前天|前日)" + _ZH_PART), lambda m, c: _day(c.today - timedelta(2))),
+    (_zh(r"(?:昨天|昨日|昨儿个?)" + _ZH_PART + r"|昨晚|昨夜|昨早"),
+     lambda m, c: _day(c.today - timedelta(1))),
+    (_zh(r"(?:今天|今日|今儿个?)" + _ZH_PART + r"|今早|今晚|今晨|今夜"), lambda m, c: _day(c.today)),
     (_zh(r"(?P<n>" + _ZH_NUM_RE + r")(?P<u>天|日|个星期|个礼拜|星期|礼拜|周|个月|年)(?:以前|之前|前)"),
      lambda m, c: _ago(c, _zh_num(m["n"]), _unit(m["u"].lstrip("个")))),
+    # vague: 前几天/这几天 "a few days ago"/"these days", 前两天 "a couple of days ago"
+    (_zh(r"前(?:几|两|些)天"), lambda m, c: (c.today - timedelta(6 if "两" not in m[0] else 3),
+                                          c.today - timedelta(1))),
+    (_zh(r"(?:这|最近|近)(?:几|两)天"), lambda m, c: (c.today - timedelta(3), c.today)),
     (_zh(r"(?:最近|过去|近|这)的?(?P<n>" + _ZH_NUM_RE + r")(?P<u>天|日|个星期|个礼拜|周|个月|年)"),
      lambda m, c: _span(c, _zh_num(m["n"]), _unit(m["u"].lstrip("个")))),
     # a bare 周末 is as often any weekend ("周末推荐一本小说"): it needs 上 or 这 before it
