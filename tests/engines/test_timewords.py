@@ -71,6 +71,13 @@ def ago(n: int) -> date:
     ("一月份", date(2026, 1, 1), date(2026, 1, 31)),
     ("去年三月", date(2025, 3, 1), date(2025, 3, 31)),
     ("最近三天", ago(2), D),
+    ("昨天上午我见了谁", ago(1), ago(1)),
+    ("今天早上", D, D),
+    ("前几天", ago(6), ago(1)),
+    ("the other day", ago(6), ago(1)),
+    ("over the weekend", date(2026, 3, 7), date(2026, 3, 8)),
+    ("yesterday morning", ago(1), ago(1)),
+    ("3/2/2026", date(2026, 3, 2), date(2026, 3, 2)),
 ])
 def test_time_words_name_their_days(query: str, first: date, last: date) -> None:
     assert days(query) == (first, last)
@@ -80,6 +87,7 @@ def test_time_words_name_their_days(query: str, first: date, last: date) -> None
     "next week", "what is planned for next Monday", "tomorrow", "in 3 days", "下周", "下周一",
     "明天", "三天后", "周末推荐一本小说", "一周三次", "What may I do about the march?",
     "who sat on the bench", "which secret does the order service use?", "",
+    "ERROR timeout_ms exhausted (5/5)", "2010年世界杯冠军是谁？",
 ])
 def test_future_or_no_time_words_name_no_window(query: str) -> None:
     assert parse(query, NOW) is None
@@ -91,6 +99,8 @@ def test_the_time_words_leave_the_query() -> None:
     assert "fix" in index_terms(got.rest)
     got = parse("昨天给客户演示了什么？", NOW)
     assert got is not None and got.rest.startswith("给客户") and "昨天" not in got.rest
+    got = parse("今天早上发生了什么", NOW)  # the part of the day goes with the day
+    assert got is not None and "早上" not in got.rest
 
 
 def test_a_numeric_date_goes_to_dateparser_offline() -> None:

@@ -5,20 +5,23 @@ the query without them, so retrieval can boost (or filter) memories created in t
 instead of matching "week" or "昨天" as keywords. Only past windows count: "next week" or
 "下周" name no window (the query is left as it is).
 
-Rules written here cover the span expressions and the Chinese ones; ``dateparser`` is the
-fallback for English date forms the rules do not know ("the 3rd of March", "3/2/2026").
-Measured (dateparser 1.5, now = Wed 2026-03-11): it gives one instant, never a span ("last
-week" -> 2026-03-04 10:00, "in January" -> 2026-01-11), reads "上周五"/"上周一" as "上周",
+The rules here read the expressions; ``dateparser`` reads what is left when it still looks
+like a numeric date with a year ("3/2/2026", "2026/3/2"). Measured (dateparser 1.5, now =
+Wed 2026-03-11), why not more of it: it gives one instant, never a span ("last week" ->
+2026-03-04 10:00, "in January" -> 2026-01-11); it reads "上周五"/"上周一" as "上周" and
 "3月2日" as 2025-12-09, finds nothing in "三天前", "两天前", "两周前", "这周", "上个星期",
-"the day before yesterday" as yesterday in running text; it costs 1.3 s to import, 1.3 s more
-on its first call and 2-30 ms per ``search_dates``. So the rules run first, in microseconds,
-and dateparser only sees a query whose remaining words still look like a date.
+reads "the day before yesterday" in running text as yesterday and "the third of March" as
+today; it takes 1.3 s to import and 1.3 s more on its first call, then 2-30 ms per
+``search_dates``. The rules take about 0.1 ms per new query (cached after), and a query with
+none of their cue words ("day", "周", a digit, ...) costs one regex search.
 
 Conventions: weeks are calendar weeks (``week_start``); "last week"/"上周" is the whole week
 before this one, "this week"/"这周" this week up to today, "last Friday"/"上周五" that day of
 last week, a bare "Friday"/"周五" the latest past Friday; "N weeks/months ago" a week or a month
-centred on that day; a date without a year is its latest past occurrence ("3 March" on 11 March
-is this year's, "13 March" last year's).
+centred on that day; "the past N days"/"最近三天" the N days up to today; "the other day"/"前几天"
+the six days before today; a date without a year is its latest past occurrence ("3 March" on
+11 March is this year's, "13 March" last year's); "since Monday"/"3月以来" runs up to today.
+Days are those of ``now``'s time zone unless one is given.
 """
 
 from __future__ import annotations
@@ -417,9 +420,11 @@ def _en_month_any(m: re.Match[str], c: _Ctx) -> Days:
 
 _SINCE_BEFORE = re.compile(r"(?:\bsince|自从?|从)\s*$", re.IGNORECASE)
 _SINCE_AFTER = re.compile(r"\s*(?:以来|至今|到现在|到今天)")
-# What is left still looks like a numeric date ("3/2/2026", "2.3."): dateparser reads those
-# (month first in English). It misses ordinals in words ("the third of March" -> today).
-_DATEPARSER_GATE = re.compile(r"\b\d{1,4}[/.]\d{1,2}(?:[/.]\d{2,4})?\b")
+# What is left still looks like a numeric date with its year ("3/2/2026", "2026/3/2",
+# "2.3.2026"): dateparser reads those (month first in English). Without a year "5/5" is as
+# often a ratio. dateparser misses ordinals in words ("the third of March" -> today).
+_DATEPARSER_GATE = re.compile(r"\b(?:\d{1,2}[/.]\d{1,2}[/.](?:19|20)?\d\d|(?:19|20)\d\d[/.]\d{1,2}"
+                              r"[/.]\d{1,2})\b")
 # Cheap pre-check: no rule can match a query without one of these.
 _PRECHECK = re.compile(
     r"\d|day|week|month|year|ago|night|morning|afternoon|evening|tonight|weekend|mon|tue|wed"
