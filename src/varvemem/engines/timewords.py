@@ -320,86 +320,89 @@ _ZH_PART = r"(?:早上|早晨|上午|中午|下午|傍晚|晚上|夜里|凌晨)?
 
 # Longer and more specific expressions first: each rule reads only the text the earlier
 # ones left.
-_RULES: list[tuple[re.Pattern[str], Handler]] = [
-    # future: consumed, no window
-    (_en(r"(?:next|coming|upcoming)\s+(?:week(?:end)?|month|year|" + _WEEKDAY_RE + r")"),
-     _FUTURE),
-    (_en(r"(?:tomorrow|the\s+day\s+after\s+tomorrow|in\s+"
-         + _EN_NUM_RE + r"\s+(?:days?|weeks?|months?|years?))"), _FUTURE),
-    (_zh(r"(?:下下?(?:个)?(?:周|星期|礼拜|月)[一二三四五六日天1-7]?|明天|后天|明年|明早|明晚"
-         r"|下周末|" + _ZH_NUM_RE + r"(?:天|个?星期|周|个?月|年)(?:以后|之后|后))"), _FUTURE),
-    # English
-    (_en(r"(?:the\s+)?day\s+before\s+yesterday"), lambda m, c: _day(c.today - timedelta(2))),
-    (_en(r"(?:yesterday" + _PART_OF_DAY + r"|last\s+night)"),
-     lambda m, c: _day(c.today - timedelta(1))),
-    (_en(r"(?:today|tonight|this\s+(?:morning|afternoon|evening)|earlier\s+today)"),
-     lambda m, c: _day(c.today)),
-    (_en(r"(?:the\s+)?(?:week|month|year)\s+before\s+last"),
-     lambda m, c: _period(c, _unit(m[0].split()[-3]), 2)),
-    (_en(r"(?P<n>" + _EN_NUM_RE + r")\s+(?P<u>days?|weeks?|months?|years?)\s+(?:ago|back|earlier)"),
-     lambda m, c: _ago(c, _en_num(m["n"].lower()), _unit(m["u"]))),
-    (_en(r"(?:in\s+|over\s+|during\s+|within\s+)?(?:the\s+)?(?:last|past|previous)\s+"
-         r"(?P<n>" + _EN_NUM_RE + r")\s+(?P<u>days?|weeks?|months?|years?)"),
-     lambda m, c: _span(c, _en_num(m["n"].lower()), _unit(m["u"]))),
-    (_en(r"(?:in\s+|over\s+|during\s+)?the\s+(?:past|last)\s+(?P<u>week|month|year)"),
-     lambda m, c: _span(c, 1, _unit(m["u"]))),
-    (_en(r"(?:(?:over|on)\s+)?(?:the\s+)?(?:last|this|past)\s+weekend|this\s+past\s+weekend"
-         r"|over\s+the\s+weekend"),
-     lambda m, c: _weekend(c, "this" if "this" in m[0].lower() and "past" not in m[0].lower()
-                           else "last" if c.today.weekday() < 5 else "this")),
-    (_en(r"the\s+other\s+day"), lambda m, c: (c.today - timedelta(6), c.today - timedelta(1))),
-    (_en(r"(?:earlier\s+)?(?P<which>last|previous|this|current)\s+(?P<u>week|month|year)"),
-     lambda m, c: _period(c, m["u"].lower(), _BACK[m["which"].lower()])),
-    (_en(r"(?P<y>(?:19|20)\d\d)-(?P<mon>[01]?\d)-(?P<d>[0-3]?\d)"), _iso),
-    (_en(r"(?:on\s+)?(?:the\s+)?" + _DAY_NUM + r"(?:\s+of)?\s+(?P<mon>" + _MONTH_RE + r")"
-         + _YEAR_TAIL), _en_date),
-    (_en(r"(?:on\s+)?(?P<mon>" + _MONTH_RE + r")\s+(?:the\s+)?" + _DAY_NUM + _YEAR_TAIL),
-     _en_date),
-    # "sat", "sun", "wed" are words too: abbreviations need "on", "last" or "this" before them
-    (_en(r"(?:on\s+)?(?:(?P<which>last|previous|past|this)\s+)?(?P<wd>" + _WEEKDAY_FULL_RE
-         + r")" + _PART_OF_DAY), _en_weekday),
-    (_en(r"(?:on\s+|(?P<which>last|previous|past|this)\s+)(?P<wd>" + _WEEKDAY_RE + r")"),
-     _en_weekday),
-    # a month needs a word before it or a year after it ("may", "march" are verbs too)
-    (_en(r"(?:(?:in|during|since|early|late|mid|back\s+in|(?P<which>last|previous|this))"
-         r"[\s-]+(?P<mon>" + _MONTH_RE + r")" + _YEAR_TAIL + r"|(?P<mon2>" + _MONTH_RE
-         + r")\s+(?P<y2>(?:19|20)\d\d))"), lambda m, c: _en_month_any(m, c)),
-    # Chinese
-    (_zh(r"大前天" + _ZH_PART), lambda m, c: _day(c.today - timedelta(3))),
-    (_zh(r"(?:前天|前日)" + _ZH_PART), lambda m, c: _day(c.today - timedelta(2))),
-    (_zh(r"(?:昨天|昨日|昨儿个?)" + _ZH_PART + r"|昨晚|昨夜|昨早"),
-     lambda m, c: _day(c.today - timedelta(1))),
-    (_zh(r"(?:今天|今日|今儿个?)" + _ZH_PART + r"|今早|今晚|今晨|今夜"), lambda m, c: _day(c.today)),
-    (_zh(r"(?P<n>" + _ZH_NUM_RE + r")(?P<u>天|日|个星期|个礼拜|星期|礼拜|周|个月|年)(?:以前|之前|前)"),
-     lambda m, c: _ago(c, _zh_num(m["n"]), _unit(m["u"].lstrip("个")))),
-    # vague: 前几天/这几天 "a few days ago"/"these days", 前两天 "a couple of days ago"
-    (_zh(r"前(?:几|两|些)天"), lambda m, c: (c.today - timedelta(6 if "两" not in m[0] else 3),
-                                          c.today - timedelta(1))),
-    (_zh(r"(?:这|最近|近)(?:几|两)天"), lambda m, c: (c.today - timedelta(3), c.today)),
-    (_zh(r"(?:最近|过去|近|这)的?(?P<n>" + _ZH_NUM_RE + r")(?P<u>天|日|个星期|个礼拜|周|个月|年)"),
-     lambda m, c: _span(c, _zh_num(m["n"]), _unit(m["u"].lstrip("个")))),
-    # a bare 周末 is as often any weekend ("周末推荐一本小说"): it needs 上 or 这 before it
-    (_zh(r"(?P<which>上个?|上一|这个?|本)" + _ZH_WEEK + r"末"),
-     lambda m, c: _weekend(c, m["which"])),
-    # not the 周三 of 一周三次 or 每周三
-    (_zh(r"(?<![一二两三四五六七八九十几\d每])(?P<which>上上个?|上个?|上一|这个?|本)?"
-         + _ZH_WEEK + r"(?P<wd>[一二三四五六日天1-7])"),
-     _zh_weekday),
-    (_zh(r"(?P<which>上上个?|上个?|上一)" + r"(?:周|星期|礼拜)"),
-     lambda m, c: _period(c, "week", m["which"].count("上"))),
-    (_zh(r"(?:这个?|本)(?:周|星期|礼拜)"), lambda m, c: _period(c, "week", 0)),
-    (_zh(r"(?P<which>上上个?|上个?|上一个?)月"),
-     lambda m, c: _period(c, "month", m["which"].count("上"))),
-    (_zh(r"(?:这个|本)月"), lambda m, c: _period(c, "month", 0)),
-    (_zh(_ZH_Y + r"(?P<mon>1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])月"
-         r"(?P<d>[0-3]?\d|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九])(?:日|号)"),
-     _zh_date),
-    (_zh(_ZH_Y + r"(?P<mon>1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])"
-         r"(?:月份|月(?![\d一二三四五六七八九十]))"),
-     _zh_month),
-    (_zh(r"去年|前年|今年"),
-     lambda m, c: _period(c, "year", {"今年": 0, "去年": 1, "前年": 2}[m[0]])),
-]
+@lru_cache(maxsize=1)
+def _rules() -> list[tuple[re.Pattern[str], Handler]]:
+    """The rules, compiled on first use (some 40 patterns: kept off ``import varvemem``)."""
+    return [
+        # future: consumed, no window
+        (_en(r"(?:next|coming|upcoming)\s+(?:week(?:end)?|month|year|" + _WEEKDAY_RE + r")"),
+         _FUTURE),
+        (_en(r"(?:tomorrow|the\s+day\s+after\s+tomorrow|in\s+"
+             + _EN_NUM_RE + r"\s+(?:days?|weeks?|months?|years?))"), _FUTURE),
+        (_zh(r"(?:下下?(?:个)?(?:周|星期|礼拜|月)[一二三四五六日天1-7]?|明天|后天|明年|明早|明晚"
+             r"|下周末|" + _ZH_NUM_RE + r"(?:天|个?星期|周|个?月|年)(?:以后|之后|后))"), _FUTURE),
+        # English
+        (_en(r"(?:the\s+)?day\s+before\s+yesterday"), lambda m, c: _day(c.today - timedelta(2))),
+        (_en(r"(?:yesterday" + _PART_OF_DAY + r"|last\s+night)"),
+         lambda m, c: _day(c.today - timedelta(1))),
+        (_en(r"(?:today|tonight|this\s+(?:morning|afternoon|evening)|earlier\s+today)"),
+         lambda m, c: _day(c.today)),
+        (_en(r"(?:the\s+)?(?:week|month|year)\s+before\s+last"),
+         lambda m, c: _period(c, _unit(m[0].split()[-3]), 2)),
+        (_en(r"(?P<n>" + _EN_NUM_RE + r")\s+(?P<u>days?|weeks?|months?|years?)\s+(?:ago|back|earlier)"),
+         lambda m, c: _ago(c, _en_num(m["n"].lower()), _unit(m["u"]))),
+        (_en(r"(?:in\s+|over\s+|during\s+|within\s+)?(?:the\s+)?(?:last|past|previous)\s+"
+             r"(?P<n>" + _EN_NUM_RE + r")\s+(?P<u>days?|weeks?|months?|years?)"),
+         lambda m, c: _span(c, _en_num(m["n"].lower()), _unit(m["u"]))),
+        (_en(r"(?:in\s+|over\s+|during\s+)?the\s+(?:past|last)\s+(?P<u>week|month|year)"),
+         lambda m, c: _span(c, 1, _unit(m["u"]))),
+        (_en(r"(?:(?:over|on)\s+)?(?:the\s+)?(?:last|this|past)\s+weekend|this\s+past\s+weekend"
+             r"|over\s+the\s+weekend"),
+         lambda m, c: _weekend(c, "this" if "this" in m[0].lower() and "past" not in m[0].lower()
+                               else "last" if c.today.weekday() < 5 else "this")),
+        (_en(r"the\s+other\s+day"), lambda m, c: (c.today - timedelta(6), c.today - timedelta(1))),
+        (_en(r"(?:earlier\s+)?(?P<which>last|previous|this|current)\s+(?P<u>week|month|year)"),
+         lambda m, c: _period(c, m["u"].lower(), _BACK[m["which"].lower()])),
+        (_en(r"(?P<y>(?:19|20)\d\d)-(?P<mon>[01]?\d)-(?P<d>[0-3]?\d)"), _iso),
+        (_en(r"(?:on\s+)?(?:the\s+)?" + _DAY_NUM + r"(?:\s+of)?\s+(?P<mon>" + _MONTH_RE + r")"
+             + _YEAR_TAIL), _en_date),
+        (_en(r"(?:on\s+)?(?P<mon>" + _MONTH_RE + r")\s+(?:the\s+)?" + _DAY_NUM + _YEAR_TAIL),
+         _en_date),
+        # "sat", "sun", "wed" are words too: abbreviations need "on", "last" or "this" before them
+        (_en(r"(?:on\s+)?(?:(?P<which>last|previous|past|this)\s+)?(?P<wd>" + _WEEKDAY_FULL_RE
+             + r")" + _PART_OF_DAY), _en_weekday),
+        (_en(r"(?:on\s+|(?P<which>last|previous|past|this)\s+)(?P<wd>" + _WEEKDAY_RE + r")"),
+         _en_weekday),
+        # a month needs a word before it or a year after it ("may", "march" are verbs too)
+        (_en(r"(?:(?:in|during|since|early|late|mid|back\s+in|(?P<which>last|previous|this))"
+             r"[\s-]+(?P<mon>" + _MONTH_RE + r")" + _YEAR_TAIL + r"|(?P<mon2>" + _MONTH_RE
+             + r")\s+(?P<y2>(?:19|20)\d\d))"), lambda m, c: _en_month_any(m, c)),
+        # Chinese
+        (_zh(r"大前天" + _ZH_PART), lambda m, c: _day(c.today - timedelta(3))),
+        (_zh(r"(?:前天|前日)" + _ZH_PART), lambda m, c: _day(c.today - timedelta(2))),
+        (_zh(r"(?:昨天|昨日|昨儿个?)" + _ZH_PART + r"|昨晚|昨夜|昨早"),
+         lambda m, c: _day(c.today - timedelta(1))),
+        (_zh(r"(?:今天|今日|今儿个?)" + _ZH_PART + r"|今早|今晚|今晨|今夜"), lambda m, c: _day(c.today)),
+        (_zh(r"(?P<n>" + _ZH_NUM_RE + r")(?P<u>天|日|个星期|个礼拜|星期|礼拜|周|个月|年)(?:以前|之前|前)"),
+         lambda m, c: _ago(c, _zh_num(m["n"]), _unit(m["u"].lstrip("个")))),
+        # vague: 前几天/这几天 "a few days ago"/"these days", 前两天 "a couple of days ago"
+        (_zh(r"前(?:几|两|些)天"), lambda m, c: (c.today - timedelta(6 if "两" not in m[0] else 3),
+                                              c.today - timedelta(1))),
+        (_zh(r"(?:这|最近|近)(?:几|两)天"), lambda m, c: (c.today - timedelta(3), c.today)),
+        (_zh(r"(?:最近|过去|近|这)的?(?P<n>" + _ZH_NUM_RE + r")(?P<u>天|日|个星期|个礼拜|周|个月|年)"),
+         lambda m, c: _span(c, _zh_num(m["n"]), _unit(m["u"].lstrip("个")))),
+        # a bare 周末 is as often any weekend ("周末推荐一本小说"): it needs 上 or 这 before it
+        (_zh(r"(?P<which>上个?|上一|这个?|本)" + _ZH_WEEK + r"末"),
+         lambda m, c: _weekend(c, m["which"])),
+        # not the 周三 of 一周三次 or 每周三
+        (_zh(r"(?<![一二两三四五六七八九十几\d每])(?P<which>上上个?|上个?|上一|这个?|本)?"
+             + _ZH_WEEK + r"(?P<wd>[一二三四五六日天1-7])"),
+         _zh_weekday),
+        (_zh(r"(?P<which>上上个?|上个?|上一)" + r"(?:周|星期|礼拜)"),
+         lambda m, c: _period(c, "week", m["which"].count("上"))),
+        (_zh(r"(?:这个?|本)(?:周|星期|礼拜)"), lambda m, c: _period(c, "week", 0)),
+        (_zh(r"(?P<which>上上个?|上个?|上一个?)月"),
+         lambda m, c: _period(c, "month", m["which"].count("上"))),
+        (_zh(r"(?:这个|本)月"), lambda m, c: _period(c, "month", 0)),
+        (_zh(_ZH_Y + r"(?P<mon>1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])月"
+             r"(?P<d>[0-3]?\d|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九])(?:日|号)"),
+         _zh_date),
+        (_zh(_ZH_Y + r"(?P<mon>1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])"
+             r"(?:月份|月(?![\d一二三四五六七八九十]))"),
+         _zh_month),
+        (_zh(r"去年|前年|今年"),
+         lambda m, c: _period(c, "year", {"今年": 0, "去年": 1, "前年": 2}[m[0]])),
+    ]
 
 
 def _weekend(c: _Ctx, which: str) -> Days | None:
@@ -462,7 +465,7 @@ def _parse_days(query: str, today: date, week_start: int,
     text = query
     spans: list[Days] = []
     phrases: list[str] = []
-    for pattern, handler in _RULES:
+    for pattern, handler in _rules():
         for m in list(pattern.finditer(text)):
             days = handler(m, c)
             if days is not None and (_SINCE_BEFORE.search(text, 0, m.start())
