@@ -102,9 +102,10 @@ class TimeWordSettings(_Section):
     inside, falling to that over ``margin_hours`` outside); ``filter`` keeps only memories
     created within the window widened by ``margin_hours``. Days are counted in ``timezone``
     (an IANA name; unset: the clock's, UTC), weeks start on ``week_start``. ``depth_factor``
-    widens the vector channel while a window is in force, so memories of that time are among
-    the candidates. ``strip_from_embedding``: embed the query without its time words (off: on a
-    held-out mix of phrasings the whole question found the memory more often, 97 % vs 89 %).
+    widens the vector channel for a time question without keywords, so memories of that time
+    are among the candidates (with keywords, the window's own full-text matches are).
+    ``strip_from_embedding``: embed the query without its time words (off: on a held-out mix
+    of phrasings the whole question found the memory more often, 97 % vs 89 %).
     ``use_dateparser``: numeric dates the rules do not read ("3/2/2026") go to dateparser
     (imported on first need, about 2.5 s once). An explicit ``created_after``/
     ``created_before`` from the caller wins over the parsed window.

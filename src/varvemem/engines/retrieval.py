@@ -103,7 +103,10 @@ class RetrievalEngine:
             # Conditions only the store checks that may drop many of the index's hits.
             post_filtered = any(v is not None for v in (flt.created_after, flt.created_before,
                                                         flt.as_of)) or bool(flt.tags)
-            depth = n * (4 if post_filtered else 1) * (cfg.time_words.depth_factor if window else 1)
+            # A time question with no keywords ("what did I do yesterday?") reaches the memories
+            # of that time through the vector channel only: it searches deeper.
+            deeper = cfg.time_words.depth_factor if window and not tokens else 1
+            depth = n * (4 if post_filtered else 1) * deeper
             found = self.stores.vectors.search(qvec, depth, vflt)
         finally:
             kw_window = keyword.result()
