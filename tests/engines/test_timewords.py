@@ -287,3 +287,17 @@ def test_an_unrelated_question_with_a_time_word_still_finds_nothing(make_memory,
         ("The order service pulls images with the regcred secret", 1),
         ("支付服务跑在 pg-2 上", 2), ("Backups run at 02:00 UTC", 26)]])
     assert mem.search(query) == []
+
+
+@settings(max_examples=300, deadline=None)
+@given(words=st.lists(st.sampled_from(
+    ["last", "next", "week", "Monday", "3", "March", "ago", "days", "the", "on", "2026", "/",
+     "上", "周", "五", "月", "3", "日", "号", "天", "前", "昨天", "下", "个", "星期", "这", "31",
+     "February", "30", "年", "去年", "since", "以来", "-", "in"]), max_size=8),
+       now=nows)
+def test_any_text_parses_to_a_past_window_or_none(words: list[str], now: datetime) -> None:
+    for sep in (" ", ""):
+        got = parse(sep.join(words), now)
+        if got is not None:
+            assert got.window.start < got.window.end
+            assert got.window.start.date() <= now.date()
