@@ -192,7 +192,8 @@ def value_set(text: str) -> list[str]:
 # -- frames ------------------------------------------------------------------------------------
 _FILLER_EN = re.compile(
     r"\b(now|currently|today|yesterday|tonight|recently|actually|btw|again|instead|still|"
-    r"already|from now on|as of today|these days|anymore|any more)\b", re.IGNORECASE)
+    r"already|from now on|as of today|these days|this week|this month|anymore|any more)\b",
+    re.IGNORECASE)
 _FILLER_ZH = re.compile(r"现在|目前|当前|已经|今天|昨天|最近|其实|从今天起|从现在起|了|啦|呢|吧")
 # When a statement became true is not part of its claim: "since Monday", "as of 2026-05-01",
 # "starting next week", "自周一起", "从下周开始".
@@ -361,11 +362,15 @@ class Lexicon:
         self.strong: dict[str, str] = {}
         self.weak: dict[str, str] = {}
         zh: dict[str, tuple[str, bool] | None] = {}
+        phrases: dict[str, tuple[str, bool]] = {}
         for attr, (strong, weak) in table.items():
             for words, into, is_strong in ((strong, self.strong, True), (weak, self.weak, False)):
                 for w in words:
                     if _HAS_CJK.search(w):
                         zh.setdefault(w, (attr, is_strong))
+                    elif re.search(r"[\s-]", w.strip()):  # "on call", "message queue"
+                        phrases.setdefault(" ".join(re.split(r"[\s-]+", w.strip().lower())),
+                                           (attr, is_strong))
                     else:
                         for stem in index_terms(w):
                             into.setdefault(stem, attr)
@@ -374,12 +379,20 @@ class Lexicon:
         for w in light:
             if _HAS_CJK.search(w):
                 zh.setdefault(w, None)
+        self._phrases = phrases
+        self.phrase_pattern = re.compile(
+            r"\b(?:" + "|".join(re.escape(p).replace(r"\ ", r"[\s-]+")
+                                 for p in sorted(phrases, key=len, reverse=True)) + r")\b",
+            re.IGNORECASE) if phrases else None
         self._zh = zh
         self._zh_words = re.compile("|".join(map(re.escape, sorted(zh, key=len, reverse=True)))) \
             if zh else None
 
     def zh_word(self, word: str) -> tuple[str, bool] | None:
         return self._zh.get(word)
+
+    def phrase(self, words: str) -> tuple[str, bool] | None:
+        return self._phrases.get(" ".join(re.split(r"[\s-]+", words.lower())))
 
     @property
     def zh_pattern(self) -> re.Pattern[str] | None:
@@ -454,8 +467,9 @@ def slots(text: str, lex: Lexicon) -> Slots:
     while (lead := _FILLER_LEAD.sub("", t)) != t:
         t = lead
     # A name that is also an attribute word ("RAM") is the attribute.
-    vals = [v for v in values(t) if v.kind != "name" or not t[v.start:v.end].isupper()
-            or not (set(index_terms(v.text)) & (lex.strong.keys() | lex.weak.keys()))]
+    vals = [v for v in values(t) if lex.phrase(v.text) is None and (
+        v.kind != "name" or not t[v.start:v.end].isupper()
+        or not (set(index_terms(v.text)) & (lex.strong.keys() | lex.weak.keys())))]
     out, last = [], 0
     for v in vals:
         out += [t[last:v.start], " "]
@@ -466,13 +480,16 @@ def slots(text: str, lex: Lexicon) -> Slots:
     weak: set[str] = set()
     words: set[str] = set()
     quals = {q for q in lex.zh_qualifiers if q in rest}
+
+    def take(hit: tuple[str, bool] | None) -> str:
+        if hit is not None:
+            (strong if hit[1] else weak).add(hit[0])
+        return " "
+
+    if lex.phrase_pattern is not None:
+        rest = lex.phrase_pattern.sub(lambda m: take(lex.phrase(m.group())), rest)
     if lex.zh_pattern is not None and _HAS_CJK.search(rest):
-        def take(m: re.Match[str]) -> str:
-            hit = lex.zh_word(m.group())
-            if hit is not None:
-                (strong if hit[1] else weak).add(hit[0])
-            return " "
-        rest = lex.zh_pattern.sub(take, rest)
+        rest = lex.zh_pattern.sub(lambda m: take(lex.zh_word(m.group())), rest)
     for run in _CJK_RUN.findall(rest):
         for seg in _cjk_segments(run):
             words.update([seg] if len(seg) == 1 else [seg[i:i + 2] for i in range(len(seg) - 1)])

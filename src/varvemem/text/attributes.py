@@ -19,10 +19,11 @@ pod", "跑在", "用的是"): they are neither subject nor attribute.
 from __future__ import annotations
 
 # attribute -> (strong words, weak words). English words are matched by their stem, so one
-# form of a word is enough; Chinese words are matched as substrings, longest first.
+# form of a word is enough; English phrases ("on call") as words, spaces or hyphens between;
+# Chinese words as substrings, longest first.
 ATTRIBUTE_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "port": (("port", "端口"), ("listen", "bind", "serve", "answer", "expose", "监听", "暴露", "开在")),
-    "region": (("region", "zone", "datacenter", "区域", "地域", "可用区", "机房"),
+    "region": (("region", "zone", "datacenter", "data center", "区域", "地域", "可用区", "机房"),
                ("hosted", "托管")),
     "cluster": (("cluster", "集群"), ("deploy", "deployed", "部署")),
     "host": (("host", "server", "machine", "node", "vm", "主机", "服务器", "机器", "节点"), ()),
@@ -31,7 +32,8 @@ ATTRIBUTE_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "owner": (("owner", "maintainer", "lead", "contact", "负责人", "维护人", "联系人", "主管"),
               ("own", "owned", "owns", "responsible", "ask", "maintain", "manage", "负责",
                "有问题找")),
-    "branch": (("branch", "分支"), ("ship", "ships", "release", "releases", "cut", "发版", "发布")),
+    "branch": (("branch", "release branch", "分支"),
+               ("ship", "ships", "release", "releases", "cut", "发版", "发布")),
     "memory": (("memory", "ram", "heap", "内存"), ()),
     "cpu": (("cpu", "vcpu", "cores", "core", "核数"), ()),
     "disk": (("disk", "volume", "磁盘", "硬盘", "存储卷"), ()),
@@ -39,6 +41,8 @@ ATTRIBUTE_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
                ("page", "pages", "notify", "通知", "群")),
     "version": (("version", "版本"), ("upgraded", "升级")),
     "timeout": (("timeout", "deadline", "超时"), ()),
+    "oncall": (("on call", "oncall", "on-call engineer", "pager duty", "值班", "值班人", "轮值"),
+               ()),
     "replicas": (("replicas", "replica", "instances", "副本", "副本数", "实例数"), ()),
     "address": (("url", "endpoint", "address", "domain", "hostname", "地址", "域名", "接口"), ()),
     "phone": (("phone", "mobile", "telephone", "电话", "手机", "手机号"), ()),
@@ -46,7 +50,7 @@ ATTRIBUTE_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "plan": (("plan", "subscription", "tier", "套餐", "方案"), ()),
     "vendor": (("provider", "vendor", "carrier", "isp", "供应商", "运营商", "服务商"), ()),
     "cache": (("cache", "caching", "缓存"), ()),
-    "queue": (("queue", "messaging", "broker", "消息队列", "队列"), ()),
+    "queue": (("queue", "messaging", "broker", "message queue", "消息队列", "队列"), ()),
     "schedule": (("schedule", "时间", "几点"), ("every", "每周", "每天")),
     "location": (("city", "home", "hometown", "desk", "seat", "office", "floor", "住址", "城市",
                   "工位", "座位", "办公室", "楼层"),
