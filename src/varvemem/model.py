@@ -131,11 +131,12 @@ class ScoreBreakdown(BaseModel):
     # Set by read-time conflict resolution: another current hit, newer, states the same claim
     # with a different value; this one is likely superseded (the reason, naming the other).
     conflict: str | None = None
-    # Set by the re-scorer (``retrieval.rerank``): the memory is in another script than the
-    # query, so its keyword component was waived where that scored better; and the second
-    # model's standing of it among the candidates of its script (0..1), which may have raised
-    # ``semantic``.
-    cross_script: bool | None = None
+    # Set by the re-scorer (``retrieval.rerank``). ``cross_keyword``: a memory in another
+    # script than the query shares none of its words; it is given the best S_kw of the
+    # candidates in the query's script that are no closer to it in meaning (``keyword`` stays
+    # its own). ``second_semantic``: the second model's standing of it among the candidates
+    # of its script (0..1), which may have raised ``semantic``.
+    cross_keyword: float | None = None
     second_semantic: float | None = None
 
 
@@ -165,12 +166,12 @@ class SearchHit(BaseModel):
             "channels": self.channels,
             "created_at": m.created_at.isoformat(),
             **({"conflict": self.scores.conflict} if self.scores.conflict else {}),
-            **({"cross_script": True} if self.scores.cross_script else {}),
         }
 
 
 _HIT_SCORE_KEYS = ("semantic", "keyword", "tag", "recency", "importance", "reliability",
-                   "ttl_weight", "quality", "evidence", "second_semantic")
+                   "ttl_weight", "quality", "evidence", "cross_keyword",
+                   "second_semantic")
 
 
 AddStatus = Literal["created", "duplicate", "merged"]

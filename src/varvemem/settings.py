@@ -98,9 +98,9 @@ class RerankSettings(_Section):
     cut to ``top_k``: the first ``depth`` by score and the ``vector_depth`` nearest by cosine.
 
     ``cross_script`` (on): a candidate written in another script than the query (CJK vs
-    Latin) cannot share its words, so the keyword component is waived for it: it scores the
-    better of the profile as is and the profile without keyword, weights renormalised
-    (``ScoreBreakdown.cross_script``). ``second_opinion`` (off): the second model
+    Latin) cannot share its words; it is given the best keyword score of the candidates in
+    the query's script that are no closer to the query in meaning (``ScoreBreakdown.
+    cross_keyword``; its own where higher). ``second_opinion`` (off): the second model
     (``second_model``) re-scores the same candidates; its cosine is standardised among the
     candidates of the same script (the model ranks its own language higher) and mapped to
     0..1 (``ScoreBreakdown.second_semantic``: 0.5 at the mean, 1 at 3 standard deviations

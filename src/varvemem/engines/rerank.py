@@ -4,9 +4,11 @@ The first ranking is made on slim candidates; this one reads the texts of the be
 re-scores them before the cut to ``top_k``:
 
 - **across scripts**: a memory written in another script than the query (CJK vs Latin) shares
-  none of its words, so its missing keyword score says nothing against it; it scores the better
-  of the profile as is (identifiers such as ``pg-2`` still match across languages) and the
-  profile without keyword, its other weights renormalised.
+  none of its words, so its missing keyword score says nothing against it. It is given
+  (``cross_keyword``) the best S_kw of the candidates in the query's script that are no closer
+  to the query in meaning: it never loses to a memory only for sharing words it could not
+  share. Its own S_kw counts where higher (identifiers such as ``pg-2`` match across
+  languages), and where no candidate matches words, nothing changes.
 - **a second opinion** (off by default): the second model's cosine, standardised among the
   candidates of the same script, may raise S_sem (never lower it).
 """
@@ -22,7 +24,7 @@ import numpy as np
 from ..embeddings.second import SecondModel
 from ..errors import EmbedderError
 from ..model import MemoryRecord, ScoreBreakdown
-from ..settings import Profile, RerankSettings, Weights
+from ..settings import Profile, RerankSettings
 from ..stores.base import Candidate
 from . import scoring
 
@@ -46,21 +48,6 @@ def script(text: str) -> Script | None:
     return "cjk" if cjk * _LETTERS_PER_CJK >= latin else "latin"
 
 
-def without_keyword(profile: Profile) -> Profile | None:
-    """``profile`` with the keyword component left out and its other weights renormalised;
-    None when nothing would be left (a keyword-only profile) or nothing changes."""
-    if profile.mode == "multiplicative":
-        if profile.relevance_semantic >= 1.0:
-            return None
-        return profile.model_copy(update={"relevance_semantic": 1.0})
-    w = profile.weights
-    rest = 1.0 - w.keyword
-    if w.keyword <= 0.0 or rest <= 1e-9:
-        return None
-    others = {k: v / rest for k, v in w.model_dump().items() if k != "keyword"}
-    return profile.model_copy(update={"weights": Weights(keyword=0.0, **others)})
-
-
 class Reranker:
     """Re-scores the best candidates of one search; ``second`` gives the second model (or
     None) when first needed."""
@@ -68,7 +55,6 @@ class Reranker:
     def __init__(self, cfg: RerankSettings, second: Callable[[], SecondModel | None]) -> None:
         self.cfg = cfg
         self._second = second
-        self._waived: dict[int, Profile | None] = {}
 
     def active(self) -> bool:
         return self.cfg.cross_script or self.cfg.second_opinion
@@ -97,36 +83,26 @@ class Reranker:
         qscript = script(query)
         scripts = [script(t) for t in texts]
         second = self._second_scores(query, texts, scripts) if self.cfg.second_opinion else None
-        waived = self._without_keyword(profile) if self.cfg.cross_script else None
+        parts = [ranked[i][2] for i in at]
+        if second is not None:
+            w = self.cfg.second_weight
+            for j, s2 in enumerate(second.tolist()):
+                if not np.isnan(s2):
+                    p = parts[j]
+                    parts[j] = p.model_copy(update={"second_semantic": s2, "semantic": max(
+                        p.semantic, (1.0 - w) * p.semantic + w * s2)})
+        if self.cfg.cross_script and qscript is not None:
+            same = [(p.semantic, p.keyword) for p, s in zip(parts, scripts) if s == qscript]
+            for j, (p, s) in enumerate(zip(parts, scripts)):
+                if s is not None and s != qscript:
+                    best = max((kw for sem, kw in same if sem <= p.semantic), default=0.0)
+                    parts[j] = p.model_copy(update={"cross_keyword": best})
         out = list(ranked)
-        for j, i in enumerate(at):
-            total, cand, parts = ranked[i]
-            update: dict[str, object] = {}
-            if second is not None and not np.isnan(second[j]):
-                s2 = float(second[j])
-                update["second_semantic"] = s2
-                w = self.cfg.second_weight
-                update["semantic"] = max(parts.semantic, (1.0 - w) * parts.semantic + w * s2)
-            cross = waived is not None and qscript is not None and scripts[j] is not None \
-                and scripts[j] != qscript
-            if cross:
-                update["cross_script"] = True
-            if not update:
-                continue
-            parts = parts.model_copy(update=update)
-            total = scoring.combine(parts, profile)
-            if cross:
-                assert waived is not None
-                total = max(total, scoring.combine(parts, waived))
-            out[i] = (total, cand, parts)
+        for i, p in zip(at, parts):
+            if p is not ranked[i][2]:
+                out[i] = (scoring.combine(p, profile), ranked[i][1], p)
         out.sort(key=lambda t: (-t[0], -t[1].created_at.timestamp()))
         return out
-
-    def _without_keyword(self, profile: Profile) -> Profile | None:
-        key = id(profile)
-        if key not in self._waived:
-            self._waived[key] = without_keyword(profile)
-        return self._waived[key]
 
     def _second_scores(self, query: str, texts: list[str],
                        scripts: list[Script | None]) -> np.ndarray | None:
