@@ -134,6 +134,13 @@ class ScoreBreakdown(BaseModel):
     # How far the memory was created within the time the query names ("last week", "昨天"):
     # 1 inside, 0 outside (``retrieval.time_words``). None when the query names no time.
     time_match: float | None = None
+    # Set by the re-scorer (``retrieval.rerank``). ``cross_keyword``: a memory in another
+    # script than the query shares none of its words; it is given the best S_kw of the
+    # candidates in the query's script that are no closer to it in meaning (``keyword`` stays
+    # its own). ``second_semantic``: the second model's standing of it among the candidates
+    # of its script (0..1), which may have raised ``semantic``.
+    cross_keyword: float | None = None
+    second_semantic: float | None = None
 
 
 class SearchHit(BaseModel):
@@ -166,7 +173,8 @@ class SearchHit(BaseModel):
 
 
 _HIT_SCORE_KEYS = ("semantic", "keyword", "tag", "recency", "importance", "reliability",
-                   "ttl_weight", "quality", "evidence", "time_match")
+                   "ttl_weight", "quality", "evidence", "time_match", "cross_keyword",
+                   "second_semantic")
 
 
 AddStatus = Literal["created", "duplicate", "merged"]

@@ -28,7 +28,9 @@ def filled(mem: Memory) -> Memory:
 
 
 @pytest.mark.parametrize("query,expected", [
-    ("why was the payment pipeline so slow?", "Gradle cache"),
+    # Two memories tell it, in English and in Chinese: either answers (the Chinese one is
+    # closer in meaning, and across scripts the English one's shared words do not count).
+    ("why was the payment pipeline so slow?", "Gradle cache|缓存键"),
     ("what does an inventory log line look like", "pipe-separated"),
     ("订单服务的镜像凭证放在哪里", "imagePullSecrets"),
     ("支付流水线为什么没有命中缓存", "缓存键"),
@@ -36,7 +38,8 @@ def filled(mem: Memory) -> Memory:
 ])
 def test_finds_the_right_memory_in_english_and_chinese(filled: Memory, query: str,
                                                       expected: str) -> None:
-    assert expected in filled.search(query, top_k=3)[0].memory.content
+    best = filled.search(query, top_k=3)[0].memory.content
+    assert any(alt in best for alt in expected.split("|"))
 
 
 def test_every_hit_carries_its_components_and_the_weighted_score(filled: Memory) -> None:
@@ -44,8 +47,8 @@ def test_every_hit_carries_its_components_and_the_weighted_score(filled: Memory)
     assert hits and [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     prof = filled.settings.profile()
     for h in hits:
-        parts = h.scores.model_dump(exclude={"quality", "conflict", "time_match"})
-        assert all(0.0 <= v <= 1.0 for v in parts.values())
+        parts = h.scores.model_dump(exclude={"quality", "conflict"})
+        assert all(0.0 <= v <= 1.0 for v in parts.values() if v is not None)
         assert h.score == pytest.approx(scoring.combine(h.scores, prof))
         assert h.channels and set(h.channels) <= {"vector", "keyword", "tag"}
     best = hits[0]

@@ -217,14 +217,12 @@ def week(make_memory, clock) -> Memory:
     return mem
 
 
-@pytest.mark.parametrize("query,expected", [
-    ("What did I fix last week?", "flaky login test"),
-    ("上周修了什么？", "不稳定的登录测试"),
-])
-def test_a_time_query_ranks_the_memory_of_that_time_first(week: Memory, query: str,
-                                                            expected: str) -> None:
+@pytest.mark.parametrize("query", ["What did I fix last week?", "上周修了什么？"])
+def test_a_time_query_ranks_the_memory_of_that_time_first(week: Memory, query: str) -> None:
     hits = week.search(query, top_k=5)
-    assert hits and expected in hits[0].memory.content
+    # Last week's fix, told in either language (a question finds the other language too).
+    assert hits and any(e in hits[0].memory.content
+                        for e in ("flaky login test", "不稳定的登录测试"))
     assert hits[0].scores.time_match == 1.0
     assert all(h.scores.time_match == 0.0 for h in hits[1:]
                if not NOW - timedelta(days=9) < h.memory.created_at < NOW - timedelta(days=2))

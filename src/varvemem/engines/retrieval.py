@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 import numpy as np
 
 from ..embeddings import Embedder
+from ..embeddings.second import SecondModel, second_model
 from ..filters import archive_clauses, predicate, vector_part
 from ..model import (
     MemoryRecord,
@@ -27,6 +28,7 @@ from ..stores import Stores
 from ..stores.base import Candidate
 from ..text import analyse, date_terms, estimate_tokens, identifiers, index_terms
 from . import claims, conflicts, scoring, timewords
+from .rerank import Reranker
 
 # How deep the vector channel may search when the store's filter drops its hits (a topk
 # every vector backend accepts: Milvus allows 16,384).
@@ -164,14 +166,18 @@ class RetrievalEngine:
         for r in records:
             parts = self._components(r, vec_hits.get(r.memory_id), kw_hits.get(r.memory_id, 0.0),
                                      kw_max, qtags, now)
-            total = scoring.combine(parts, prof)
             if window is not None:
                 parts.time_match = window.match(r.created_at, cfg.time_words.margin_hours)
-                total *= 1.0 - cfg.time_words.weight * (1.0 - parts.time_match)
+            total = scoring.combine(parts, prof, cfg.time_words.weight)
             if total <= 0.0 or total < prof.min_score:
                 continue
             ranked.append((total, r, parts))
         ranked.sort(key=lambda t: (-t[0], -t[1].created_at.timestamp()))
+        rerank = Reranker(cfg.rerank, self.second_model)  # a second look at the best few
+        if rerank.active():
+            ranked = rerank.rescore(query, ranked, vec_hits,
+                                    lambda p: scoring.combine(p, prof, cfg.time_words.weight),
+                                    lambda ids: self._read(flt.tenant, ids, full))
         ranked = ranked[:top_k]
         full.update(self.stores.records.get_many(
             flt.tenant, [r.memory_id for _, r, _ in ranked if r.memory_id not in full]))
@@ -217,6 +223,16 @@ class RetrievalEngine:
             flt = flt.model_copy(update={"created_after": w.start - margin,
                                          "created_before": w.end + margin})
         return parsed.rest, w, flt
+
+    def second_model(self) -> SecondModel | None:
+        """The second model (``second_model``), or None: disabled or not installed."""
+        return second_model(self.settings.second_model)
+
+    def _read(self, tenant: str, ids: list[str],
+              full: dict[str, MemoryRecord]) -> dict[str, MemoryRecord]:
+        """The records of ``ids``, read into ``full`` where not there yet."""
+        full.update(self.stores.records.get_many(tenant, [i for i in ids if i not in full]))
+        return {i: full[i] for i in ids if i in full}
 
     def relevance_floor(self) -> float:
         """``retrieval.relevance_floor``, else the embedder's measured one (0: none)."""

@@ -45,18 +45,27 @@ def semantic_score(cosine: float) -> float:
     return min(1.0, max(0.0, (cosine + 1.0) / 2.0))
 
 
-def combine(parts: ScoreBreakdown, profile: Profile) -> float:
-    """The final score of one hit under ``profile``, in 0..1."""
+def combine(parts: ScoreBreakdown, profile: Profile, time_weight: float = 0.0) -> float:
+    """The final score of one hit under ``profile``, in 0..1. The keyword component is
+    S_kw, or the one imputed to a hit in another script than its query where higher
+    (``parts.cross_keyword``, :mod:`.rerank`). When the query names a time
+    (``parts.time_match`` set), the score is multiplied by ``1 - time_weight x (1 -
+    time_match)`` (``retrieval.time_words.weight``)."""
+    factor = 1.0 if parts.time_match is None else 1.0 - time_weight * (1.0 - parts.time_match)
+    return _combine(parts, profile) * factor
+
+
+def _combine(parts: ScoreBreakdown, profile: Profile) -> float:
+    keyword = max(parts.keyword, parts.cross_keyword or 0.0)
     if profile.mode == "multiplicative":
         # Relevance uses the cosine clipped at 0, not (cos+1)/2, so that an unrelated pair
         # really scores 0 here, as seed 2's matcher does.
         cosine = max(0.0, 2.0 * parts.semantic - 1.0)
-        rel = (profile.relevance_semantic * cosine
-               + (1.0 - profile.relevance_semantic) * parts.keyword)
+        rel = profile.relevance_semantic * cosine + (1.0 - profile.relevance_semantic) * keyword
         quality = parts.quality if parts.quality is not None else parts.importance
         return _clamp(rel * parts.ttl_weight * quality)
     w = profile.weights
-    total = (w.semantic * parts.semantic + w.keyword * parts.keyword + w.tag * parts.tag
+    total = (w.semantic * parts.semantic + w.keyword * keyword + w.tag * parts.tag
              + w.recency * parts.recency + w.importance * parts.importance
              + w.reliability * parts.reliability)
     return _clamp(total * parts.ttl_weight)
