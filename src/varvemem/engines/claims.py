@@ -502,7 +502,8 @@ def slots(text: str, lex: Lexicon) -> Slots:
             words.add(term)
             if term in lex.qualifiers:
                 quals.add(term)
-    attributes = strong or weak or {a for v in vals for a in lex.implied(v.text)}
+    # What the words name, and what the values' shapes say ("hosted in cn-beijing": a region).
+    attributes = (strong or weak) | {a for v in vals for a in lex.implied(v.text)}
     record = is_record([v.kind for v in vals])
     # A record named before anything is said of it ("OPS-311 ...", "Ticket OPS-311 ...",
     # "发票 FP4553 ...", "#12 ..."): another name is another record.

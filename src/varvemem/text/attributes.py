@@ -24,14 +24,14 @@ from __future__ import annotations
 ATTRIBUTE_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "port": (("port", "端口"), ("listen", "bind", "serve", "answer", "expose", "监听", "暴露", "开在")),
     "region": (("region", "zone", "datacenter", "data center", "区域", "地域", "可用区", "机房"),
-               ("hosted", "托管")),
+               ("托管",)),
     "cluster": (("cluster", "集群"), ("deploy", "deployed", "部署")),
     "host": (("host", "server", "machine", "node", "vm", "主机", "服务器", "机器", "节点"), ()),
     "database": (("database", "db", "datastore", "storage", "数据库", "的库", "库在", "存储"),
                  ("store", "stores", "talks", "connect", "连的是", "数据存在", "连的")),
     "owner": (("owner", "maintainer", "lead", "contact", "负责人", "维护人", "联系人", "主管"),
               ("own", "owned", "owns", "responsible", "ask", "maintain", "manage", "负责",
-               "有问题找")),
+               "有问题找", "归 管")),  # "归张伟管": the name, a value, is masked by a space
     "branch": (("branch", "release branch", "分支"),
                ("ship", "ships", "release", "releases", "cut", "发版", "发布")),
     "memory": (("memory", "ram", "heap", "内存"), ()),
