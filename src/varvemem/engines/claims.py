@@ -582,6 +582,8 @@ _EN_REPLACED_BY = re.compile(rf"(?P<a>\S+)\s+(?:was|is|has been|got)\s+replaced\
                              rf"(?P<b>.+?){_STOP}", re.IGNORECASE)
 _EN_TO = re.compile(rf"\b{_CHANGE_EN}\b(?P<subj>.*?)\b(?:to|into|over to)\s+(?P<b>.+?){_STOP}",
                     re.IGNORECASE)
+_EN_INSTEAD = re.compile(r"(?P<b>[^\s,;:]+)\s*,?\s+(?:instead of|rather than|in place of|not)\s+"
+                         r"(?P<a>[^\s,.;:!?]+)", re.IGNORECASE)
 _ARROW = re.compile(r"(?P<a>[^\s:：,，]+)\s*(?:->|→|=>|⇒|⟶)\s*(?P<b>[^\s,，。;；]+)")
 _ZH_VERB = r"(?:迁移到|迁移至|迁到|迁至|迁往|搬到|切换到|切换为|切到|改为|改成|改用|换成|换为|换到|" \
            r"升级到|升级为|升到|变成|变为|调整为|调整到|更新为|更新到|替换为|替换成)"
@@ -589,6 +591,7 @@ _ZH_B = r"(?P<b>[^，。,;；！!？?\s了]+(?:\s+[A-Za-z][\w.-]*)*)"
 _ZH_FROM = re.compile(rf"(?:从|由)\s*(?P<a>.+?)\s*{_ZH_VERB}\s*了?\s*{_ZH_B}")  # 迁到了B
 _ZH_TO = re.compile(rf"(?P<subj>[^，。,;；！!？?]*?)\s*(?:已经|已|都|也)?\s*{_ZH_VERB}\s*了?\s*{_ZH_B}")
 _TRIGGER = re.compile(rf"{_ZH_VERB}|\b{_CHANGE_EN}\b|\bfrom\b|\b(?:replac|swapp?|exchang|trad)\w*|"
+                      r"\binstead of\b|\brather than\b|\bin place of\b|"
                       r"->|→|=>|⇒|⟶", re.IGNORECASE)
 _NEG_EN = re.compile(
     r"\b(?:no longer|not\s+(?:\w+\s+){0,3}any\s?more|(?:is|are|was|were|do|does|did)\s+not"
@@ -669,6 +672,11 @@ def transition(text: str) -> Transition | None:
     if m and (values(m["a"]) or values(m["b"]) or all(_name_like(m[g]) for g in "ab")):
         return _change(_value_of(m["a"]), _value_of(m["b"]), "A -> B", t[: m.start()],
                        _tail(t[m.end():]))
+    m = _EN_INSTEAD.search(t)
+    # "B instead of A", of two values ("gke-prod-7 instead of ack-hz-2"); "not" only so.
+    if m and m["a"].lower() != "the" and values(m["a"]) and values(m["b"]) \
+            and kind_class(kind_of(_value_of(m["a"]))) == kind_class(kind_of(_value_of(m["b"]))):
+        return _change(_value_of(m["a"]), _value_of(m["b"]), "B instead of A", t[: m.start()])
     m = _EN_TO.search(t)
     if m:
         return _change(None, _value_of(m["b"]), "moved to B", t[: m.start()], m["subj"])

@@ -770,18 +770,22 @@ class UpdateEngine:
         covers at ``negation_overlap`` both ways."""
         cfg, lex = self.cfg, self.lexicon()
         found = {}
-        mine = claims.slots(neg.rest, lex).subject_words - set(neg.values)
+        said = claims.slots(neg.rest, lex)
+        # A name opening the sentence is a value too ("Pulsar is no longer used by ...").
+        gone = neg.values or said.leads
+        mine = said.subject_words - set(gone)
         for r, _ in pool:
             if claims.is_negated(r.content):
                 continue
-            if neg.values:
-                held = [v for v in neg.values if claims.holds(r.content, v)]
+            if gone:
+                held = [v for v in gone if claims.holds(r.content, v)]
                 theirs = claims.slots(r.content, lex).subject_words
                 shared = len(mine & theirs)
                 if held and (not mine or not theirs or shared >= cfg.claim_subject_overlap
                              * min(len(mine), len(theirs))):
                     found[r.memory_id] = f"negated: no longer {', '.join(held)}"
-                continue
+                if held or neg.values:
+                    continue
             want = set(neg.words)
             have = claims.claim(r.content, cfg.claim_subject_span).tokens
             if want and len(want & have) >= cfg.negation_overlap * len(want) \
