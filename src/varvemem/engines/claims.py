@@ -105,6 +105,7 @@ _INNER_CAPITAL = re.compile(r"^[A-Za-z][a-z0-9]*[A-Z0-9]")
 _LATIN_WORD = re.compile(rf"{_B}[A-Za-z][A-Za-z]+{_E}")
 _HAS_CJK = re.compile(rf"[{_CJK}]")
 _NOT_NAMES = frozenset(w.lower() for w in LIGHT)
+_LIGHT_TERMS = frozenset(t for w in LIGHT if w.isascii() for t in index_terms(w))
 
 
 def _by_cjk(text: str, start: int, end: int) -> bool:
@@ -331,7 +332,9 @@ def same_claim(new: Claim, old: Claim, overlap: float, min_words: int) -> str | 
         # rescheduling ("every Tuesday at 3pm", then "every Thursday at 10am")
     if new.frame == old.frame:
         return "same claim, new value (frame)"
-    if jaccard(new.frame, old.frame) >= overlap:
+    # Light verbs say nothing ("uses Node 18", "runs on Node 20").
+    a, b = new.frame - _LIGHT_TERMS, old.frame - _LIGHT_TERMS
+    if a == b or jaccard(a, b) >= overlap:
         return "close claim, new value (frame)"
     return None
 
@@ -520,7 +523,8 @@ def slots(text: str, lex: Lexicon) -> Slots:
 def same_slot(new: Slots, old: Slots, subject_overlap: float) -> str | None:
     """Why ``new`` gives a new value to the attribute ``old`` states of the same subject, or
     None: a shared attribute, subject words at least ``subject_overlap`` alike (Jaccard),
-    one or two values changed for values of the same classes, the rest the same, no ledger
+    one value changed for a value of the same class (two, when subject words name the
+    subject), the rest the same, no ledger
     line and no other record named ("Ticket OPS-1 ..." vs "Ticket OPS-2 ..."). A capitalised
     first word is read as a subject word, else as a name ("Kenji owns the portal")."""
     # Only a statement with no value of its own may hold it in a capitalised word.
@@ -544,8 +548,10 @@ def _same_slot(new: Slots, old: Slots, subject_overlap: float) -> str | None:
         return None
     added = [v for v in new.values if v not in old.values]
     gone = [v for v in old.values if v not in new.values]
-    if not added or not gone or len(added) != len(gone) or len(added) > 2:
+    if not added or len(added) != len(gone) or len(added) > 2:
         return None
+    if len(added) == 2 and not new.subject_words:
+        return None  # of two changed values, one may name the subject ("the EU/US cluster")
     if sorted(_KIND_CLASS.get(k, k) for k, _ in added) != \
             sorted(_KIND_CLASS.get(k, k) for k, _ in gone):
         return None
@@ -640,6 +646,16 @@ def _change(old: str | None, new: str, rule: str, *parts: str) -> Transition:
 _TAIL = re.compile(r"^\s*(?:for|of|in|on|at)\s+(?P<x>[^.;!?]+)", re.IGNORECASE)
 
 
+def _value_at(text: str, m: re.Match[str], group: str) -> str:
+    """The value ``m``'s group opens, whole ("换成了 139 3333 4444": the phone number, though
+    the group stopped at a space), else the group's value."""
+    start = m.start(group)
+    for v in values(text):
+        if v.start == start:
+            return v.text
+    return _value_of(m[group])
+
+
 def _name_like(word: str) -> bool:
     """A capitalised word, or a short run of CJK characters ("钉钉", "飞书")."""
     return word[:1].isupper() or bool(re.fullmatch(rf"[{_CJK}]{{1,6}}", word))
@@ -658,7 +674,7 @@ def transition(text: str) -> Transition | None:
         return None
     m = _ZH_FROM.search(t)
     if m:
-        return _change(_value_of(m["a"]), _value_of(m["b"]), "从A到B", t[: m.start()])
+        return _change(_value_of(m["a"]), _value_at(t, m, "b"), "从A到B", t[: m.start()])
     m = _EN_FROM_TO.search(t)
     if m:
         return _change(_value_of(m["a"]), _value_of(m["b"]), "from A to B", t[: m.start()],
@@ -682,7 +698,7 @@ def transition(text: str) -> Transition | None:
         return _change(None, _value_of(m["b"]), "moved to B", t[: m.start()], m["subj"])
     m = _ZH_TO.search(t)
     if m and m["subj"].strip():
-        return _change(None, _value_of(m["b"]), "改为B", m["subj"])
+        return _change(None, _value_at(t, m, "b"), "改为B", m["subj"])
     return None
 
 

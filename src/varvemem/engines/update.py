@@ -812,9 +812,10 @@ class UpdateEngine:
             if subject <= claims.claim(r.content).tokens:
                 return True
             theirs = claims.slots(r.content, lex)
+            if not want.subject_words:  # "我的手机号换成了 ...": the attribute alone
+                return not theirs.subject_words and bool(want.attributes & theirs.attributes)
             shared = len(want.subject_words & theirs.subject_words)
-            return bool(want.subject_words) and \
-                shared >= self.cfg.claim_subject_overlap * len(want.subject_words) and \
+            return shared >= self.cfg.claim_subject_overlap * len(want.subject_words) and \
                 (not want.attributes or not theirs.attributes
                  or bool(want.attributes & theirs.attributes))
 

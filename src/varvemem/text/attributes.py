@@ -49,6 +49,7 @@ ATTRIBUTE_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "email": (("mailbox", "邮箱", "邮件地址"), ()),
     "plan": (("plan", "subscription", "tier", "套餐", "方案"), ()),
     "vendor": (("provider", "vendor", "carrier", "isp", "供应商", "运营商", "服务商"), ()),
+    "bucket": (("bucket", "存储桶", "桶"), ()),
     "cache": (("cache", "caching", "缓存"), ()),
     "queue": (("queue", "messaging", "broker", "message queue", "消息队列", "队列"), ()),
     "schedule": (("schedule", "时间", "几点"), ("every", "每周", "每天")),
