@@ -386,10 +386,12 @@ class Memory:
     def ask(self, question: str, *, session: str | None = None, user: str | None = None,
             tenant: str | None = None) -> AskResult:
         """Answer ``question`` by the cheapest honest route (seed 2's L3). ``skip``: chit-chat
-        gets a short reply, no retrieval. ``reuse``: the best Q&A pair's question is at least
-        ``faq.reuse_confidence`` close and its score at least ``faq.reuse_min_score``: its
-        answer, straight from memory. ``normal``: retrieval and the packed context; with an LLM
-        configured it answers from that context and the answer becomes a new pair (FLOW-1),
+        gets a short reply, no retrieval. ``reuse``: a Q&A pair's calibrated confidence of
+        being the question asked (:mod:`varvemem.engines.faq_confidence`) is at least
+        ``faq.reuse_confidence`` and its score at least ``faq.reuse_min_score``: its answer,
+        straight from memory (``AskResult.evidence`` says why). ``normal``: retrieval and
+        the packed context; with an LLM configured it answers from that context and the
+        answer becomes a new pair (FLOW-1),
         without one the context itself is the answer, labelled so. With ``session`` the
         exchange is also appended to the L1 history."""
         text = _validate.text(question, "question")

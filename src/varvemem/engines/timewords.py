@@ -72,9 +72,9 @@ class TimeQuery:
 ACTIVITY_TERMS = frozenset({
     "do", "did", "done", "work", "happen", "get", "got", "anyth", "someth", "everyth", "busi",
     "talk", "discuss", "say", "said", "tell", "told", "up", "go", "went", "on", "thing", "stuff",
-    "one", "remind", "recal", "rememb", "show", "list",
+    "one", "remind", "recal", "rememb", "show", "list", "chang", "updat", "new",
     "做", "干", "啥", "事", "事情", "些事", "哪些", "哪个", "发生", "忙", "聊", "说", "讨论", "弄",
-    "搞", "情况", "了啥", "么事", "帮", "回忆", "记得", "告诉", "想起", "起来",
+    "搞", "情况", "了啥", "么事", "帮", "回忆", "记得", "告诉", "想起", "起来", "改", "变更", "修改",
 })
 
 
