@@ -111,25 +111,22 @@ def _apply(tx: StoreTx, settings: Settings, rec: MemoryRecord,
            failures: list[tuple[MemoryRecord, str]], now: datetime) -> None:
     cfg = settings.update
     for f, route in failures:
-        resolved_by = [*f.metadata.get("resolved_by", []), rec.memory_id]
-        old = f.importance
-        # Raised once: a second fix of the same failure is recorded, not counted again.
-        first = len(resolved_by) == 1
-        f.importance = _raised(old, cfg.outcome_failure_boost, settings) if first else old
-        f.metadata = {**f.metadata, "resolved_by": resolved_by}
-        tx.update(f, fields=["importance", "metadata"])
-        _update.record_change(tx, f, "rescore", now, ACTOR,
-                              f"outcome ({RULE}): resolved by {rec.memory_id} ({route})",
-                              old={"importance": old},
-                              new={"importance": f.importance, "resolved_by": resolved_by})
+        _note(tx, settings, f, "resolved_by", [rec.memory_id], cfg.outcome_failure_boost, now,
+              f"outcome ({RULE}): resolved by {rec.memory_id} ({route})")
+    _note(tx, settings, rec, "resolves", [f.memory_id for f, _ in failures],
+          cfg.outcome_resolution_boost, now,
+          f"outcome ({RULE}): resolves {', '.join(f.memory_id for f, _ in failures)}")
+
+
+def _note(tx: StoreTx, settings: Settings, rec: MemoryRecord, key: str, ids: list[str],
+          boost: float, now: datetime, reason: str) -> None:
+    """Add ``ids`` to ``rec.metadata[key]`` and raise its importance by ``boost``, the first
+    time only (a second fix of the same failure is recorded, not counted again)."""
     old = rec.importance
-    resolves = list(dict.fromkeys([*rec.metadata.get("resolves", []),
-                                   *(f.memory_id for f, _ in failures)]))
-    first = not rec.metadata.get("resolves")
-    rec.importance = _raised(old, cfg.outcome_resolution_boost, settings) if first else old
-    rec.metadata = {**rec.metadata, "resolves": resolves}
+    before = list(rec.metadata.get(key, []))
+    linked = list(dict.fromkeys([*before, *ids]))
+    rec.importance = _raised(old, boost, settings) if not before else old
+    rec.metadata = {**rec.metadata, key: linked}
     tx.update(rec, fields=["importance", "metadata"])
-    _update.record_change(tx, rec, "rescore", now, ACTOR,
-                          f"outcome ({RULE}): resolves {', '.join(f.memory_id for f, _ in failures)}",
-                          old={"importance": old},
-                          new={"importance": rec.importance, "resolves": resolves})
+    _update.record_change(tx, rec, "rescore", now, ACTOR, reason, old={"importance": old},
+                          new={"importance": rec.importance, key: linked})
