@@ -250,7 +250,8 @@ def _consolidate(console: Console, mem: Memory) -> dict[str, Any] | None:
     console.print(f"Asked again ({question!r}), the experience ranks #{rank}." if rank else
                   f"Asked again ({question!r}), the experience is not in the top 3.")
     return {"memory_id": lesson.memory_id, "content": lesson.content, "question": question,
-            "rank": rank, "top3": [h.memory.memory_id for h in hits]}
+            "rank": rank, "top3": [h.memory.memory_id for h in hits],
+            "related": list(lesson.related_memory_ids)}
 
 
 def _summary(console: Console, report: DemoReport, show: int) -> None:

@@ -27,8 +27,9 @@ OUTCOME = re.compile(
 # was worked out (a resolution, its cause and change, a procedure, a command, a decision, a
 # rule, a description, something to remember), picked first so a sentence naming both the
 # failure and its fix is the fix.
+# What a fix is made of. A request to remember ("记住这个修复方法") points at a fix, it is not one.
 LESSON: tuple[ImportanceSignal, ...] = ("resolution", "cause", "change", "procedure", "command",
-                                        "decision", "rule", "description", "remember")
+                                        "decision", "rule", "description")
 _PROBLEM: tuple[ImportanceSignal, ...] = ("failure",)
 _OUTCOME: tuple[ImportanceSignal, ...] = ("confirmation",)
 # A sentence its author labelled ("Fix: ...") is their own summary of that part: it wins.
