@@ -23,6 +23,11 @@ English.
   number is a subject only when it opens the statement.
 * :func:`same_claim` — two claims with an equal (or close) frame, the same value kinds, the
   same subject and different values: the newer states a new value of the same claim.
+* :func:`slots` / :func:`same_slot` — what a statement says of what: the attribute its words
+  (:mod:`varvemem.text.attributes`) or its value's shape name and the words of its subject; a
+  new value of the same attribute of the same subject, however phrased ("API gateway ships
+  from stable-11", "API gateway releases are cut from stable-6"), never of a ledger line
+  (:func:`is_record`) nor of another environment. :func:`supersedes` tries frames, then slots.
 * :func:`transition` / :func:`negation` — "from A to B", "A -> B", "replaced A with B",
   "moved/switched/migrated (X) to B", "从A迁到B", "由A改为B", "换成B", "改成B", "迁到B";
   "no longer ...", "不再...".
@@ -388,7 +393,7 @@ class Lexicon:
                                  for p in sorted(phrases, key=len, reverse=True)) + r")\b",
             re.IGNORECASE) if phrases else None
         self._zh = zh
-        self._zh_words = re.compile("|".join(map(re.escape, sorted(zh, key=len, reverse=True)))) \
+        self.zh_pattern = re.compile("|".join(map(re.escape, sorted(zh, key=len, reverse=True)))) \
             if zh else None
 
     def zh_word(self, word: str) -> tuple[str, bool] | None:
@@ -396,10 +401,6 @@ class Lexicon:
 
     def phrase(self, words: str) -> tuple[str, bool] | None:
         return self._phrases.get(" ".join(re.split(r"[\s-]+", words.lower())))
-
-    @property
-    def zh_pattern(self) -> re.Pattern[str] | None:
-        return self._zh_words
 
 
     def implied(self, value: str) -> set[str]:
