@@ -204,6 +204,10 @@ class RetrievalSettings(_Section):
     # and English, pure cross-language paraphrases as low as 0.25), none for the others (their
     # cosines run on other scales: set it after measuring). 0 turns it off.
     relevance_floor: float | None = Field(None, ge=0.0, le=2.0)
+    # A memory in the query's script that names none of its subject's words ("工牌打印服务"
+    # asked, only "支付服务" stored) keeps this share of its cosine as evidence: the same
+    # attribute of another subject is no answer.
+    absent_subject_factor: float = Field(0.6, ge=0.0, le=1.0)
     time_words: TimeWordSettings = Field(default_factory=TimeWordSettings)
 
 
@@ -279,7 +283,9 @@ class UpdateSettings(_Section):
     offline rules, tried in this order: ``transition`` ("from A to B", "A -> B", "replaced A
     with B", "moved/migrated/switched X to B", "从A迁到B", "由A改为B", "换成B", "改成B", "迁到B";
     a transition from a value no memory holds supersedes nothing), ``negation`` ("no longer X",
-    "不再X": the memory stating X, its words covered at ``negation_overlap``), ``frame`` (the
+    "不再X": the memory stating X, its words covered at ``negation_overlap``, or stating what
+    stopped with only when/how often/how much beside it, and at most ``negation_extra_words``
+    other words: "I go swimming every Tuesday" by "I no longer go swimming"), ``frame`` (the
     same claim with a new value: frames equal, or alike at ``claim_frame_overlap``, with at
     least ``claim_min_words`` content words (a subject counts as one), the same subject: the
     first value, when at most ``claim_subject_span`` of the content words precede it; or a
@@ -321,6 +327,7 @@ class UpdateSettings(_Section):
     claim_subject_overlap: float = Field(0.6, ge=0.0, le=1.0)
     attribute_words: dict[str, AttributeWords] = Field(default_factory=dict)
     negation_overlap: float = Field(0.8, ge=0.0, le=1.0)
+    negation_extra_words: int = Field(0, ge=0, le=20)
     merge_value_guard: bool = True
     keywords_max: int = Field(10, ge=0, le=100)
     speaker_keys: list[str] = Field(default_factory=lambda: ["speaker", "name"])  # metadata -> tag

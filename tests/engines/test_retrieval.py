@@ -277,6 +277,26 @@ def test_the_floor_is_a_setting(make_memory) -> None:
     assert Settings.load(home="/tmp/unused-home").retrieval.relevance_floor is None
 
 
+@pytest.mark.parametrize("query,other,asked", [
+    ("食堂菜单机器人用哪个端口？", "推荐服务的端口是 5000", "食堂菜单机器人的端口是 7070"),
+    ("工牌打印服务跑在哪个数据库上？", "支付服务跑在 mysql-3 上", "工牌打印服务跑在 pg-9 上"),
+])
+def test_the_same_attribute_of_another_subject_is_no_evidence(make_memory, query: str,
+                                                              other: str, asked: str) -> None:
+    """A question about a subject the store does not name gets nothing, though another
+    subject's memory shares its attribute and its phrasing; once the subject is stored, it
+    is found."""
+    mem = make_memory()
+    mem.add(other)
+    assert mem.search(query) == []
+    loose = make_memory(retrieval={"absent_subject_factor": 1.0})
+    loose.add(other)
+    assert loose.search(query)  # the factor off: the other subject's memory was served
+    mem.add(asked)
+    hits = mem.search(query)
+    assert hits and hits[0].memory.content == asked
+
+
 # -- the context budget (context.window_tokens x window_share - question - prompt) -------------
 def test_the_context_budget_follows_the_window(make_memory) -> None:
     mem = make_memory(context={"window_tokens": 1000, "window_share": 0.5})

@@ -300,3 +300,35 @@ def test_a_superseded_slot_can_be_restored(mem: Memory) -> None:
     hits = mem.search("who owns the nightly export job")
     assert {a, b} <= {h.memory.memory_id for h in hits}
     assert all(h.scores.conflict is None for h in hits)
+
+
+@pytest.mark.parametrize("old,new", [
+    ("我每周跑三次步", "我现在不跑步了"),
+    ("我们组每周一开例会", "我们组不开周一例会了"),
+    ("I work from home on Fridays", "I don't work from home anymore"),
+    ("I eat meat most days", "I don't eat meat anymore"),
+])
+def test_a_habit_said_to_have_stopped_is_retired(mem: Memory, old: str, new: str) -> None:
+    a = mem.add(old, session="chat-2", type="dialogue")
+    b = mem.add(new, session="chat-2", type="dialogue")
+    assert b.superseded == [a.memory_id]
+    assert "negated" in mem.history(a.memory_id)[-1].reason
+
+
+def test_chat_between_people_supersedes_nothing(mem: Memory) -> None:
+    """Greetings, names addressed, trips and "now" in a conversation are talk, not updates
+    (each pair below superseded the first turn before the rules read talk as talk)."""
+    turns = [
+        ("Jon", "Thanks, Gina! Your support means so much. I'm gonna keep chasing my dreams."),
+        ("Jon", "I won't give up, Gina! I'll keep pushing to make my dreams happen."),
+        ("Dave", "Last weekend I went to a music festival in Boston - it was awesome!"),
+        ("Dave", "Hey Calvin! Last Friday I went to the car show. I saw some awesome cars!"),
+        ("Andrew", "Haha yeah! People who understand the love for dogs are awesome."),
+        ("Andrew", "Yeah, they really do bring joy don't they. It's wonderful."),
+        ("Nate", "Glad to hear my support makes a difference, Joanna. I'm here for you!"),
+        ("Joanna", "Cheers, Nate! Your support means a lot. I'll keep you updated now."),
+    ]
+    for who, text in turns:
+        res = mem.add(f"{who}: {text}", session="s1", type="dialogue",
+                      metadata={"speaker": who})
+        assert res.superseded == [], text

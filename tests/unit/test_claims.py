@@ -228,3 +228,59 @@ def test_chinese_sentence_final_particles_are_tone() -> None:
     assert claims.normalise("今晚不上线吧") == claims.normalise("今晚不上线")
     assert claims.normalise("日志在哪看呀？") == claims.normalise("日志在哪看")
     assert claims.normalise("今晚上线吗") != claims.normalise("今晚上线")  # a question
+
+
+@pytest.mark.parametrize("old,new,retired", [
+    ("我每天喝两杯咖啡", "我已经不喝咖啡了", True),
+    ("夜间批处理每天凌晨两点跑", "夜间批处理已经不跑了", True),
+    ("I go swimming every Tuesday morning", "I no longer go swimming", True),
+    ("The team holds a retro every other Thursday", "The team stopped holding retros", True),
+    ("我妹妹每天喝咖啡", "我已经不喝咖啡了", False),  # another subject
+    ("咖啡机在三楼茶水间", "我已经不喝咖啡了", False),
+    ("My wife drives to work every day", "I don't drive to work anymore", False),
+    ("The coffee machine on floor 3 is broken", "I no longer drink coffee", False),
+])
+def test_a_negation_without_a_value_retires_what_it_stopped(old: str, new: str,
+                                                            retired: bool) -> None:
+    neg = claims.negation(new)
+    assert neg is not None and neg.values == ()
+    assert claims.negates(neg, old, extra_words=0) is retired
+
+
+def test_talk_is_not_a_value() -> None:
+    """A speaker's label, the name a turn addresses, "I" and the words of talk name nothing."""
+    assert claims.without_speaker("Caroline: we moved to Denver", ["caroline"]) \
+        == "we moved to Denver"
+    assert claims.without_speaker("Redis: now on 6380", ["caroline"]) == "Redis: now on 6380"
+    assert claims.without_address("Thanks, Gina! I won't quit, Gina.") == "Thanks! I won't quit."
+    assert claims.values("No, I didn't make it. Yeah, whatever") == ()
+    neg = claims.negation("Take care of yourself and don't forget to rest")
+    assert neg is not None and neg.opener is None
+    neg = claims.negation("Pulsar is no longer used by analytics")
+    assert neg is not None and neg.opener == "pulsar"
+
+
+@pytest.mark.parametrize("text", [
+    "I went to a car show last weekend",  # a trip
+    "Another movie script I contributed to was shown on Sunday",  # "movie" is no move
+    "I got some new offers and promotions going on my store to try new customers",
+    "Hey Mel! So much happened. Did you move to Denver?",  # a question
+])
+def test_talk_is_not_a_transition(text: str) -> None:
+    assert claims.transition(text) is None
+
+
+def test_a_transition_or_negation_is_read_in_its_own_sentence() -> None:
+    t = claims.transition("Hey team, long week! We moved the wiki to wiki-2.")
+    assert t is not None and t.new == "wiki-2" and "team" not in t.subject
+    neg = claims.negation("Thanks, Gina! Billing no longer uses Stripe.")
+    assert neg is not None and neg.values == ("stripe",)
+    assert claims.sentences("v1.2 is out. Next is v1.3! 好的。走吧") \
+        == ["v1.2 is out.", "Next is v1.3!", "好的。", "走吧"]
+
+
+def test_a_changed_name_may_not_count() -> None:
+    a, b = claims.claim("Thanks Nate, see you at 7 pm"), claims.claim("Thanks Joanna, see you")
+    assert claims.changed_value(a, b) and not claims.changed_value(a, b, names=False)
+    c = claims.claim("See you at 8 pm")
+    assert claims.changed_value(c, a, names=False)

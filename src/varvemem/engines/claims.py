@@ -44,7 +44,14 @@ from typing import Protocol
 
 from ..text import index_terms
 from ..text.analyzer import _cjk_segments
-from ..text.attributes import ATTRIBUTE_WORDS, LIGHT, QUALIFIERS, VALUE_SHAPES
+from ..text.attributes import (
+    ATTRIBUTE_WORDS,
+    GENERIC_HEADS,
+    LIGHT,
+    MODIFIERS,
+    QUALIFIERS,
+    VALUE_SHAPES,
+)
 from ..text.stopwords import ENGLISH
 from .extract import EVENT_FIELDS
 
@@ -170,8 +177,8 @@ def values(text: str) -> tuple[Value, ...]:
             if head is None:
                 continue
             start, word = start + head.end(), word[head.end():]
-        if any(taken[start:m.end()]):
-            continue
+        if any(taken[start:m.end()]) or word == "I" or word.lower() in _NOT_NAMES:
+            continue  # "I", "Thanks" name nothing
         found.append(Value("name", _norm_value("name", word), start, m.end()))
         for i in range(start, m.end()):
             taken[i] = True
@@ -273,6 +280,16 @@ def claim(text: str, subject_span: float = 0.5) -> Claim:
     return Claim(frozenset(frame), tuple(v.kind for v in vals), tuple(v.text for v in vals),
                  subject, words + (subject is not None), frozenset(index_terms(text)),
                  bool(_EVENT.search(" ".join(_FILLER_EN.sub(" ", _masked(text)).split()))))
+
+
+def changed_value(new: Claim, old: Claim, names: bool = True) -> bool:
+    """Does ``new`` state a value ``old`` does not, in place of one of the same class that
+    ``old`` states ("eks-stg-3" for "eks-stg-2", "8 pm" for "7 pm")? With ``names`` off, a
+    changed name does not count (people's talk is full of names)."""
+    def changed(a: Claim, b: Claim) -> set[str]:
+        return {kind_class(k) for k, v in zip(a.kinds, a.values)
+                if v not in b.values and (names or k != "name")}
+    return bool(changed(new, old) & changed(old, new))
 
 
 _LABEL_BEFORE = re.compile(
@@ -521,6 +538,19 @@ def slots(text: str, lex: Lexicon) -> Slots:
                  record, named, leads, frozenset(quals))
 
 
+_GENERIC = frozenset(t for w in GENERIC_HEADS for t in
+                     ([w] if _HAS_CJK.search(w) else index_terms(w)))
+_ASKING = re.compile(r"[谁哪啥吗么呢几怎]")
+
+
+def query_subject(text: str, lex: Lexicon) -> frozenset[str]:
+    """What a question asks about (index terms): its subject words without generic heads
+    ("service", "服务") and the words of asking; its values too ("what runs on pg-3?")."""
+    said = slots(text, lex)
+    words = {w for w in said.subject_words if w not in _GENERIC and not _ASKING.search(w)}
+    return frozenset(words | {t for _, v in said.values for t in index_terms(v)})
+
+
 def same_slot(new: Slots, old: Slots, subject_overlap: float) -> str | None:
     """Why ``new`` gives a new value to the attribute ``old`` states of the same subject, or
     None: a shared attribute, subject words at least ``subject_overlap`` alike (Jaccard),
@@ -574,15 +604,41 @@ def supersedes(new_text: str, old_text: str, lex: Lexicon, *, frame_overlap: flo
     return why or same_slot(slots(new_text, lex), slots(old_text, lex), subject_overlap)
 
 
+def without_speaker(text: str, speakers: Sequence[str]) -> str:
+    """``text`` without a leading "<speaker>:" label naming one of ``speakers``."""
+    head, sep, rest = text.partition(":")
+    if not sep:
+        head, sep, rest = text.partition("：")
+    if sep and head.strip().casefold() in {s.strip().casefold() for s in speakers}:
+        return rest.strip()
+    return text
+
+
+# A name that addresses someone: "Thanks, Gina!", "Hey Mel,", "It isn't, Maria." Talk, not
+# a value of what is said.
+_VOCATIVE = re.compile(
+    r"(?:(?<=^)|(?<=[.!?]\s))((?i:hey|hi|hello|thanks|thank you|sorry|yeah|yes|no|ok|okay|"
+    r"dear|cheers|congrats|wow|cool|great|awesome|nice|sure|bye))[,!]?\s+[A-Z][a-z]+\b"
+    r"|,\s*[A-Z][a-z]+(?=\s*[.!?](?:\s|$)|\s*$)")
+
+
+def without_address(text: str) -> str:
+    """``text`` without the names it addresses someone by (see ``_VOCATIVE``)."""
+    return _VOCATIVE.sub(lambda m: m.group(1) or "", text)
+
+
 # -- transitions and negation --------------------------------------------------------------
 _STOP = r"(?=$|[,.;:!?](?:\s|$)|[，。；：！？]|\s+(?:for|on|in|at|yesterday|today|last|this|because|since|" \
         r"and|but|so|after|before|during|now)\b)"
-_CHANGE_EN = r"(?:migrat\w*|mov\w*|switch\w*|chang\w*|upgrad\w*|downgrad\w*|bump\w*|went|gone|" \
-             r"transferr?\w*|swapp?\w*|rotat\w*|renam\w*|shift\w*|updat\w*|relocat\w*|" \
-             r"promot\w*|cut\s+over|ported|port\w*)"
-_EN_FROM_TO = re.compile(rf"\b{_CHANGE_EN}\b(?P<subj>.*?)\bfrom\s+(?P<a>.+?)\s+(?:to|into)\s+"
+# The verbs of a change, inflected ("moved", not "movie"; "promoted", not "promotions"). "went"
+# and "gone" only with "from A to B": "went to a car show" is a trip.
+_CHANGE_EN = r"(?:(?:migrat|mov|chang|upgrad|downgrad|rotat|renam|updat|relocat|promot)(?:e|ed|es|ing)|" \
+             r"(?:switch|bump|shift|port)(?:ed|es|s|ing)?|transfer(?:red|s|ring)?|" \
+             r"swap(?:ped|s|ping)?|cut\s+over)"
+_REPLACE_EN = r"(?:replac|exchang|trad)(?:e|ed|es|ing)|swap(?:ped|s|ping)?"
+_EN_FROM_TO = re.compile(rf"\b(?:{_CHANGE_EN}|went|gone)\b(?P<subj>.*?)\bfrom\s+(?P<a>.+?)\s+(?:to|into)\s+"
                          rf"(?P<b>.+?){_STOP}", re.IGNORECASE)
-_EN_REPLACED = re.compile(rf"\b(?:replac|swapp?|exchang|trad)\w*\s+(?P<a>.+?)\s+(?:with|by|for)\s+"
+_EN_REPLACED = re.compile(rf"\b(?:{_REPLACE_EN})\s+(?P<a>.+?)\s+(?:with|by|for)\s+"
                           rf"(?P<b>.+?){_STOP}",
                           re.IGNORECASE)
 _EN_REPLACED_BY = re.compile(rf"(?P<a>\S+)\s+(?:was|is|has been|got)\s+replaced\s+by\s+"
@@ -597,13 +653,13 @@ _ZH_VERB = r"(?:迁移到|迁移至|迁到|迁至|迁往|搬到|切换到|切换
 _ZH_B = r"(?P<b>[^，。,;；！!？?\s了]+(?:\s+[A-Za-z][\w.-]*)*)"
 _ZH_FROM = re.compile(rf"(?:从|由)\s*(?P<a>.+?)\s*{_ZH_VERB}\s*了?\s*{_ZH_B}")  # 迁到了B
 _ZH_TO = re.compile(rf"(?P<subj>[^，。,;；！!？?]*?)\s*(?:已经|已|都|也)?\s*{_ZH_VERB}\s*了?\s*{_ZH_B}")
-_TRIGGER = re.compile(rf"{_ZH_VERB}|\b{_CHANGE_EN}\b|\bfrom\b|\b(?:replac|swapp?|exchang|trad)\w*|"
+_TRIGGER = re.compile(rf"{_ZH_VERB}|\b{_CHANGE_EN}\b|\bfrom\b|\b(?:{_REPLACE_EN})\b|"
                       r"\binstead of\b|\brather than\b|\bin place of\b|"
                       r"->|→|=>|⇒|⟶", re.IGNORECASE)
 _NEG_EN = re.compile(
     r"\b(?:no longer|not\s+(?:\w+\s+){0,3}any\s?more|(?:is|are|was|were|do|does|did)\s+not"
     r"|isn't|aren't|don't|doesn't|didn't|won't|stopped|quit|retired|dropped|removed|"
-    r"decommission\w*|phased out|got rid of|turned off|switched off|sunset(?:ted)?|"
+    r"decommission\w*|phased out|got rid of|turned off|switched off|sunsett(?:ed|ing)|"
     r"disabled|ditched|abandoned|killed off|moved (?:off|away from)|migrated off)\b",
     re.IGNORECASE)
 _NEG_ZH = re.compile(r"不再|不用了|已不|不会再|停用|停掉|去掉|下掉|废弃|弃用|移除|下线|撤掉|砍掉|关掉|"
@@ -657,6 +713,14 @@ def _value_at(text: str, m: re.Match[str], group: str) -> str:
     return _value_of(m[group])
 
 
+def _is_value(text: str, m: re.Match[str], group: str) -> bool:
+    """Is ``m``'s group a value of ``text`` (read in its place), or a capitalised name?"""
+    start, end = m.span(group)
+    word = m[group]
+    return any(v.start < end and v.end > start for v in values(text)) or (
+        word[:1].isupper() and word != "I" and word.lower() not in _NOT_NAMES)
+
+
 def _name_like(word: str) -> bool:
     """A capitalised word, or a short run of CJK characters ("钉钉", "飞书")."""
     return word[:1].isupper() or bool(re.fullmatch(rf"[{_CJK}]{{1,6}}", word))
@@ -667,12 +731,32 @@ def _tail(rest: str) -> str:
     return m["x"] if m else ""
 
 
+# A sentence ends at 。！？!? and at a full stop before a space and a capital or the end (not
+# in "v1.2" or "pg-1.internal").
+_SENTENCE_END = re.compile(r"(?<=[。！？!?])\s*|(?<=\.)\s+(?=[A-Z\"'“‘(\[]|$)|\n+")
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text``, stripped, empty ones left out."""
+    return [s for s in (p.strip() for p in _SENTENCE_END.split(text)) if s]
+
+
 @lru_cache(maxsize=_CACHE)
 def transition(text: str) -> Transition | None:
-    """The change ``text`` announces, if it is phrased as one (see the module's docstring)."""
+    """The change ``text`` announces, if one of its sentences is phrased as one (see the
+    module's docstring): what a change applies to is said in its own sentence, not in the
+    greeting before it ("Hey Mel! ... We moved to Denver")."""
     t = unicodedata.normalize("NFKC", text)
     if not _TRIGGER.search(t):  # every pattern below needs one of these words
         return None
+    for sentence in sentences(t):
+        if _TRIGGER.search(sentence) and not is_question(sentence) \
+                and (found := _transition_in(sentence)) is not None:
+            return found
+    return None
+
+
+def _transition_in(t: str) -> Transition | None:
     m = _ZH_FROM.search(t)
     if m:
         return _change(_value_of(m["a"]), _value_at(t, m, "b"), "从A到B", t[: m.start()])
@@ -690,8 +774,9 @@ def transition(text: str) -> Transition | None:
         return _change(_value_of(m["a"]), _value_of(m["b"]), "A -> B", t[: m.start()],
                        _tail(t[m.end():]))
     m = _EN_INSTEAD.search(t)
-    # "B instead of A", of two values ("gke-prod-7 instead of ack-hz-2"); "not" only so.
-    if m and m["a"].lower() != "the" and values(m["a"]) and values(m["b"]) \
+    # "B instead of A", of two values ("gke-prod-7 instead of ack-hz-2", "Grace instead of
+    # Nadia"); "not" only so.
+    if m and m["a"].lower() != "the" and _is_value(t, m, "a") and _is_value(t, m, "b") \
             and kind_class(kind_of(_value_of(m["a"]))) == kind_class(kind_of(_value_of(m["b"]))):
         return _change(_value_of(m["a"]), _value_of(m["b"]), "B instead of A", t[: m.start()])
     m = _EN_TO.search(t)
@@ -710,23 +795,113 @@ class Negation:
     values: tuple[str, ...]
     words: tuple[str, ...]
     rest: str  # the text without the negating words
+    # The capitalised word opening the sentence as its subject ("Pulsar is no longer used"),
+    # as an index term: a name that may be what is gone. "Take care and don't ..." has none.
+    opener: str | None = None
 
 
 @lru_cache(maxsize=_CACHE)
 def negation(text: str) -> Negation | None:
     """What ``text`` says is no longer true ("no longer X", "stopped using X", "不再X",
     "X 已经下掉了"), or None."""
-    t = unicodedata.normalize("NFKC", text)
+    for sentence in sentences(unicodedata.normalize("NFKC", text)):
+        if not is_question(sentence) and (found := _negation_in(sentence)) is not None:
+            return found
+    return None
+
+
+def _negation_in(t: str) -> Negation | None:
+    """The negation of one sentence: what is no longer true is said where "no longer" is."""
     m = _NEG_ZH.search(t) or _NEG_EN.search(t)
     if m:
-        rest = t[: m.start()] + " " + t[m.end():]
+        rest = _clause_before(t[: m.start()]) + " " + _clause(t[m.end():])
     elif w := _NEG_ZH_WRAP.search(t):
-        rest = t[: w.start()] + " " + w["x"] + " " + t[w.end():]
+        rest = _clause_before(t[: w.start()]) + " " + w["x"] + " " + _clause(t[w.end():])
     else:
         return None
     gone = tuple(dict.fromkeys(v.text for v in values(rest) if v.kind not in _MEASURES))
+    opener = _OPENER.match(t)
     return Negation(gone, tuple(dict.fromkeys(
-        index_terms(_FILLER_ZH.sub(" ", _FILLER_EN.sub(" ", rest))))), rest)
+        index_terms(_FILLER_ZH.sub(" ", _FILLER_EN.sub(" ", rest))))), rest,
+        next(iter(index_terms(opener[1])), None) if opener else None)
+
+
+# What a negation denies ends with its clause: "I don't take the train anymore, I cycle".
+_CLAUSE_END = re.compile(r"\s*(?:[,;:，；：]|\s[-–—]\s|\b(?:but|instead|so|now)\b)")
+
+
+def _clause(text: str) -> str:
+    """``text`` up to the end of its clause."""
+    end = _CLAUSE_END.search(text)
+    return text[: end.start()] if end else text
+
+
+_CLAUSE_SPLIT = re.compile(r"[,;:，；：]|\s[-–—]\s")
+
+
+def _clause_before(text: str) -> str:
+    """The clause ``text`` ends with ("Since March, billing"). Empty when a clause with
+    content ends just before it ("最近膝盖不好，不去游泳了": what stopped is not the knee, and
+    its subject is unsaid); clauses of fillers reach back to the one before ("The wiki, as
+    of today, no longer ...")."""
+    parts = _CLAUSE_SPLIT.split(text)
+    fillers = False
+    for i in range(len(parts) - 1, -1, -1):
+        if _content_terms(_FILLER_ZH.sub(" ", _FILLER_EN.sub(" ", parts[i]))):
+            if i == len(parts) - 1 or fillers:
+                return " ".join(parts[i:])
+            return ""
+        fillers = fillers or bool(parts[i].strip())
+    return text
+
+
+_OPENER = re.compile(r"^\W*(?:the\s+)?([A-Z][\w.-]*)\s+(?:is|are|was|were|has|have|had|will|"
+                     r"isn't|aren't|wasn't|weren't|hasn't|haven't|won't|doesn't|don't|didn't|"
+                     r"no longer|not|never)\b")
+
+
+_MOD_TERMS = frozenset(t for w in MODIFIERS if w.isascii() for t in index_terms(w))
+# A count and its measure word ("两杯", "三次", "两点") says how much or when, like MODIFIERS.
+_MOD_ZH = re.compile("|".join(sorted((w for w in MODIFIERS if not w.isascii()), key=len,
+                                     reverse=True))
+                     + r"|[零〇一二两三四五六七八九十百千\d]+[次杯个点分号天周月年遍趟回集瓶碗根支]")
+_CJK_RUN = re.compile(rf"[{_CJK}]+")
+
+
+_FIRST_PERSON_ZH = re.compile(r"我们|咱们|我")
+_THIRD_PERSON = re.compile(r"\b(?:he|she|they|his|her|their|him|them)\b|他|她|它", re.IGNORECASE)
+
+
+def _third_persons(text: str) -> set[str]:
+    return {m.group().lower() for m in _THIRD_PERSON.finditer(text)}
+
+
+def _cjk_chars(text: str) -> str:
+    """The CJK characters of ``text`` left once fillers, MODIFIERS and "我" are taken out."""
+    return "".join(_CJK_RUN.findall(
+        _MOD_ZH.sub(" ", _FIRST_PERSON_ZH.sub(" ", _FILLER_ZH.sub(" ", text)))))
+
+
+def negates(neg: Negation, old_text: str, extra_words: int) -> bool:
+    """Does a negation that names no value retire ``old_text``? When ``old_text`` states
+    what stopped and little else: every content word of the negation is in it (Chinese by
+    character, since "不喝咖啡了" and "每天喝两杯咖啡" share no bigram but 咖啡), and what else it
+    says is when, how often or how much (:data:`~varvemem.text.attributes.MODIFIERS`), but
+    for at most ``extra_words`` words. "I no longer go swimming" retires "I go swimming
+    every Tuesday morning", not "My sister goes swimming"."""
+    want = {t for t in neg.words if not _HAS_CJK.search(t)} - _MOD_TERMS - _LIGHT_TERMS
+    have = {t for t in index_terms(_FILLER_EN.sub(" ", old_text))
+            if not _HAS_CJK.search(t) and not any(c.isdigit() for c in t)}  # "8:05": when
+    have -= _MOD_TERMS | _LIGHT_TERMS
+    want_zh, have_zh = _cjk_chars(neg.rest), _cjk_chars(old_text)
+    if not (want or want_zh) or not want <= have or not set(want_zh) <= set(have_zh):
+        return False
+    if _third_persons(old_text) - _third_persons(neg.rest):
+        return False  # "he drinks coffee" is not "I", whose "I" and "我" go unsaid
+    # A lone CJK character left over is a verb's complement or a particle ("再睡"), not a
+    # word of its own; two or more may be a subject ("妹妹").
+    rest_zh = sum(c not in want_zh for c in have_zh)
+    return len(have - want) + (rest_zh if rest_zh > 1 else 0) <= extra_words
 
 
 def is_negated(text: str) -> bool:

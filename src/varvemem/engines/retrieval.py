@@ -182,6 +182,8 @@ class RetrievalEngine:
         full.update(self.stores.records.get_many(
             flt.tenant, [r.memory_id for _, r, _ in ranked if r.memory_id not in full]))
         terms = set(tokens)
+        subject = claims.query_subject(query, claims.lexicon_for(
+            self.settings.update.attribute_words)) if cfg.absent_subject_factor < 1 else None
         # What the query's time words say for a memory of that time: the whole question when
         # its other words are generic ("what did I do yesterday?"), else a share of its terms.
         tw = cfg.time_words
@@ -190,7 +192,8 @@ class RetrievalEngine:
         hits = [SearchHit(memory=full[r.memory_id], score=total,
                           scores=parts.model_copy(update={"evidence": evidence(
                               vec_hits.get(r.memory_id), terms, full[r.memory_id],
-                              cfg.context_weight, parts.time_match or 0.0, *time_ev)}),
+                              cfg.context_weight, parts.time_match or 0.0, *time_ev,
+                              subject=subject, absent_factor=cfg.absent_subject_factor)}),
                           channels=channels[r.memory_id])
                 for total, r, parts in ranked if r.memory_id in full]
         # The relevance floor: a query the store holds nothing about gets nothing, not the
@@ -324,7 +327,8 @@ COVERAGE_WEIGHT = 0.4
 
 def evidence(cosine: float | None, terms: set[str], memory: MemoryRecord,
              context_weight: float, time_match: float = 0.0, time_bonus: float = 0.0,
-             time_weight: float = 0.0) -> float:
+             time_weight: float = 0.0, subject: frozenset[str] | None = None,
+             absent_factor: float = 1.0) -> float:
     """What says a memory is about the query at all (``retrieval.relevance_floor``): the
     query's cosine with it plus ``COVERAGE_WEIGHT`` x the share of the query's distinct terms
     (:func:`index_terms`, so stems and CJK bigrams) in its text, tags and keywords; a term
@@ -332,16 +336,29 @@ def evidence(cosine: float | None, terms: set[str], memory: MemoryRecord,
     ``context_weight`` times, as in full-text search. BM25 and S_kw are relative (the best
     match scores 1 however weak it is); this share is not. When the query names a time,
     ``time_match`` (the memory's place in it) counts as ``time_weight`` found terms, and adds
-    ``time_bonus`` x itself (``retrieval.time_words``)."""
+    ``time_bonus`` x itself (``retrieval.time_words``). A memory that holds none of the
+    query's ``subject`` words (:func:`claims.query_subject`) of its own script (Chinese when it
+    has any, else Latin) keeps ``absent_factor`` of its cosine."""
     sim = max(0.0, cosine) if cosine is not None else 0.0
-    sim += time_bonus * time_match
     if not terms:
-        return sim
+        return sim + time_bonus * time_match
     own = set(index_terms(" ".join([memory.content, *memory.tags, *memory.keywords])))
     around = set(index_terms(" ".join([*memory.context_before, *memory.context_after,
                                        date_terms(memory.created_at)]))) - own
+    if subject and absent_factor < 1:
+        # Only the words in the memory's script can be missing from it: a Chinese text (with
+        # Latin ids in it) cannot hold an English question's words.
+        cjk = any(_has_cjk(t) for t in own)
+        here = {t for t in subject if _has_cjk(t) == cjk}
+        if here and not here & (own | around):
+            sim *= absent_factor
+    sim += time_bonus * time_match
     found = len(terms & own) + context_weight * len(terms & around) + time_weight * time_match
     return sim + COVERAGE_WEIGHT * found / (len(terms) + time_weight)
+
+
+def _has_cjk(term: str) -> bool:
+    return any("\u3400" <= c <= "\u9fff" or "\uf900" <= c <= "\ufaff" for c in term)
 
 
 def _bm25(tokens: Sequence[str], records: Sequence[MemoryRecord], scale: float,

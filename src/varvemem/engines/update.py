@@ -704,14 +704,24 @@ class UpdateEngine:
         return [(r, cos) for r, cos in found.values()
                 if r.memory_type in _FACT_TYPES and r.memory_type in self.cfg.supersede_types
                 and r.created_at <= rec.created_at and r.memory_id != rec.memory_id
-                and not claims.is_question(r.content)]
+                and not claims.is_question(self._said(r))]
+
+    def _said(self, r: MemoryRecord) -> str:
+        """What ``r`` states: a turn of dialogue without the speaker's label its metadata
+        names ("Caroline: ...") and the names it addresses ("Thanks, Gina!"). Neither is a
+        value of what is said."""
+        if r.memory_type is not MemoryType.DIALOGUE:
+            return r.content
+        speakers = tuple(v for k in self.cfg.speaker_keys
+                         if isinstance(v := r.metadata.get(k), str) and v)
+        return claims.without_address(claims.without_speaker(r.content, speakers))
 
     def _rules_supersede(self, p: _Prepared, similar: list[tuple[MemoryRecord, float]]
                          ) -> tuple[dict[str, str], str]:
         """The memories ``p`` supersedes by the offline rules (``update.supersede_rules``),
         each with the rule that decided, and a note when a rule matched but found nothing."""
         rec, cfg = p.record, self.cfg
-        text = rec.content
+        text = self._said(rec)
         on = set(cfg.supersede_rules)
         if claims.is_question(text):
             return {}, ""
@@ -739,10 +749,10 @@ class UpdateEngine:
             lex = self.lexicon()
             found = {}
             for r, _ in pool:
-                if claims.is_negated(r.content):
+                if claims.is_negated(self._said(r)):
                     continue
                 why = claims.supersedes(
-                    text, r.content, lex, frame_overlap=cfg.claim_frame_overlap,
+                    text, self._said(r), lex, frame_overlap=cfg.claim_frame_overlap,
                     min_words=cfg.claim_min_words, subject_span=cfg.claim_subject_span,
                     subject_overlap=cfg.claim_subject_overlap,
                     old_is_event=r.memory_type is MemoryType.EVENT)
@@ -750,15 +760,19 @@ class UpdateEngine:
                     found[r.memory_id] = why
             if found:
                 return found, ""
-        if "cue" in on and rules.is_update(text) and (new.values or rec.memory_type in (
-                MemoryType.KNOWLEDGE, MemoryType.EXPERIENCE, MemoryType.QA)):
+        written = rec.memory_type in (MemoryType.KNOWLEDGE, MemoryType.EXPERIENCE, MemoryType.QA)
+        if "cue" in on and rules.is_update(text) and (new.values or written):
             for r, cos in self._supersede_candidates(rec, similar, cfg.supersede_threshold):
                 if r.memory_type is MemoryType.EVENT:
                     continue  # occurrences add up
-                old = claims.claim(r.content, cfg.claim_subject_span)
+                old = claims.claim(self._said(r), cfg.claim_subject_span)
                 if new.subject is not None and old.subject is not None \
                         and new.subject != old.subject:
                     continue  # another subject (service A vs service B)
+                # In conversation "now" and a close turn are everyday talk ("Thanks! I'm off
+                # now"): a value other than a name must have changed too.
+                if not written and not claims.changed_value(new, old, names=False):
+                    continue
                 return {r.memory_id: f"updated by a newer statement (cosine {cos:.2f})"}, ""
         return {}, ""
 
@@ -767,19 +781,20 @@ class UpdateEngine:
         """The memories a negation retires: those stating a value it says is gone ("no
         longer uses RabbitMQ") about the same subject (``claim_subject_overlap`` of the
         fewer subject words shared); else, when it names no value, those whose words it
-        covers at ``negation_overlap`` both ways."""
+        covers at ``negation_overlap`` both ways, or that say what it stopped and otherwise
+        only when, how often or how much (:func:`claims.negates`)."""
         cfg, lex = self.cfg, self.lexicon()
         found = {}
         said = claims.slots(neg.rest, lex)
         # A name opening the sentence is a value too ("Pulsar is no longer used by ...").
-        gone = neg.values or said.leads
+        gone = neg.values or tuple(w for w in said.leads if w == neg.opener)
         mine = said.subject_words - set(gone)
         for r, _ in pool:
-            if claims.is_negated(r.content):
+            if claims.is_negated(self._said(r)):
                 continue
             if gone:
-                held = [v for v in gone if claims.holds(r.content, v)]
-                theirs = claims.slots(r.content, lex).subject_words
+                held = [v for v in gone if claims.holds(self._said(r), v)]
+                theirs = claims.slots(self._said(r), lex).subject_words
                 shared = len(mine & theirs)
                 if held and (not mine or not theirs or shared >= cfg.claim_subject_overlap
                              * min(len(mine), len(theirs))):
@@ -787,9 +802,10 @@ class UpdateEngine:
                 if held or neg.values:
                     continue
             want = set(neg.words)
-            have = claims.claim(r.content, cfg.claim_subject_span).tokens
-            if want and len(want & have) >= cfg.negation_overlap * len(want) \
-                    and len(want & have) >= cfg.negation_overlap * len(have):
+            have = claims.claim(self._said(r), cfg.claim_subject_span).tokens
+            covered = bool(want) and len(want & have) >= cfg.negation_overlap * len(want) \
+                and len(want & have) >= cfg.negation_overlap * len(have)
+            if covered or claims.negates(neg, self._said(r), cfg.negation_extra_words):
                 found[r.memory_id] = "negated: no longer true"
         return found
 
@@ -799,7 +815,7 @@ class UpdateEngine:
         subject, when some do; an old value that is a plain word needs a subject), else the
         one naming its subject with a value of the new value's kind."""
         subject = set(t.subject)
-        live = [(r, cos) for r, cos in pool if not claims.holds(r.content, t.new)]
+        live = [(r, cos) for r, cos in pool if not claims.holds(self._said(r), t.new)]
         lex = self.lexicon()
         want = claims.slots(t.phrase, lex)
 
@@ -809,9 +825,9 @@ class UpdateEngine:
             "日志管道有问题找朱琳")."""
             if not subject:
                 return False
-            if subject <= claims.claim(r.content).tokens:
+            if subject <= claims.claim(self._said(r)).tokens:
                 return True
-            theirs = claims.slots(r.content, lex)
+            theirs = claims.slots(self._said(r), lex)
             if not want.subject_words:  # "我的手机号换成了 ...": the attribute alone
                 return not theirs.subject_words and bool(want.attributes & theirs.attributes)
             shared = len(want.subject_words & theirs.subject_words)
@@ -822,7 +838,7 @@ class UpdateEngine:
         if t.old is not None and not subject and claims.kind_of(t.old) not in claims.RECORDS:
             return {}, ""  # "I moved from Sweden to ...": a word, of no named subject
         if t.old is not None:
-            holders = [r for r, _ in live if claims.holds(r.content, t.old)]
+            holders = [r for r, _ in live if claims.holds(self._said(r), t.old)]
             if not holders:
                 return {}, f"transition from {t.old}: no memory holds {t.old}"
             named = [r for r in holders if names_subject(r)]
@@ -830,7 +846,7 @@ class UpdateEngine:
                     for r in (named or holders)}, ""
         kind = claims.kind_class(claims.kind_of(t.new))
         fits = [(r, cos) for r, cos in live if names_subject(r)
-                and kind in {claims.kind_class(k) for k in claims.claim(r.content).kinds}]
+                and kind in {claims.kind_class(k) for k in claims.claim(self._said(r)).kinds}]
         if not fits:
             return {}, ""
         best, _ = max(fits, key=lambda rc: (_shape(rc[0].content, t.new), rc[1]))

@@ -76,6 +76,11 @@ LIGHT: tuple[str, ...] = (
     "跑在", "跑", "用的是", "用的", "用", "所在的", "所在", "对外", "放在", "每个", "这台",
     "这个", "上", "里", "进", "发到", "出问题会", "有问题", "为", "给", "依赖", "做",
     "都", "也", "到", "现在", "目前", "已经", "配置", "设置", "限制", "一台", "一个",
+    # the words of talk, which open a turn but name nothing ("Yeah, they ...", "Thanks, ...")
+    "yeah", "yes", "yep", "yup", "nope", "oh", "wow", "haha", "hey", "hi", "hello", "thanks",
+    "thank", "sorry", "ok", "okay", "well", "sure", "great", "nice", "cool", "awesome", "hmm",
+    "ah", "aw", "ugh", "oops", "lol", "omg", "congrats", "cheers", "alright", "definitely",
+    "absolutely", "totally", "indeed", "anyway", "honestly",
 )
 
 # What a value's shape says of its attribute when no word names one ("runs on mysql-5",
@@ -99,4 +104,32 @@ QUALIFIERS: tuple[str, ...] = (
     "backup", "internal", "external", "public", "private", "mobile", "desktop", "web",
     "生产", "线上", "预发", "测试", "开发", "沙箱", "灰度", "本地", "主库", "从库", "备份", "内网",
     "外网", "移动端", "桌面端",
+)
+
+# When, how often and how much: what a habit or a schedule says beside what is done ("I go
+# swimming every Tuesday morning", "我每天喝两杯咖啡"). A negation that names no value ("I no
+# longer go swimming", "我已经不喝咖啡了") retires the statement it covers when the rest of
+# that statement is only such words. English by stem; Chinese as substrings, longest first.
+MODIFIERS: tuple[str, ...] = (
+    "every", "each", "other", "daily", "weekly", "monthly", "yearly", "nightly", "day", "days",
+    "week", "weeks", "month", "weekend", "weekends", "weekday", "weekdays", "morning",
+    "mornings", "afternoon", "afternoons", "evening", "evenings", "night", "nights", "usually",
+    "often", "always", "sometimes", "normally", "regularly", "most", "twice", "once", "times",
+    "cup", "cups", "hour", "hours", "lunch", "monday", "mondays", "tuesday", "tuesdays",
+    "wednesday", "wednesdays", "thursday", "thursdays", "friday", "fridays", "saturday",
+    "saturdays", "sunday", "sundays",
+    "每天", "每日", "每晚", "每周", "每月", "每年", "每个", "每", "天天", "周末", "工作日",
+    "平时", "平常", "经常", "通常", "一般", "总是", "常常", "偶尔", "有时", "早上", "上午",
+    "中午", "下午", "晚上", "凌晨", "夜里", "半夜", "早晚", "小时", "分钟", "然后", "都", "会", "去", "要", "也",
+    "还", "再",
+    "周一", "周二", "周三", "周四", "周五", "周六", "周日", "星期", "礼拜",
+)
+
+# Heads that name no subject of their own ("the badge *service*", "支付*服务*"), and the words
+# of a question: a query's subject is its other words (the relevance floor's absent subject).
+GENERIC_HEADS: tuple[str, ...] = (
+    "service", "services", "system", "app", "application", "platform", "tool", "job",
+    "server", "module", "component", "project", "team",
+    "服务", "系统", "应用", "平台", "工具", "任务", "模块", "组件", "项目", "机器", "程序",
+    "哪个", "哪些", "哪里", "哪儿", "什么", "多少", "怎么", "如何", "是否", "为什么",
 )
