@@ -338,14 +338,15 @@ def evidence(cosine: float | None, terms: set[str], memory: MemoryRecord,
     ``time_match`` (the memory's place in it) counts as ``time_weight`` found terms, and adds
     ``time_bonus`` x itself (``retrieval.time_words``). A memory that holds none of the
     query's ``subject`` words (:func:`claims.query_subject`) of its own script (Chinese when it
-    has any, else Latin) keeps ``absent_factor`` of its cosine."""
+    has any, else Latin), and is not of the time the query names, keeps ``absent_factor`` of
+    its cosine."""
     sim = max(0.0, cosine) if cosine is not None else 0.0
     if not terms:
         return sim + time_bonus * time_match
     own = set(index_terms(" ".join([memory.content, *memory.tags, *memory.keywords])))
     around = set(index_terms(" ".join([*memory.context_before, *memory.context_after,
                                        date_terms(memory.created_at)]))) - own
-    if subject and absent_factor < 1:
+    if subject and absent_factor < 1 and not time_match:  # a time asked is a subject too
         # Only the words in the memory's script can be missing from it: a Chinese text (with
         # Latin ids in it) cannot hold an English question's words.
         cjk = any(_has_cjk(t) for t in own)
