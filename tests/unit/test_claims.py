@@ -233,6 +233,9 @@ def test_chinese_sentence_final_particles_are_tone() -> None:
 @pytest.mark.parametrize("old,new,retired", [
     ("我每天喝两杯咖啡", "我已经不喝咖啡了", True),
     ("夜间批处理每天凌晨两点跑", "夜间批处理已经不跑了", True),
+    ("我女儿每周六上午学钢琴", "女儿这学期不学钢琴了，改学游泳", True),
+    ("我周三晚上会去游泳馆游一个小时", "最近膝盖不好，不去游泳了", True),
+    ("他每天喝咖啡", "我不喝咖啡了", False),  # he is not I
     ("I go swimming every Tuesday morning", "I no longer go swimming", True),
     ("The team holds a retro every other Thursday", "The team stopped holding retros", True),
     ("我妹妹每天喝咖啡", "我已经不喝咖啡了", False),  # another subject

@@ -131,6 +131,8 @@ def _by_cjk(text: str, start: int, end: int) -> bool:
 # before "负责" ("陈静负责..."): no dictionary, so only there.
 _ZH_NAME = re.compile(
     rf"(?:是|为|给|叫|找|归|[:：]\s*)([{_CJK}]{{2,4}}?)(?:了|啦|呢|吧)?(?=$|[,.;:!?，。；：！？]|管)"
+    # "宽带是电信的": whose it is, not how it is ("是很重要的", "是我们的")
+    rf"|是((?!很|最|挺|太|非常|比较|特别|真|我|你|他|她|它|这|那|谁|什么|哪)[{_CJK}]{{2,3}}?)(?=的)"
     rf"|(?:^\s*|[;；:：,，]\s*)((?:(?!的|今天|昨天|明天|现在|目前)[{_CJK}]){{2,3}})(?=负责)")
 _SENTENCE_START = re.compile(r"(?:^\s*|[.!?。！？]\s*|[:：;；]\s*)$")
 
@@ -189,7 +191,7 @@ def values(text: str) -> tuple[Value, ...]:
                     and word not in _NOT_NAMES and _by_cjk(t, m.start(), m.end()):
                 found.append(Value("name", m.group().lower(), m.start(), m.end()))
     for m in _ZH_NAME.finditer(t):
-        group = 1 if m.group(1) else 2
+        group = next(g for g in (1, 2, 3) if m.group(g))
         s, e = m.span(group)
         if not any(taken[s:e]):
             found.append(Value("name", m.group(group), s, e))

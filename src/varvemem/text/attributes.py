@@ -123,6 +123,9 @@ MODIFIERS: tuple[str, ...] = (
     "中午", "下午", "晚上", "凌晨", "夜里", "半夜", "早晚", "小时", "分钟", "然后", "都", "会",
     "去", "要", "也", "还", "再",
     "周一", "周二", "周三", "周四", "周五", "周六", "周日", "星期", "礼拜",
+    # since when it stopped: "这学期不学钢琴了", "this year I no longer ..."
+    "这学期", "本学期", "这周", "本周", "这个月", "本月", "今年", "这阵子", "这段时间", "以后",
+    "从此", "semester", "term", "year", "season", "lately",
 )
 
 # Heads that name no subject of their own ("the badge *service*", "支付*服务*"), and the words
