@@ -1,11 +1,17 @@
 """L2 of the FAQ assistant (SPEC L2-1, L2-2): scored Q&A pairs as ``qa-<id>.md`` files, a
-human-editable mirror of the store: YAML front matter (read with a safe loader only) and the
-answer as the body."""
+human-editable mirror of the store: YAML front matter (read with a safe loader that refuses
+aliases and anchors) and the answer as the body.
+
+Reading files from a folder (here and for document ingest) opens regular files only: a FIFO,
+device or socket is skipped unopened, and a symlink whose target leaves the folder is refused
+unless ``update.follow_symlinks_outside`` is on."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import stat
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -13,11 +19,17 @@ from typing import Any
 
 import frontmatter
 import yaml
+from frontmatter.default_handlers import YAMLHandler
 
 from .errors import StorageError
 from .model import MemoryRecord, TTLMode
+from .settings import UpdateSettings
 
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+# A file may hold this many times update.max_content_bytes (question and answer, plus the front
+# matter); the front matter parsed may be this many times its text (quotes, commas, null).
+_FILE_FACTOR = 4
+_PARSED_FACTOR = 4
 FIELDS = ("id", "question", "score", "source_file", "source_location", "created_at",
           "keywords", "ttl_mode", "ttl_days")
 
@@ -64,13 +76,93 @@ def write(folder: Path, r: MemoryRecord) -> Path:
     return path
 
 
-def read(path: Path) -> QAFile:
-    """Parse and validate one file; ``ValueError`` saying what is wrong (the caller names the
-    file)."""
+class _NoAliasLoader(yaml.SafeLoader):
+    """The safe loader, refusing anchors and aliases: an alias expands to what it names, so a
+    few KB of nested aliases would become gigabytes."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise yaml.composer.ComposerError(
+                None, None, "YAML anchors and aliases (& and *) are not allowed",
+                event.start_mark)
+        return super().compose_node(parent, index)
+
+
+class _Handler(YAMLHandler):
+    def load(self, fm: str, **kwargs: object) -> Any:
+        size = len(fm)
+        data = yaml.load(fm, Loader=_NoAliasLoader)  # a SafeLoader
+        if len(json.dumps(data, default=str)) > _PARSED_FACTOR * size + 1024:
+            raise ValueError("the front matter grows too much when parsed")
+        return data
+
+
+def file_problem(path: Path, root: Path, follow_outside: bool) -> str | None:
+    """Why ``path`` (found in folder ``root``) must not be read, or None: it is not a regular
+    file (a FIFO, device or socket is never opened), a broken symlink, or (unless
+    ``follow_outside``) its real path leaves ``root``."""
     try:
-        post = frontmatter.loads(path.read_text("utf-8"))
+        target = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return "a broken symlink" if path.is_symlink() else "cannot be read"
+    if not follow_outside and not target.is_relative_to(root.resolve()):
+        return (f"a symlink to {target}, outside {root} "
+                "(update.follow_symlinks_outside allows it)")
+    try:
+        mode = target.stat().st_mode
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror}"
+    if not stat.S_ISREG(mode):
+        kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a folder"
+                if stat.S_ISDIR(mode) else "special")
+        return f"not a regular file ({kind})"
+    return None
+
+
+def read_regular(path: Path, limit: int | None = None) -> str:
+    """The UTF-8 text of a regular file (a leading BOM dropped), at most ``limit`` bytes if
+    given; ``ValueError`` otherwise. Opened without blocking, so a FIFO put in its place after a
+    check is refused, never waited on."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise ValueError(f"cannot open: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ValueError("not a regular file")
+        data = f.read() if limit is None else f.read(limit + 1)
+    if limit is not None and len(data) > limit:
+        raise ValueError(f"larger than {limit} bytes")
+    try:
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ValueError("not UTF-8 text") from None
+
+
+def candidates(folder: Path, cfg: UpdateSettings) -> tuple[list[Path], dict[str, str]]:
+    """The ``qa-*.md`` files of ``folder`` to read, by name, and those skipped (name ->
+    why: see :func:`file_problem`)."""
+    files: list[Path] = []
+    skipped: dict[str, str] = {}
+    for path in sorted(folder.glob("qa-*.md")):
+        why = file_problem(path, folder, cfg.follow_symlinks_outside)
+        if why is None:
+            files.append(path)
+        else:
+            skipped[path.name] = why
+    return files, skipped
+
+
+def read(path: Path, cfg: UpdateSettings | None = None) -> QAFile:
+    """Parse and validate one file, with the limits of ``cfg`` (the file's size, keywords as
+    for any add: at most ``keywords_max``, each within ``max_content_bytes``); ``ValueError``
+    saying what is wrong (the caller names the file)."""
+    cfg = cfg or UpdateSettings()
+    text = read_regular(path, _FILE_FACTOR * cfg.max_content_bytes)
+    try:
+        post = frontmatter.loads(text, handler=_Handler())
     except yaml.YAMLError as exc:  # a SafeLoader refuses tags such as !!python/object
         raise ValueError(f"bad YAML front matter: {str(exc).splitlines()[0]}") from None
     meta = post.metadata
@@ -92,6 +184,12 @@ def read(path: Path) -> QAFile:
     if keywords is not None and (not isinstance(keywords, list)
                                  or not all(isinstance(k, str) for k in keywords)):
         raise ValueError("keywords must be a list of text")
+    if keywords is not None and len(keywords) > cfg.keywords_max:
+        raise ValueError(f"{len(keywords)} keywords, over update.keywords_max "
+                         f"({cfg.keywords_max})")
+    if keywords is not None and any(len(k.encode("utf-8")) > cfg.max_content_bytes
+                                    for k in keywords):
+        raise ValueError("a keyword is over update.max_content_bytes")
     mode = meta.get("ttl_mode")
     try:
         ttl_mode = None if mode is None else TTLMode(mode)

@@ -340,6 +340,9 @@ class UpdateSettings(_Section):
     context_embed: int = Field(1, ge=0, le=20)
     chunk_max_chars: int = Field(1200, ge=100)
     ingest_extensions: list[str] = Field(default_factory=lambda: [".md", ".markdown", ".txt"])
+    # Reading folders (document ingest, ``qa import``): a symlink whose target is outside the
+    # folder named is skipped unless this is on; FIFOs, devices and sockets are always skipped.
+    follow_symlinks_outside: bool = False
     # Importance by content (engines/importance.py): the type's base plus the weight of each
     # signal the text shows, in 0.05..1.
     importance_signals: dict[ImportanceSignal, float] = Field(

@@ -98,8 +98,8 @@ def qa_import(
     json_out: bool = typer.Option(False, "--json"),
     now: str | None = NOW,
 ) -> None:
-    """Read qa-*.md files: edited ones update their pair, new ones add one, bad ones are
-    reported by name and skipped."""
+    """Read qa-*.md files: edited ones update their pair, new ones add one, bad ones (and
+    FIFOs, devices, sockets, symlinks leaving FOLDER) are reported by name and skipped."""
     report = memory_of(ctx).qa.import_folder(folder, tenant=tenant)
     if json_out:
         print_json(report)

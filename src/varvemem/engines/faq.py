@@ -38,6 +38,7 @@ from ..settings import Settings, describe_validation_error
 from ..stores import Stores
 from ..stores.base import Selection
 from .faq_confidence import SecondOpinion, confidence, decide
+from .ids import composite_key
 from .intent import chit_chat
 from .retrieval import RetrievalEngine
 from .update import UpdateEngine, content_hash
@@ -193,10 +194,12 @@ class FaqEngine:
         adds a pair; a malformed one is reported by name and skipped."""
         if not folder.is_dir():
             raise ValidationError(f"{folder} is not a folder")
-        report: dict[str, Any] = {"created": {}, "updated": [], "unchanged": [], "skipped": {}}
-        for file in sorted(folder.glob("qa-*.md")):
+        files, skipped = qa_files.candidates(folder, self.settings.update)
+        report: dict[str, Any] = {"created": {}, "updated": [], "unchanged": [],
+                                  "skipped": skipped}
+        for file in files:
             try:
-                qa = qa_files.read(file)
+                qa = qa_files.read(file, self.settings.update)
             except (ValueError, OSError) as exc:
                 report["skipped"][file.name] = str(exc)
                 continue
@@ -249,7 +252,7 @@ class FaqEngine:
                           res: AskResult) -> None:
         """Implicit feedback on the pair that answered the session's previous question, and
         remember this answer's pair (in the store: the CLI asks from separate processes)."""
-        key = f"faq.last.{tenant}.{session}"
+        key = composite_key("faq", "last", tenant, session)
         last = self.stores.records.get_meta(key)
         now = self.clock()
         if last:

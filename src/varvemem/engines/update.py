@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import qa_files
 from ..embeddings import Embedder, normalise
 from ..errors import LLMError, ValidationError, VarvememError
 from ..llm import ChatClient
@@ -967,23 +968,33 @@ class UpdateEngine:
             float(best.vector @ vec) >= self.cfg.successor_threshold else None
 
     def ingest_paths(self, paths: Sequence[Path], scope: Scope, tags: list[str]) -> IngestReport:
-        """Ingest files and folders (recursively, by ``update.ingest_extensions``)."""
+        """Ingest files and folders (recursively, by ``update.ingest_extensions``). In a folder,
+        only regular files are read (a FIFO, device or socket is skipped unopened) and a
+        symlink leading out of it is skipped unless ``update.follow_symlinks_outside``."""
         report = IngestReport()
         files: list[Path] = []
         for path in paths:
             path = Path(path).expanduser()
             if path.is_dir():
-                files.extend(sorted(f for f in path.rglob("*") if f.is_file()
-                                    and f.suffix.lower() in self.cfg.ingest_extensions))
+                for f in sorted(path.rglob("*")):
+                    if f.suffix.lower() not in self.cfg.ingest_extensions or f.is_dir():
+                        continue
+                    why = qa_files.file_problem(f, path, self.cfg.follow_symlinks_outside)
+                    if why is None:
+                        files.append(f)
+                    else:
+                        report.skipped.append(f"{f}: {why}")
             elif path.is_file():
                 files.append(path)
+            elif path.exists():
+                raise ValidationError(f"{path} is not a regular file")
             else:
                 raise ValidationError(f"{path} does not exist")
         for f in files:
             try:
-                text = f.read_text("utf-8")
-            except (UnicodeDecodeError, OSError) as exc:
-                report.skipped.append(f"{f}: {exc.__class__.__name__}")
+                text = qa_files.read_regular(f)
+            except ValueError as exc:
+                report.skipped.append(f"{f}: {exc}")
                 continue
             if not text.strip():
                 report.skipped.append(f"{f}: empty")

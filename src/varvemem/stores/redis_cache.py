@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any, cast
 from urllib.parse import quote
 
+from ..engines.ids import composite_key
 from ..errors import StorageError
 from ..model import MemoryRecord, MemoryType, Scope
 from ..settings import redact_url
@@ -222,7 +223,7 @@ class RedisAnswerCache(AnswerCache):
 
     def _key(self, key: AnswerKey) -> str:
         tenant, user, question = key
-        digest = hashlib.sha256(f"{user or ''}\0{question}".encode()).hexdigest()[:32]
+        digest = hashlib.sha256(composite_key(user or "", question).encode()).hexdigest()[:32]
         return f"{self.prefix}:{quote(tenant, safe='')}:answer:{digest}"
 
     def get(self, key: AnswerKey) -> tuple[str, str] | None:
