@@ -4,14 +4,24 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 import pydantic
 
 from .errors import ValidationError
-from .model import Draft, MemoryType, Scope, Tier, TTLMode
+from .model import (
+    Draft,
+    MemoryType,
+    Scope,
+    Tier,
+    TTLMode,
+    check_metadata,
+    check_text,
+    in_utc,
+    normalise_tags,
+)
 from .settings import Settings, describe_validation_error
 
 
@@ -36,20 +46,68 @@ def enums_of(cls: type, values: Any, what: str) -> list[Any] | None:
 
 
 def utc(value: datetime | None, name: str) -> datetime | None:
-    """Aware datetimes in UTC; a naive one is taken to be UTC already."""
+    """Aware datetimes in UTC; a naive one is taken to be UTC already. One whose offset takes
+    it out of the range of dates is refused."""
     if value is None:
         return None
     if not isinstance(value, datetime):
         raise ValidationError(f"{name} must be a datetime")
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else \
-        value.astimezone(timezone.utc)
+    try:
+        return in_utc(value, name)
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from None
+
+
+def valid_text(value: Any, name: str) -> None:
+    """Strings in ``value`` (and in its lists and mappings, keys too) are valid Unicode: no
+    lone surrogate."""
+    try:
+        check_text(value, name)
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from None
 
 
 def text(value: Any, what: str) -> str:
     """Non-empty text, stripped."""
     if not isinstance(value, str) or not value.strip():
         raise ValidationError(f"{what} must be non-empty text")
+    valid_text(value, what)
     return value.strip()
+
+
+def metadata(settings: Settings, value: Any, name: str = "metadata") -> dict[str, Any]:
+    """Metadata to store: a mapping of JSON within ``update.metadata_max_depth`` and
+    ``update.metadata_max_bytes``, its text valid Unicode."""
+    if not isinstance(value, Mapping):
+        raise ValidationError(f"{name} must be a mapping")
+    out = dict(value)
+    if not all(isinstance(k, str) for k in out):
+        raise ValidationError(f"{name} keys must be text")
+    try:
+        check_metadata(out, settings.update.metadata_max_depth,
+                       settings.update.metadata_max_bytes, name)
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from None
+    return out
+
+
+def tags(settings: Settings, value: Any, name: str = "tags") -> list[str]:
+    """Tags to store, normalised: at most ``update.tags_max`` of at most
+    ``update.tag_max_chars`` characters, valid Unicode."""
+    try:
+        out = normalise_tags(value)
+    except ValueError as exc:
+        raise ValidationError(f"{name}: {exc}") from None
+    valid_text(out, name)
+    if len(out) > settings.update.tags_max:
+        raise ValidationError(f"{name}: {len(out)} tags, over the limit of "
+                              f"{settings.update.tags_max} (update.tags_max)")
+    for t in out:
+        if len(t) > settings.update.tag_max_chars:
+            raise ValidationError(f"{name}: tag {t[:20]!r}... is over "
+                                  f"{settings.update.tag_max_chars} characters "
+                                  "(update.tag_max_chars)")
+    return out
 
 
 def unit_score(value: Any) -> float:
@@ -63,6 +121,7 @@ def query(settings: Settings, value: Any, top_k: int | None, profile: str | None
     """A search's query, ``top_k`` and retrieval profile."""
     if not isinstance(value, str) or not value.strip():
         raise ValidationError("query is empty")
+    valid_text(value, "query")
     if len(value.encode("utf-8")) > settings.update.max_content_bytes:
         raise ValidationError("query is over update.max_content_bytes")
     if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
@@ -93,6 +152,7 @@ def draft(content: Any, **kw: Any) -> Draft:
         raise ValidationError("content must be text")
     if kw.get("created_at") is not None:
         kw["created_at"] = utc(kw["created_at"], "created_at")
+    valid_text(content, "content")
     try:
         return Draft(
             content=content, memory_type=enum_of(MemoryType, kw.pop("type"), "memory type"),

@@ -10,9 +10,73 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+# The most any setting may allow (``update.metadata_max_depth`` / ``metadata_max_bytes`` /
+# ``tag_max_chars``): a record nests its metadata a few levels deeper again (history entries),
+# and its serialiser refuses 255 levels; drafts are held to these whatever the settings.
+METADATA_DEPTH_CEILING = 128
+METADATA_BYTES_CEILING = 1024 * 1024
+TAG_CHARS_CEILING = 1000
+
 
 def utcnow() -> datetime:
     return datetime.now(timezone.utc)
+
+
+def in_utc(value: datetime, field: str) -> datetime:
+    """``value`` in UTC (a naive one is taken to be UTC already); ValueError naming ``field``
+    when its offset takes it out of the range of dates (years 1..9999)."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    try:
+        return value.astimezone(timezone.utc)
+    except (OverflowError, ValueError):
+        raise ValueError(f"{field} {value.isoformat()} is outside the range of dates once in "
+                         "UTC (years 1..9999)") from None
+
+
+def check_text(value: Any, field: str) -> None:
+    """ValueError naming ``field`` (and the place inside it) when a string in ``value`` (text,
+    or lists and mappings of them, keys included) holds a lone surrogate: not Unicode, it
+    cannot be stored or sent."""
+    stack: list[tuple[str, Any]] = [(field, value)]
+    while stack:
+        where, v = stack.pop()
+        if isinstance(v, str):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ValueError(f"{where} holds a lone surrogate "
+                                 f"(U+{ord(v[exc.start]):04X}): not valid Unicode") from None
+        elif isinstance(v, dict):
+            for k, item in v.items():
+                stack.append((f"{where} key {k!r}" if isinstance(k, str) else where, k))
+                stack.append((f"{where}.{k}", item))
+        elif isinstance(v, (list, tuple)):
+            stack.extend((f"{where}[{i}]", item) for i, item in enumerate(v))
+
+
+def check_metadata(value: dict[str, Any], max_depth: int, max_bytes: int,
+                   field: str = "metadata") -> None:
+    """ValueError naming ``field`` unless ``value`` is JSON of valid text, nested at most
+    ``max_depth`` levels (the mapping itself is level 1) and at most ``max_bytes`` once
+    serialised."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:  # before serialising: a deep value would exhaust the recursion limit
+        v, depth = stack.pop()
+        if isinstance(v, (dict, list, tuple)):
+            if depth > max_depth:
+                raise ValueError(f"{field} is nested over {max_depth} levels "
+                                 "(update.metadata_max_depth)")
+            items = v.values() if isinstance(v, dict) else v
+            stack.extend((item, depth + 1) for item in items)
+    check_text(value, field)
+    try:
+        size = len(json.dumps(value, default=_iso, ensure_ascii=False).encode("utf-8"))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{field} must be JSON-serialisable: {exc}") from None
+    if size > max_bytes:
+        raise ValueError(f"{field} is {size} bytes as JSON, over the limit of {max_bytes} "
+                         "(update.metadata_max_bytes)")
 
 
 class MemoryType(str, Enum):
@@ -227,23 +291,34 @@ class Draft(BaseModel):
     @field_validator("tags", mode="before")
     @classmethod
     def _clean_tags(cls, v: Any) -> list[str]:
-        return normalise_tags(v)
+        tags = normalise_tags(v)
+        check_text(tags, "tags")
+        for t in tags:
+            if len(t) > TAG_CHARS_CEILING:
+                raise ValueError(f"tag {t[:20]!r}... is over {TAG_CHARS_CEILING} characters")
+        return tags
+
+    @field_validator("content", "source", "question", "answer", "supersedes", "keywords")
+    @classmethod
+    def _valid_text(cls, v: Any, info: Any) -> Any:
+        check_text(v, info.field_name)
+        return v
 
     @field_validator("created_at")
     @classmethod
     def _plausible_time(cls, v: datetime | None) -> datetime | None:
         # Retention and expiry add up to a century to it: keep the sums inside datetime's range.
-        if v is not None and not 1900 <= v.year <= 2800:
+        if v is None:
+            return None
+        v = in_utc(v, "created_at")
+        if not 1900 <= v.year <= 2800:
             raise ValueError("created_at must be between the years 1900 and 2800")
         return v
 
     @field_validator("metadata")
     @classmethod
     def _json_metadata(cls, v: dict[str, Any]) -> dict[str, Any]:
-        try:
-            json.dumps(v, default=_iso)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"metadata must be JSON-serialisable: {exc}") from None
+        check_metadata(v, METADATA_DEPTH_CEILING, METADATA_BYTES_CEILING)
         return v
 
 

@@ -304,6 +304,13 @@ class UpdateSettings(_Section):
     """
 
     max_content_bytes: int = Field(64 * 1024, ge=16)
+    # What a memory may carry besides its text, refused (422) beyond: ``metadata`` nested this
+    # many levels (the mapping itself is one) or this many bytes as JSON, this many tags of
+    # this many characters each (the ceilings: model.METADATA_DEPTH_CEILING and neighbours).
+    metadata_max_depth: int = Field(32, ge=1, le=128)
+    metadata_max_bytes: int = Field(64 * 1024, ge=64, le=1024 * 1024)
+    tags_max: int = Field(100, ge=1, le=100)
+    tag_max_chars: int = Field(200, ge=1, le=1000)
     dedup_exact: bool = True
     near_duplicate_threshold: float = Field(0.95, ge=0.0, le=1.0)
     # ... and share this much of their words (Jaccard): some embedders (e5) put unrelated short

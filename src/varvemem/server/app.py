@@ -12,6 +12,7 @@ import json
 import logging
 import threading
 import time
+import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
@@ -221,7 +222,8 @@ def create_app(settings: Settings | None = None, *, memory: Memory | None = None
         problems = []
         for err in exc.errors():
             loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
-            problems.append(f"{loc}: {err.get('msg')}" if loc else str(err.get("msg")))
+            msg = str(err.get("msg")).removeprefix("Value error, ")  # our validators' own
+            problems.append(f"{loc}: {msg}" if loc else msg)
         kind = "malformed_json" if any(e.get("type") == "json_invalid" for e in exc.errors()) \
             else "invalid"
         return _error(400 if kind == "malformed_json" else 422, kind, "; ".join(problems)[:2000])
@@ -231,20 +233,26 @@ def create_app(settings: Settings | None = None, *, memory: Memory | None = None
         kind = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "error")
         return _error(exc.status_code, kind, str(exc.detail))
 
-    @app.exception_handler(Exception)
-    async def _crash(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("%s %s failed", request.method, request.url.path)
-        return _error(500, "internal", "internal error (logged on the server)")
-
     # Added before _observe, so _observe is the outer one: refused bodies are logged too.
     app.add_middleware(BodyLimit, limit=settings.server.max_body_bytes)
 
     @app.middleware("http")
     async def _observe(request: Request, call_next: Callable[..., Any]) -> Any:
+        # An unexpected exception is answered here, a JSON 500 with the request's id, not by
+        # Starlette's last-resort handler (which re-raises it: the server then logs a plain
+        # traceback and closes the connection). Its traceback goes in the request's log line.
         start = time.perf_counter()
         status = 500
+        failure: BaseException | None = None
+        request_id = uuid.uuid4().hex
         try:
-            response = await call_next(request)
+            try:
+                response = await call_next(request)
+            except Exception as exc:
+                failure = exc
+                response = _error(500, "internal", "internal error (logged on the server with "
+                                  "its request_id)", request_id=request_id)
+                response.headers["X-Request-ID"] = request_id
             status = response.status_code
             return response
         finally:
@@ -257,10 +265,14 @@ def create_app(settings: Settings | None = None, *, memory: Memory | None = None
             service = holder.get("service")
             if service is not None:
                 service.metrics.request(request.method, path, status, elapsed)
-            log.info("request", extra={"fields": {
-                "method": request.method, "path": request.url.path, "route": path,
-                "status": status, "ms": round(elapsed * 1000, 2),
-                "tenant": getattr(request.state, "tenant", None)}})
+            fields = {"method": request.method, "path": request.url.path, "route": path,
+                      "status": status, "ms": round(elapsed * 1000, 2),
+                      "tenant": getattr(request.state, "tenant", None)}
+            if failure is not None:
+                log.error("request failed", exc_info=failure,
+                          extra={"fields": {**fields, "request_id": request_id}})
+            else:
+                log.info("request", extra={"fields": fields})
 
     return app
 
@@ -275,7 +287,12 @@ class JsonLogFormatter(logging.Formatter):
         out.update(getattr(record, "fields", {}) or {})
         if record.exc_info:
             out["exc"] = self.formatException(record.exc_info)
-        return json.dumps(out, ensure_ascii=False, default=str)
+        line = json.dumps(out, ensure_ascii=False, default=str)
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate (in a path, say) as its escape
+            line = json.dumps(out, default=str)
+        return line
 
 
 def configure_logging(settings: Settings) -> None:

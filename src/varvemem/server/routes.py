@@ -13,6 +13,7 @@ from fastapi import APIRouter, Depends, Query, Request, Response, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel
 
+from .. import _validate
 from ..api import Memory
 from ..errors import StorageError
 from ..keys import ApiKey
@@ -77,6 +78,18 @@ def _record(rec: BaseModel) -> dict[str, Any]:
     return rec.model_dump(mode="json", exclude={"embedding"})
 
 
+def _stored(caller: Caller, args: dict[str, Any], where: str = "") -> dict[str, Any]:
+    """``args`` with the tags and metadata they would store checked against the settings'
+    limits (``update.tags_max``, ``update.metadata_max_depth``...): a 422 naming the field,
+    before anything is written."""
+    settings = caller.service.settings
+    if args.get("tags") is not None:
+        args["tags"] = _validate.tags(settings, args["tags"], f"{where}tags")
+    if args.get("metadata") is not None:
+        args["metadata"] = _validate.metadata(settings, args["metadata"], f"{where}metadata")
+    return args
+
+
 # -- health ------------------------------------------------------------------------------------
 @router.get("/healthz", tags=["operations"], summary="The process is up")
 async def health() -> dict[str, str]:
@@ -107,7 +120,7 @@ def metrics(request: Request) -> Response:
 # -- memories ----------------------------------------------------------------------------------
 @router.post("/v1/memories", status_code=201, tags=["memories"], summary="Add a memory")
 def add_memory(body: MemoryIn, caller: Caller = need("write")) -> dict[str, Any]:
-    args = body.model_dump(exclude_none=True)
+    args = _stored(caller, body.model_dump(exclude_none=True))
     content = args.pop("content")
     return caller.call(lambda m: m.add(content, tenant=caller.tenant, **args)).model_dump()
 
@@ -115,7 +128,8 @@ def add_memory(body: MemoryIn, caller: Caller = need("write")) -> dict[str, Any]
 @router.post("/v1/memories/batch", status_code=201, tags=["memories"],
              summary="Add several memories (embedded in batches)")
 def add_batch(body: BatchIn, caller: Caller = need("write")) -> dict[str, Any]:
-    items = [{**i.model_dump(exclude_none=True), "tenant": caller.tenant} for i in body.items]
+    items = [{**_stored(caller, i.model_dump(exclude_none=True), f"items[{n}]."),
+              "tenant": caller.tenant} for n, i in enumerate(body.items)]
     results = caller.call(lambda m: m.add_many(items))
     return {"results": [r.model_dump() for r in results]}
 
@@ -144,9 +158,20 @@ def get_memory(memory_id: str, caller: Caller = need("read")) -> dict[str, Any]:
               summary="Change a memory (history keeps the old values)")
 def update_memory(memory_id: str, body: MemoryPatch,
                   caller: Caller = need("write")) -> dict[str, Any]:
-    args = body.model_dump(exclude_none=True)
-    return _record(caller.call(lambda m: m.update(memory_id, tenant=caller.tenant,
-                                                  actor=f"key:{caller.key.key_id}", **args)))
+    args = _stored(caller, body.model_dump(exclude_none=True))
+
+    def run(m: Memory) -> dict[str, Any]:
+        # Everything the change stores and answers is checked before it is written: a
+        # failure after the commit would make a retrying client apply it twice.
+        rec = m.get(memory_id, tenant=caller.tenant)
+        _record(rec)
+        if "metadata" in args:
+            _validate.metadata(caller.service.settings, {**rec.metadata, **args["metadata"]},
+                               "metadata")
+        return _record(m.update(memory_id, tenant=caller.tenant,
+                                actor=f"key:{caller.key.key_id}", **args))
+
+    return caller.call(run)
 
 
 @router.delete("/v1/memories/{memory_id}", status_code=204, tags=["memories"],
@@ -167,8 +192,12 @@ def memory_history(memory_id: str, caller: Caller = need("read")) -> dict[str, A
 @router.post("/v1/memories/{memory_id}/feedback", tags=["memories"],
              summary="Score a memory up (helpful) or down")
 def feedback(memory_id: str, body: FeedbackIn, caller: Caller = need("write")) -> dict[str, Any]:
-    return _record(caller.call(lambda m: m.feedback(
-        memory_id, body.helpful, weight=body.weight, reason=body.reason, tenant=caller.tenant)))
+    def run(m: Memory) -> dict[str, Any]:
+        _record(m.get(memory_id, tenant=caller.tenant))  # answerable, before it is written
+        return _record(m.feedback(memory_id, body.helpful, weight=body.weight,
+                                  reason=body.reason, tenant=caller.tenant))
+
+    return caller.call(run)
 
 
 # -- retrieval ---------------------------------------------------------------------------------
@@ -237,7 +266,8 @@ def close_session(session: str, caller: Caller = need("write")) -> dict[str, Any
 @router.post("/v1/documents", tags=["documents"],
              summary="Ingest (or re-ingest) a Markdown or text document")
 def ingest(body: DocumentIn, caller: Caller = need("write")) -> dict[str, Any]:
-    report = caller.call(lambda m: m.ingest_text(body.text, body.source, tags=body.tags,
+    tags = _stored(caller, {"tags": body.tags}).get("tags")
+    report = caller.call(lambda m: m.ingest_text(body.text, body.source, tags=tags,
                                                  tenant=caller.tenant))
     return report.model_dump()
 

@@ -5,13 +5,39 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationInfo,
+    field_validator,
+)
+
+from ..model import check_text, in_utc
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
 
+def _utc(value: datetime, info: ValidationInfo) -> datetime:
+    return in_utc(value, info.field_name or "date")
+
+
+When = Annotated[datetime, AfterValidator(_utc)]
+"""A date, normalised to UTC: one whose offset leaves the range of dates is refused (422)."""
+
+
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*")
+    @classmethod
+    def _valid_text(cls, v: Any, info: ValidationInfo) -> Any:
+        """Every string of a body, keys of its mappings too, is valid Unicode (JSON's
+        ``"\\ud800"`` escapes can spell a lone surrogate)."""
+        check_text(v, info.field_name or "body")
+        return v
 
 
 class MemoryIn(_Body):
@@ -30,7 +56,7 @@ class MemoryIn(_Body):
     ttl_days: float | None = Field(None, gt=0, le=36_500)
     metadata: dict[str, Any] | None = None
     supersedes: list[str] | None = Field(None, max_length=100)
-    created_at: datetime | None = None
+    created_at: When | None = None
     question: str | None = None
     answer: str | None = None
     score: float | None = Field(None, ge=0.0, le=1.0)
@@ -69,9 +95,9 @@ class SearchIn(_Body):
     user: Name | None = None
     agent: Name | None = None
     session: Name | None = None
-    since: datetime | None = None
-    until: datetime | None = None
-    as_of: datetime | None = None
+    since: When | None = None
+    until: When | None = None
+    as_of: When | None = None
     include_superseded: bool = False
     include_archive: bool = False
     profile: str | None = Field(None, max_length=100)
