@@ -239,6 +239,10 @@ class Memory:
         if content is not None and content.strip() != rec.content:
             self._update.validate(Draft(content=content, scope=rec.scope))
         _validate.importance(importance)
+        if tags is not None:
+            tags = _validate.tags(self.settings, tags)
+        if metadata is not None:  # what the record will hold: its metadata with these merged
+            _validate.metadata(self.settings, {**rec.metadata, **dict(metadata)})
         return self._update.change(rec, content=content, tags=tags, importance=importance,
                                    tier=enum_of(Tier, tier, "tier"),
                                    metadata=None if metadata is None else dict(metadata),

@@ -152,3 +152,17 @@ def test_the_library_api_refuses_bad_input_and_stores_nothing(mem: Memory,
     with pytest.raises(ValidationError, match=r"item 0|content"):
         mem.add_many(["fine", "bad \ud800"])
     assert mem.get_all(include_superseded=True) == []
+
+
+def test_the_library_update_checks_what_the_record_will_hold(mem: Memory) -> None:
+    rec = mem.add("we ship on tuesdays", metadata={"team": "web"})
+    with pytest.raises(ValidationError, match=r"tags"):
+        mem.update(rec.memory_id, tags=["ok", "\ud800"])
+    with pytest.raises(ValidationError, match=r"metadata"):
+        mem.update(rec.memory_id, metadata={"deep": nested(300)})
+    with pytest.raises(ValidationError, match=r"metadata_max_bytes"):
+        mem.update(rec.memory_id, metadata={"big": "x" * (mem.settings.update.metadata_max_bytes)})
+    assert mem.get(rec.memory_id).metadata == {"team": "web"}
+    assert len(mem.history(rec.memory_id)) == 1  # nothing written: only its creation
+    mem.update(rec.memory_id, tags=["release"], metadata={"owner": "ana"})
+    assert mem.get(rec.memory_id).metadata == {"team": "web", "owner": "ana"}
