@@ -85,9 +85,8 @@ def test_consolidation_replays_under_any_hash_seed(make_memory: MakeMemory, cloc
     experiences = results[0]["experiences"]
     assert isinstance(experiences, list) and experiences
     for exp in experiences:  # by default no experience mixes users
-        users = {who[s] for s in exp["sources"]}
-        assert len(users) == 1 and exp["users"] == sorted(users - {""})
-        assert exp["user"] == (users.pop() or None)
+        users = sorted({who[s] for s in exp["sources"]} - {""})
+        assert len(users) == 1 and exp["users"] == users and exp["user"] == users[0]
 
 
 def test_users_are_abstracted_apart_unless_the_tenant_shares(make_memory: MakeMemory,
@@ -123,13 +122,24 @@ def test_a_shared_experience_names_every_user(home: Path, clock: Clock,
     mem.close()
 
 
-def test_each_user_s_story_is_its_own_experience(make_memory: MakeMemory,
-                                                  clock: Clock) -> None:
+def test_a_memory_of_no_user_joins_one_user_s_experience(make_memory: MakeMemory,
+                                                           clock: Clock) -> None:
+    """A failure nobody in particular told (an event) and a user's fix make that user's
+    experience, not the tenant's: the fix is not shown to everyone."""
     mem = make_memory()
-    _story(mem, clock)
-    clock.advance(days=1)  # the sessions end
-    job = next(j for j in mem.consolidate().jobs if j.name == "abstract")
-    groups = sorted(sorted(mem.get(s).content for s in mem.get(e).metadata["sources"])
-                    for e in job.created)
-    assert groups == sorted([sorted(ALICE), sorted(BOB), sorted(CAROL), ALICE[:1]])
+    failure = mem.add_event({"title": "order-svc deploy failed with ImagePullBackOff"},
+                            importance=0.8).memory_id
+    fix = mem.add(CAROL[1], type="dialogue", importance=0.75, user="carol").memory_id
+    other = mem.add(CAROL[1] + " again", type="dialogue", importance=0.75,
+                    user="dave").memory_id
+    job = next(j for j in mem.consolidate(["abstract"]).jobs if j.name == "abstract")
+    by_user = {mem.get(e).scope.user: mem.get(e) for e in job.created}
+    assert set(by_user) == {"carol", "dave"}  # the failure joins one of the two fixes
+    joined = mem.get(mem.get(failure).metadata["experience_id"])
+    user = joined.scope.user
+    assert user is not None and joined.metadata["users"] == [user]
+    own = {"carol": fix, "dave": other}
+    assert set(joined.metadata["sources"]) == {failure, own[user]}
+    rest = "dave" if user == "carol" else "carol"
+    assert by_user[rest].metadata["sources"] == [own[rest]]
     mem.close()

@@ -42,7 +42,8 @@ class _Node:
     importance: float
     created_at: datetime
     links: list[str]  # associated, resolved and resolving memories
-    pool: tuple[str, ...]  # LifecycleEngine._pool: only memories of one pool are joined
+    tenant: str
+    user: str | None
     session: str | None
 
 
@@ -234,8 +235,8 @@ class LifecycleEngine:
                 # A failure and what resolved it (engines/outcome.py) belong together too.
                 links = [*r.related_memory_ids, *r.metadata.get("resolves", []),
                          *r.metadata.get("resolved_by", [])]
-                nodes[r.memory_id] = _Node(r.importance, r.created_at, links, self._pool(r),
-                                           r.scope.session)
+                nodes[r.memory_id] = _Node(r.importance, r.created_at, links, r.scope.tenant,
+                                           r.scope.user, r.scope.session)
                 if r.scope.session:
                     sessions.setdefault((r.scope.tenant, r.scope.session), []).append(
                         r.memory_id)
@@ -255,24 +256,31 @@ class LifecycleEngine:
             return -nodes[i].importance, nodes[i].created_at, i
 
         groups: list[tuple[str, list[str]]] = []
-        # Seeds by importance: each takes its eligible neighbours of its pool (one user's, or
-        # the tenant's when shared) that are associated, similar or from the same session;
-        # most important first. A seed above abstract_above stands on its own; a weaker one
-        # needs company.
+        # Seeds by importance: each takes its eligible neighbours (associated, similar or from
+        # the same session; most important first) of its tenant and, unless users share, of one
+        # user (memories of no user join any). A seed above abstract_above stands on its own; a
+        # weaker one needs company.
         for seed in sorted(nodes, key=rank):
             if seed in used:
                 continue
             node = nodes[seed]
-            ten = node.pool[0]
-            near = set(node.links) | set(self._similar(seed, node.pool)) | set(
-                sessions.get((ten, node.session), []) if node.session else [])
-            company = sorted((n for n in near if n in nodes and n not in used and n != seed
-                              and nodes[n].pool == node.pool), key=rank)
-            group = [seed, *company[: cfg.abstract_max_sources - 1]]
+            near = set(node.links) | set(self._similar(seed, node.tenant)) | set(
+                sessions.get((node.tenant, node.session), []) if node.session else [])
+            group, owner = [seed], node.user
+            for other in sorted((n for n in near if n in nodes and n not in used and n != seed
+                                 and nodes[n].tenant == node.tenant), key=rank):
+                if len(group) >= cfg.abstract_max_sources:
+                    break
+                user = nodes[other].user
+                if user is not None and not cfg.abstract_across_users:
+                    if owner not in (None, user):
+                        continue
+                    owner = user
+                group.append(other)
             if node.importance <= cfg.abstract_above and len(group) < cfg.cluster_min:
                 continue
             used.update(group)
-            groups.append((ten, group))
+            groups.append((node.tenant, group))
         # Written in chunks: one batched embedding and one linking transaction per chunk.
         size = self.settings.embedder.batch_size
         for i in range(0, len(groups), size):
@@ -283,23 +291,15 @@ class LifecycleEngine:
                 job.counts["sources"] = job.counts.get("sources", 0) + n
         return job
 
-    def _pool(self, rec: MemoryRecord) -> tuple[str, ...]:
-        """The memories ``rec`` may be abstracted with: its tenant's, and unless
-        ``lifecycle.abstract_across_users`` only those of its user (None: of no user)."""
-        if self.cfg.abstract_across_users:
-            return (rec.scope.tenant,)
-        return rec.scope.tenant, *([] if rec.scope.user is None else [rec.scope.user])
-
-    def _similar(self, memory_id: str, pool: tuple[str, ...]) -> list[str]:
-        """Memories of the pool's tenant (and user) at least ``lifecycle.abstract_similarity``
-        close to this one, nearest first (a failure and its fix are related, though rarely
-        similar enough to be associated)."""
+    def _similar(self, memory_id: str, tenant: str) -> list[str]:
+        """Memories of the tenant at least ``lifecycle.abstract_similarity`` close to this one,
+        nearest first (a failure and its fix are related, though rarely similar enough to be
+        associated)."""
         vec = self.stores.vectors.vectors([memory_id]).get(memory_id)
         if vec is None:
             return []
-        # A user's search is narrowed to them so others' memories do not fill its k.
-        flt = VectorFilter(tenant=pool[0], user=pool[1] if len(pool) > 1 else None)
-        found = self.stores.vectors.search(vec, 4 * self.cfg.abstract_max_sources, flt)
+        found = self.stores.vectors.search(vec, 4 * self.cfg.abstract_max_sources,
+                                           VectorFilter(tenant=tenant))
         return [i for i, cos in found if cos >= self.cfg.abstract_similarity]
 
     def _text(self, records: list[MemoryRecord], errors: list[str] | None) -> tuple[str, str]:
@@ -344,8 +344,8 @@ class LifecycleEngine:
             found = self.stores.records.get_many(tenant, ids)
             records = [found[i] for i in ids if i in found]
             # Another user's fix joins only where users share; an experience keeps its scope.
-            if any(self._pool(r) != self._pool(fix) for r in records) \
-                    or _owner(tenant, records) != exp.scope:
+            if _owner(tenant, records) != exp.scope or (
+                    len(_users(records)) > 1 and not self.cfg.abstract_across_users):
                 continue
             ids = [r.memory_id for r in records]
             path, text = self._text(records, errors)
@@ -583,12 +583,12 @@ class LifecycleEngine:
 
 
 def _owner(tenant: str, records: Sequence[MemoryRecord]) -> Scope:
-    """The scope of an experience from ``records``: their user and agent where they share one,
-    else none (all of the tenant's)."""
-    users = sorted({r.scope.user or "" for r in records})
-    agents = sorted({r.scope.agent or "" for r in records})
-    return Scope(tenant=tenant, user=users[0] or None if len(users) == 1 else None,
-                 agent=agents[0] or None if len(agents) == 1 else None)
+    """The scope of an experience from ``records``: the one user among them (memories of no
+    user are everyone's), none for several (the tenant's); their agent where they share one."""
+    users = _users(records)
+    agents = {r.scope.agent for r in records}
+    return Scope(tenant=tenant, user=users[0] if len(users) == 1 else None,
+                 agent=agents.pop() if len(agents) == 1 else None)
 
 
 def _users(records: Sequence[MemoryRecord]) -> list[str]:
