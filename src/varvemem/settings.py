@@ -611,10 +611,10 @@ class LifecycleSettings(_Section):
     abstract_similarity: float = Field(0.4, ge=-1.0, le=1.0)  # cosine that joins a group
     abstract_max_sources: int = Field(8, ge=1, le=100)
     abstract_max_chars: int = Field(800, ge=100)
-    # A group is built from one user's memories (memories of no user are a group of their
-    # own), so an experience never shows one user what another told. On: the tenant's users
-    # share experiences; one built from several users' memories belongs to none of them and
-    # names them all (``metadata.users``).
+    # A group is built from one user's memories (memories of no user may join it, and the
+    # experience is that user's), so an experience never shows one user what another told.
+    # On: the tenant's users share experiences; one built from several users' memories
+    # belongs to none of them (the tenant's) and names them all (``metadata.users``).
     abstract_across_users: bool = False
     # An experience whose problem a later memory resolves (engines/outcome.py) is rebuilt with
     # that fix by the next abstraction run.
