@@ -613,7 +613,7 @@ class LifecycleSettings(_Section):
     abstract_max_chars: int = Field(800, ge=100)
     # A group is built from one user's memories (memories of no user may join it, and the
     # experience is that user's), so an experience never shows one user what another told.
-    # On: the tenant's users share experiences; one built from several users' memories
+    # On: the tenant's users share experiences; one whose sources are not all of one user
     # belongs to none of them (the tenant's) and names them all (``metadata.users``).
     abstract_across_users: bool = False
     # An experience whose problem a later memory resolves (engines/outcome.py) is rebuilt with

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
+import pytest
 from tests.conftest import Clock
 
 import varvemem
@@ -142,4 +143,37 @@ def test_a_memory_of_no_user_joins_one_user_s_experience(make_memory: MakeMemory
     assert set(joined.metadata["sources"]) == {failure, own[user]}
     rest = "dave" if user == "carol" else "carol"
     assert by_user[rest].metadata["sources"] == [own[rest]]
+    mem.close()
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_a_user_s_fix_rebuilds_the_tenant_s_experience_only_where_users_share(
+        make_memory: MakeMemory, clock: Clock, shared: bool) -> None:
+    mem = make_memory(lifecycle={"abstract_across_users": shared})
+    alert = mem.add_event({"title": "Alert firing: billing-db replication lag",
+                           "error_message": "replica billing-db-2 is 900 s behind"},
+                          importance=0.8).memory_id
+    clock.advance(minutes=2)
+    mem.add_messages([{"role": "user", "content": "billing-db replication lag again, the "
+                                                  "reports are stale"}], session="s1")
+    clock.advance(days=1)
+    mem.consolidate()
+    exp_id = mem.get(alert).metadata["experience_id"]
+    old = mem.get(exp_id)
+    assert old.scope.user is None and old.metadata["users"] == []
+    clock.advance(hours=12)
+    fix = mem.add_messages([{"role": "user", "content": "billing-db lag is gone after raising "
+                                                        "wal_keep_size to 4GB on the primary."}],
+                           session="s2", user="alice")[0].memory_id
+    assert alert in mem.get(fix).metadata["resolves"]
+    clock.advance(days=1)
+    mem.consolidate()
+    exp = mem.get(exp_id)
+    assert exp.scope.user is None
+    if shared:  # the tenant's lesson, now with alice's fix
+        assert "wal_keep_size" in exp.content and fix in exp.metadata["sources"]
+        assert exp.metadata["users"] == ["alice"]
+    else:  # alice's fix is not shown to the tenant
+        assert exp.content == old.content and fix not in exp.metadata["sources"]
+        assert mem.get(fix).metadata.get("experience_id") != exp_id
     mem.close()

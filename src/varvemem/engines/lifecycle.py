@@ -344,8 +344,9 @@ class LifecycleEngine:
             found = self.stores.records.get_many(tenant, ids)
             records = [found[i] for i in ids if i in found]
             # Another user's fix joins only where users share; an experience keeps its scope.
-            if _owner(tenant, records) != exp.scope or (
-                    len(_users(records)) > 1 and not self.cfg.abstract_across_users):
+            shared = self.cfg.abstract_across_users
+            if _owner(tenant, records, shared) != exp.scope or (
+                    len(_users(records)) > 1 and not shared):
                 continue
             ids = [r.memory_id for r in records]
             path, text = self._text(records, errors)
@@ -385,7 +386,8 @@ class LifecycleEngine:
                                       for t in r.tags))[:12]
             drafts.append(Draft(
                 content=text, memory_type=MemoryType.EXPERIENCE, tier=Tier.LONG_TERM,
-                scope=_owner(tenant, records), source="experience:consolidate",
+                scope=_owner(tenant, records, self.cfg.abstract_across_users),
+                source="experience:consolidate",
                 importance=max(r.importance for r in records), tags=tags,
                 metadata={"sources": [r.memory_id for r in records],
                           "users": _users(records), "abstraction": path}, created_at=now))
@@ -582,10 +584,11 @@ class LifecycleEngine:
         return rec
 
 
-def _owner(tenant: str, records: Sequence[MemoryRecord]) -> Scope:
+def _owner(tenant: str, records: Sequence[MemoryRecord], shared: bool) -> Scope:
     """The scope of an experience from ``records``: the one user among them (memories of no
-    user are everyone's), none for several (the tenant's); their agent where they share one."""
-    users = _users(records)
+    user join any), or where users share (``shared``) the user they all have, else none (the
+    tenant's); their agent where they share one."""
+    users = _users(records) if not shared else list({r.scope.user for r in records})
     agents = {r.scope.agent for r in records}
     return Scope(tenant=tenant, user=users[0] if len(users) == 1 else None,
                  agent=agents.pop() if len(agents) == 1 else None)
