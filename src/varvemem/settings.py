@@ -621,6 +621,11 @@ class LifecycleSettings(_Section):
     abstract_similarity: float = Field(0.4, ge=-1.0, le=1.0)  # cosine that joins a group
     abstract_max_sources: int = Field(8, ge=1, le=100)
     abstract_max_chars: int = Field(800, ge=100)
+    # A group is built from one user's memories (memories of no user may join it, and the
+    # experience is that user's), so an experience never shows one user what another told.
+    # On: the tenant's users share experiences; one whose sources are not all of one user
+    # belongs to none of them (the tenant's) and names them all (``metadata.users``).
+    abstract_across_users: bool = False
     # An experience whose problem a later memory resolves (engines/outcome.py) is rebuilt with
     # that fix by the next abstraction run.
     reabstract_on_fix: bool = True

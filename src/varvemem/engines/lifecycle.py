@@ -35,6 +35,18 @@ _LIVE_TIERS = [t for t in Tier if t is not Tier.ARCHIVE]
 _ABSTRACT_FROM = [MemoryType.DIALOGUE, MemoryType.TOOL_CALL, MemoryType.EVENT]
 
 
+@dataclass(frozen=True)
+class _Node:
+    """What abstraction's grouping knows of a candidate memory."""
+
+    importance: float
+    created_at: datetime
+    links: list[str]  # associated, resolved and resolving memories
+    tenant: str
+    user: str | None
+    session: str | None
+
+
 class JobReport(BaseModel):
     """What one lifecycle job did."""
 
@@ -212,7 +224,7 @@ class LifecycleEngine:
     # -- abstraction (TIER-2/3 -> TIER-4) ------------------------------------------------------
     def _job_abstract(self, now: datetime, tenant: str | None) -> JobReport:
         cfg, job = self.cfg, JobReport(name="abstract")
-        nodes: dict[str, tuple[float, list[str], str, str | None]] = {}
+        nodes: dict[str, _Node] = {}
         sessions: dict[tuple[str, str], list[str]] = {}
         resolvers: list[MemoryRecord] = []
         sel = Selection(tenant=tenant, tiers=[Tier.SHORT_TERM, Tier.MID_TERM],
@@ -223,7 +235,8 @@ class LifecycleEngine:
                 # A failure and what resolved it (engines/outcome.py) belong together too.
                 links = [*r.related_memory_ids, *r.metadata.get("resolves", []),
                          *r.metadata.get("resolved_by", [])]
-                nodes[r.memory_id] = (r.importance, links, r.scope.tenant, r.scope.session)
+                nodes[r.memory_id] = _Node(r.importance, r.created_at, links, r.scope.tenant,
+                                           r.scope.user, r.scope.session)
                 if r.scope.session:
                     sessions.setdefault((r.scope.tenant, r.scope.session), []).append(
                         r.memory_id)
@@ -238,23 +251,36 @@ class LifecycleEngine:
                 if rebuilt:
                     used.add(r.memory_id)
                     job.counts["reabstracted"] = job.counts.get("reabstracted", 0) + len(rebuilt)
+
+        def rank(i: str) -> tuple[float, datetime, str]:  # most important, then oldest, first
+            return -nodes[i].importance, nodes[i].created_at, i
+
         groups: list[tuple[str, list[str]]] = []
         # Seeds by importance: each takes its eligible neighbours (associated, similar or from
-        # the same session; most important first). A seed above abstract_above stands on its
-        # own; a weaker one needs company.
-        for seed in sorted(nodes, key=lambda i: (-nodes[i][0], i)):
+        # the same session; most important first) of its tenant and, unless users share, of one
+        # user (memories of no user join any). A seed above abstract_above stands on its own; a
+        # weaker one needs company.
+        for seed in sorted(nodes, key=rank):
             if seed in used:
                 continue
-            imp, related, ten, session = nodes[seed]
-            near = set(related) | self._similar(seed, ten) | set(
-                sessions.get((ten, session), []) if session else [])
-            company = sorted((n for n in near if n in nodes and n not in used and n != seed
-                              and nodes[n][2] == ten), key=lambda i: (-nodes[i][0], i))
-            group = [seed, *company[: cfg.abstract_max_sources - 1]]
-            if imp <= cfg.abstract_above and len(group) < cfg.cluster_min:
+            node = nodes[seed]
+            near = set(node.links) | set(self._similar(seed, node.tenant)) | set(
+                sessions.get((node.tenant, node.session), []) if node.session else [])
+            group, owner = [seed], node.user
+            for other in sorted((n for n in near if n in nodes and n not in used and n != seed
+                                 and nodes[n].tenant == node.tenant), key=rank):
+                if len(group) >= cfg.abstract_max_sources:
+                    break
+                user = nodes[other].user
+                if user is not None and not cfg.abstract_across_users:
+                    if owner not in (None, user):
+                        continue
+                    owner = user
+                group.append(other)
+            if node.importance <= cfg.abstract_above and len(group) < cfg.cluster_min:
                 continue
             used.update(group)
-            groups.append((ten, group))
+            groups.append((node.tenant, group))
         # Written in chunks: one batched embedding and one linking transaction per chunk.
         size = self.settings.embedder.batch_size
         for i in range(0, len(groups), size):
@@ -265,15 +291,16 @@ class LifecycleEngine:
                 job.counts["sources"] = job.counts.get("sources", 0) + n
         return job
 
-    def _similar(self, memory_id: str, tenant: str) -> set[str]:
-        """Memories of the tenant at least ``lifecycle.abstract_similarity`` close to this one
-        (a failure and its fix are related, though rarely similar enough to be associated)."""
+    def _similar(self, memory_id: str, tenant: str) -> list[str]:
+        """Memories of the tenant at least ``lifecycle.abstract_similarity`` close to this one,
+        nearest first (a failure and its fix are related, though rarely similar enough to be
+        associated)."""
         vec = self.stores.vectors.vectors([memory_id]).get(memory_id)
         if vec is None:
-            return set()
+            return []
         found = self.stores.vectors.search(vec, 4 * self.cfg.abstract_max_sources,
                                            VectorFilter(tenant=tenant))
-        return {i for i, cos in found if cos >= self.cfg.abstract_similarity}
+        return [i for i, cos in found if cos >= self.cfg.abstract_similarity]
 
     def _text(self, records: list[MemoryRecord], errors: list[str] | None) -> tuple[str, str]:
         """``(path, text)`` of one experience from ``records``: the LLM's when configured,
@@ -297,8 +324,10 @@ class LifecycleEngine:
         the new text, the experience keeps its id (history: the old text and why), and the fix
         is linked to it. Returns the experiences rebuilt."""
         tenant = fix.scope.tenant
-        failures = self.stores.records.get_many(tenant, list(fix.metadata["resolves"]))
-        exp_ids = list(dict.fromkeys(f.metadata["experience_id"] for f in failures.values()
+        resolves = list(fix.metadata["resolves"])
+        found_failures = self.stores.records.get_many(tenant, resolves)
+        failures = [found_failures[i] for i in resolves if i in found_failures]  # in its order
+        exp_ids = list(dict.fromkeys(f.metadata["experience_id"] for f in failures
                                      if isinstance(f.metadata.get("experience_id"), str)))
         out = []
         max_related = self.settings.update.related_max
@@ -314,6 +343,12 @@ class LifecycleEngine:
             ids = [*ids[: self.cfg.abstract_max_sources - 1], fix.memory_id]
             found = self.stores.records.get_many(tenant, ids)
             records = [found[i] for i in ids if i in found]
+            # Another user's fix joins only where users share; an experience keeps its scope.
+            shared = self.cfg.abstract_across_users
+            if _owner(tenant, records, shared) != exp.scope or (
+                    len(_users(records)) > 1 and not shared):
+                continue
+            ids = [r.memory_id for r in records]
             path, text = self._text(records, errors)
             resolved = [f for f in fix.metadata["resolves"] if f in ids]
             self.update.edit(exp, {
@@ -321,7 +356,8 @@ class LifecycleEngine:
                 "importance": max([exp.importance, *(r.importance for r in records)]),
                 "related_memory_ids": list(dict.fromkeys([fix.memory_id,
                                                           *exp.related_memory_ids]))[:max_related],
-                "metadata": {**exp.metadata, "sources": ids, "abstraction": path}},
+                "metadata": {**exp.metadata, "sources": ids, "users": _users(records),
+                             "abstraction": path}},
                 "abstract", f"re-abstracted: {fix.memory_id} resolves "
                             f"{', '.join(resolved)} ({path})", ACTOR)
             with self.stores.transaction() as tx:
@@ -338,22 +374,23 @@ class LifecycleEngine:
     def _abstract(self, groups: list[tuple[str, list[str]]], now: datetime,
                   errors: list[str] | None = None) -> list[tuple[str, str, int]]:
         """One experience per group, linked both ways to its sources: ``(id, path, sources)``.
+        Its ``metadata.sources`` names every memory it was built from (seed first, most
+        important next), ``metadata.users`` their users, sorted (so an erasure finds it).
         Each distinct LLM failure (the group then abstracted extractively) goes to ``errors``."""
         drafts, sources, paths = [], [], []
         for tenant, ids in groups:
             found = self.stores.records.get_many(tenant, ids)
             records = [found[i] for i in ids if i in found]
             path, text = self._text(records, errors)
-            users = {r.scope.user for r in records}
-            agents = {r.scope.agent for r in records}
             tags = list(dict.fromkeys(t for r in sorted(records, key=lambda r: -r.importance)
                                       for t in r.tags))[:12]
             drafts.append(Draft(
                 content=text, memory_type=MemoryType.EXPERIENCE, tier=Tier.LONG_TERM,
-                scope=Scope(tenant=tenant, user=users.pop() if len(users) == 1 else None,
-                            agent=agents.pop() if len(agents) == 1 else None),
-                source="experience:consolidate", importance=max(r.importance for r in records),
-                tags=tags, metadata={"sources": ids, "abstraction": path}, created_at=now))
+                scope=_owner(tenant, records, self.cfg.abstract_across_users),
+                source="experience:consolidate",
+                importance=max(r.importance for r in records), tags=tags,
+                metadata={"sources": [r.memory_id for r in records],
+                          "users": _users(records), "abstraction": path}, created_at=now))
             sources.append(records)
             paths.append(path)
         # A re-run after a crash between the two writes finds the same texts: the exact
@@ -362,7 +399,8 @@ class LifecycleEngine:
         max_related = self.settings.update.related_max
         out = []
         with self.stores.transaction() as tx:
-            for res, records, path, (tenant, ids) in zip(results, sources, paths, groups):
+            for res, records, path, (tenant, _) in zip(results, sources, paths, groups):
+                ids = [r.memory_id for r in records]
                 exp = self.stores.records.get(tenant, res.memory_id)
                 if exp is not None:
                     related = list(dict.fromkeys([*ids, *exp.related_memory_ids]))[:max_related]
@@ -544,6 +582,21 @@ class LifecycleEngine:
                       {"tier": Tier.ARCHIVE.value}, {"tier": tier.value})
         self._synced()
         return rec
+
+
+def _owner(tenant: str, records: Sequence[MemoryRecord], shared: bool) -> Scope:
+    """The scope of an experience from ``records``: the one user among them (memories of no
+    user join any), or where users share (``shared``) the user they all have, else none (the
+    tenant's); their agent where they share one."""
+    users = _users(records) if not shared else list({r.scope.user for r in records})
+    agents = {r.scope.agent for r in records}
+    return Scope(tenant=tenant, user=users[0] if len(users) == 1 else None,
+                 agent=agents.pop() if len(agents) == 1 else None)
+
+
+def _users(records: Sequence[MemoryRecord]) -> list[str]:
+    """The users whose memories an experience was built from, sorted."""
+    return sorted({r.scope.user for r in records if r.scope.user is not None})
 
 
 @dataclass(frozen=True)
