@@ -547,10 +547,13 @@ _ASKING = re.compile(r"[谁哪啥吗么呢几怎]")
 
 def query_subject(text: str, lex: Lexicon) -> frozenset[str]:
     """What a question asks about (index terms): its subject words without generic heads
-    ("service", "服务") and the words of asking; its values too ("what runs on pg-3?")."""
+    ("service", "服务") and the words of asking; its values too ("what runs on pg-3?"). Empty
+    unless it has two terms or more: one word left beside the attribute ("Where is the
+    on-call phone *kept*?") is a verb as often as a subject."""
     said = slots(text, lex)
     words = {w for w in said.subject_words if w not in _GENERIC and not _ASKING.search(w)}
-    return frozenset(words | {t for _, v in said.values for t in index_terms(v)})
+    found = words | {t for _, v in said.values for t in index_terms(v)}
+    return frozenset(found) if len(found) >= 2 else frozenset()
 
 
 def same_slot(new: Slots, old: Slots, subject_overlap: float) -> str | None:
