@@ -832,7 +832,8 @@ def _negation_in(t: str) -> Negation | None:
 
 
 # What a negation denies ends with its clause: "I don't take the train anymore, I cycle".
-_CLAUSE_END = re.compile(r"\s*(?:[,;:，；：]|\s[-–—]\s|\b(?:but|instead|so|now)\b)")
+_CLAUSE_MARK = r"[,;:，；：]|\s[-–—]\s"
+_CLAUSE_END = re.compile(rf"\s*(?:{_CLAUSE_MARK}|\b(?:but|instead|so|now)\b)")
 
 
 def _clause(text: str) -> str:
@@ -841,7 +842,7 @@ def _clause(text: str) -> str:
     return text[: end.start()] if end else text
 
 
-_CLAUSE_SPLIT = re.compile(r"[,;:，；：]|\s[-–—]\s")
+_CLAUSE_SPLIT = re.compile(_CLAUSE_MARK)
 
 
 def _clause_before(text: str) -> str:

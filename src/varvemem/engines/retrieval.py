@@ -28,7 +28,7 @@ from ..stores import Stores
 from ..stores.base import Candidate
 from ..text import analyse, date_terms, estimate_tokens, identifiers, index_terms
 from . import claims, conflicts, scoring, timewords
-from .rerank import Reranker
+from .rerank import Reranker, script
 
 # How deep the vector channel may search when the store's filter drops its hits (a topk
 # every vector backend accepts: Milvus allows 16,384).
@@ -349,17 +349,13 @@ def evidence(cosine: float | None, terms: set[str], memory: MemoryRecord,
     if subject and absent_factor < 1 and not time_match:  # a time asked is a subject too
         # Only the words in the memory's script can be missing from it: a Chinese text (with
         # Latin ids in it) cannot hold an English question's words.
-        cjk = any(_has_cjk(t) for t in own)
-        here = {t for t in subject if _has_cjk(t) == cjk}
+        cjk = any(script(t) == "cjk" for t in own)
+        here = {t for t in subject if (script(t) == "cjk") == cjk}
         if here and not here & (own | around):
             sim *= absent_factor
     sim += time_bonus * time_match
     found = len(terms & own) + context_weight * len(terms & around) + time_weight * time_match
     return sim + COVERAGE_WEIGHT * found / (len(terms) + time_weight)
-
-
-def _has_cjk(term: str) -> bool:
-    return any("\u3400" <= c <= "\u9fff" or "\uf900" <= c <= "\ufaff" for c in term)
 
 
 def _bm25(tokens: Sequence[str], records: Sequence[MemoryRecord], scale: float,
