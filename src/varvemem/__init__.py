@@ -4,6 +4,7 @@ The public API is :class:`Memory` and the model types; everything else is privat
 """
 
 from .api import AskResult, Memory, upgrade_store
+from .engines.erasure import DeletionReport
 from .engines.lifecycle import ConsolidationReport, JobReport
 from .errors import (
     ConfigError,
@@ -36,6 +37,7 @@ __all__ = [
     "AskResult",
     "ConfigError",
     "ConsolidationReport",
+    "DeletionReport",
     "EmbedderError",
     "EmbedderMismatchError",
     "HistoryEntry",

@@ -22,7 +22,7 @@ from .model import (
     in_utc,
     normalise_tags,
 )
-from .settings import Settings, describe_validation_error
+from .settings import Settings, UpdateSettings, describe_validation_error
 
 
 def enum_of(cls: type, value: Any, what: str) -> Any:
@@ -107,6 +107,21 @@ def tags(settings: Settings, value: Any, name: str = "tags") -> list[str]:
             raise ValidationError(f"{name}: tag {t[:20]!r}... is over "
                                   f"{settings.update.tag_max_chars} characters "
                                   "(update.tag_max_chars)")
+    return out
+
+
+def keywords(cfg: UpdateSettings, values: Any, name: str = "keywords") -> list[str]:
+    """Keywords to store: a list of text, blanks dropped, at most ``update.keywords_max``,
+    each within ``update.max_content_bytes``."""
+    if isinstance(values, str) or not isinstance(values, Iterable):
+        raise ValidationError(f"{name} must be a list of text")
+    out = [str(k).strip() for k in values if str(k).strip()]
+    valid_text(out, name)
+    if len(out) > cfg.keywords_max:
+        raise ValidationError(f"{name}: {len(out)} keywords, over the limit of "
+                              f"{cfg.keywords_max} (update.keywords_max)")
+    if any(len(k.encode("utf-8")) > cfg.max_content_bytes for k in out):
+        raise ValidationError(f"{name}: a keyword is over update.max_content_bytes")
     return out
 
 

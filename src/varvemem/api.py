@@ -5,7 +5,6 @@ Every surface (CLI, and later REST and MCP) is a thin face over this class.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,6 +17,7 @@ from ._namespaces import QA, Inbox, shortcut
 from ._validate import enum_of, enums_of, utc
 from .embeddings import Embedder, check_installed, create_embedder
 from .engines import extract
+from .engines.erasure import DeletionReport, ErasureEngine
 from .engines.faq import ASK_PROMPT, FaqEngine
 from .engines.faq import AskResult as AskResult
 from .engines.inbox import InboxEngine
@@ -86,6 +86,9 @@ class Memory:
                               lambda q, k, s, u, t: self._context(q, None, k, s, ASK_PROMPT,
                                                                    user=u, tenant=t))
         self._reads = ReadEngine(settings, self._stores, self._now)
+        session_log = SessionLog(settings.home / "sessions", settings.default_tenant)
+        self._erasure = ErasureEngine(settings, self._stores, self._update, self._lifecycle,
+                                      session_log, self._now)
         self.keys = KeyRing(self._stores.records, self._now)
         """API keys of the service (``create``, ``list``, ``revoke``, ``authenticate``)."""
         self.qa = QA(self, self._faq)
@@ -93,9 +96,8 @@ class Memory:
         self.inbox = Inbox(self, InboxEngine(settings, self._stores, self._update, self._now,
                                              self._stores.records), self._update)
         """INT-1: the webhook inbox (``receive``, ``process``, ``counts``, ``events``, ...)."""
-        self.sessions = SessionHistory(SessionLog(settings.home / "sessions",
-                                                  settings.default_tenant),
-                                       settings.history, self._now, self._tenant, llm)
+        self.sessions = SessionHistory(session_log, settings.history, self._now, self._tenant,
+                                       llm)
         """L1: per-session Markdown history (``save``, ``load_session``, ``compress_history``)."""
 
     # -- plumbing ------------------------------------------------------------------------------
@@ -257,12 +259,15 @@ class Memory:
         return self._update.feedback(self._live(memory_id, tenant), helpful, weight, reason)
 
     def delete(self, memory_id: str, *, reason: str = "", tenant: str | None = None) -> None:
-        """Delete a memory, also from the archive. Its last state stays in :meth:`history`."""
+        """Delete a memory, also from the archive. Its last state stays in :meth:`history`.
+        What was derived from it goes too (an experience is made again from its other
+        sources, a Q&A pair answered from it is deleted), also kept in history."""
         rec = self.get(memory_id, tenant=tenant)
         if rec.tier is Tier.ARCHIVE:
             self._lifecycle.delete_archived([rec], self._now(), reason)
         else:
             self._update.delete(rec, reason)
+        self._erasure.after_delete([rec], reason)
 
     def _live(self, memory_id: str, tenant: str | None) -> MemoryRecord:
         """The memory, which must not be archived (changing one needs a restore first)."""
@@ -404,7 +409,7 @@ class Memory:
         if session is not None:
             self.sessions.save(session, [{"role": "user", "content": text},
                                          {"role": "assistant", "content": res.answer}],
-                               tenant=tenant)
+                               tenant=tenant, user=user)
         return res
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -454,21 +459,17 @@ class Memory:
         return self._reads.page(sel, limit, after)
 
     def delete_user(self, user: str, *, tenant: str | None = None,
-                    reason: str = "user deleted") -> dict[str, int]:
-        """Erase ``user`` from the tenant: their memories in every tier (superseded ones too)
-        and in the archive (its objects are rewritten), the old contents in their history (a
-        bare ``delete`` entry stays), the tenant's cached answers, and the short-term cache and
-        L1 file of each of their sessions that holds nobody else's memories. Returns counts."""
+                    reason: str = "user deleted") -> DeletionReport:
+        """Erase ``user`` from the tenant (:mod:`varvemem.engines.erasure`): their memories in
+        every tier (superseded ones too) and in the archive (its objects are rewritten),
+        every memory derived from theirs (experiences are made again from the other sources
+        that remain), the old contents of all their history (a bare ``delete`` entry stays),
+        the tenant's cached answers, their sessions' short-term cache, their turns in the L1
+        session files (a session that holds nobody else's memories loses its file) and their
+        webhook payloads. Returns what was deleted where."""
         if not isinstance(user, str) or not user.strip():
             raise ValidationError("user must be non-empty text")
-        ten = self._tenant(tenant)
-        counts, emptied = self._lifecycle.erase_user(ten, user, self._now(), reason)
-        counts["sessions"] = 0
-        for session in sorted(emptied):
-            with contextlib.suppress(ValidationError):  # an id no session file can have
-                counts["sessions"] += self.sessions.delete_session(session, tenant=ten)
-        self._update.after_write()
-        return counts
+        return self._erasure.erase_user(self._tenant(tenant), user, reason)
 
     # -- maintenance ---------------------------------------------------------------------------
     def reindex(self, *, re_embed: bool = False,

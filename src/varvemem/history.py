@@ -40,10 +40,14 @@ class SessionHistory:
         return self._log.path(self._tenant(tenant), session)
 
     def save(self, session: str, messages: Iterable[Mapping[str, Any]], *,
-             summary: str | None = None, tenant: str | None = None) -> Path:
+             summary: str | None = None, tenant: str | None = None,
+             user: str | None = None) -> Path:
         """Append ``{"role", "content"}`` messages to the session's file, time-stamped, in full.
         ``summary`` is kept beside the last assistant message of the call (the answer it
-        summarises; an error when there is none), for :meth:`compress_history`."""
+        summarises; an error when there is none), for :meth:`compress_history`. ``user``
+        marks the turns as theirs (erasing the user removes them)."""
+        if user is not None and (not isinstance(user, str) or not user.strip()):
+            raise ValidationError("user must be non-empty text or None")
         now = self._clock()
         turns = []
         for i, msg in enumerate(messages):
@@ -52,7 +56,7 @@ class SessionHistory:
             role = str(msg.get("role") or "user")
             text = message_text(msg["content"]).strip()
             if text:
-                turns.append(Turn(now, role, text))
+                turns.append(Turn(now, role, text, user=user))
         if not turns:
             raise ValidationError("no message with text to save")
         if summary is not None and summary.strip():
@@ -67,11 +71,17 @@ class SessionHistory:
         """Delete the session's file; 1 if there was one, else 0."""
         return self._log.delete(self._tenant(tenant), session)
 
+    def erase_user(self, user: str, *, tenant: str | None = None) -> tuple[int, int]:
+        """Take the turns saved for ``user`` out of the tenant's session files (a file left
+        empty is deleted): (files deleted, turns removed)."""
+        return self._log.erase_user(self._tenant(tenant), user)
+
     def load_session(self, session: str, *, tenant: str | None = None) -> list[dict[str, Any]]:
-        """The session's turns, oldest first: ``{"role", "content", "at", "summary"}``, with
-        each turn's full text and its summary (None when it was saved without one)."""
-        return [{"role": t.role, "content": t.content, "at": t.at, "summary": t.summary}
-                for t in self._log.load(self._tenant(tenant), session)]
+        """The session's turns, oldest first: ``{"role", "content", "at", "summary", "user"}``,
+        with each turn's full text, its summary (None when it was saved without one) and
+        its user (None when saved without one)."""
+        return [{"role": t.role, "content": t.content, "at": t.at, "summary": t.summary,
+                 "user": t.user} for t in self._log.load(self._tenant(tenant), session)]
 
     def compress_history(self, messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Seed 2's compression for a prompt: a user message over ``history.slim_chars`` keeps

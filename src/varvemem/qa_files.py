@@ -21,7 +21,8 @@ import frontmatter
 import yaml
 from frontmatter.default_handlers import YAMLHandler
 
-from .errors import StorageError
+from ._validate import keywords as checked_keywords
+from .errors import StorageError, ValidationError
 from .model import MemoryRecord, TTLMode
 from .settings import UpdateSettings
 
@@ -184,12 +185,11 @@ def read(path: Path, cfg: UpdateSettings | None = None) -> QAFile:
     if keywords is not None and (not isinstance(keywords, list)
                                  or not all(isinstance(k, str) for k in keywords)):
         raise ValueError("keywords must be a list of text")
-    if keywords is not None and len(keywords) > cfg.keywords_max:
-        raise ValueError(f"{len(keywords)} keywords, over update.keywords_max "
-                         f"({cfg.keywords_max})")
-    if keywords is not None and any(len(k.encode("utf-8")) > cfg.max_content_bytes
-                                    for k in keywords):
-        raise ValueError("a keyword is over update.max_content_bytes")
+    if keywords is not None:
+        try:
+            keywords = checked_keywords(cfg, keywords)
+        except ValidationError as exc:
+            raise ValueError(str(exc)) from None
     mode = meta.get("ttl_mode")
     try:
         ttl_mode = None if mode is None else TTLMode(mode)

@@ -188,3 +188,22 @@ def test_ask_through_the_cli(tmp_path: Path) -> None:
     assert run(home, "qa", "feedback", pid, "down").stdout.strip() == f"{pid} score 0.70"
     bad = run(home, "qa", "feedback", pid, "meh", ok=False)
     assert bad.returncode == 1 and "not one of" in bad.stderr
+
+
+def test_delete_user_asks_first_and_reports_what_went_where(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    run(home, "add", "用户小林的工位在 4 楼 B 区", "--user", "xiaolin")
+    run(home, "add", "Xiaolin's VPN token expires in March", "--user", "xiaolin")
+    kept = run(home, "add", "The office VPN is vpn.corp.example", "--user", "mei").stdout.strip()
+    refused = subprocess.run([sys.executable, "-m", "varvemem", "--home", str(home),
+                              "delete-user", "xiaolin"], input="n\n", capture_output=True,
+                             text=True, timeout=120)
+    assert refused.returncode == 1 and "cannot be undone" in refused.stdout
+    assert len(json.loads(run(home, "search", "VPN token 工位", "--user", "xiaolin",
+                              "--json").stdout)["hits"]) == 2
+    report = json.loads(run(home, "delete-user", "xiaolin", "--yes", "--json").stdout)
+    assert report["user"] == "xiaolin" and report["live"] == 2 and report["derived"] == 0
+    assert json.loads(run(home, "search", "VPN token 工位", "--user", "xiaolin", "--json")
+                      .stdout)["hits"] == []
+    assert json.loads(run(home, "get", kept, "--json").stdout)["content"].startswith("The office")
+    assert "session_turns" in run(home, "delete-user", "nobody", "--yes").stdout

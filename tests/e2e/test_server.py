@@ -181,6 +181,22 @@ def test_sessions_documents_ask_and_consolidate(srv: Server) -> None:
         assert [j["name"] for j in report["jobs"]] == ["sessions", "rescore"]
 
 
+def test_deleting_a_user_says_what_went_where(srv: Server) -> None:
+    with srv.client(srv.writer) as c:
+        for text in ("Zed's pager number is 5550134", "Zed's laptop is a T14"):
+            ok(c.post("/v1/memories", json={"content": text, "user": "zed"}), 201)
+    with srv.client(srv.other) as c:  # another tenant's zed is not this one
+        kept = ok(c.post("/v1/memories", json={"content": "globex zed", "user": "zed"}), 201)
+    with srv.client(srv.admin) as c:
+        body = ok(c.delete("/v1/users/zed"))
+        assert body["user"] == "zed" and body["deleted"]["live"] == 2, body
+        assert set(body["deleted"]) >= {"archived", "derived", "rederived", "history", "inbox",
+                                        "session_files", "session_turns", "cached_answers"}
+        assert ok(c.post("/v1/search", json={"query": "Zed pager laptop"}))["hits"] == []
+    with srv.client(srv.other) as c:
+        assert ok(c.get(f"/v1/memories/{kept['memory_id']}"))["content"] == "globex zed"
+
+
 def test_keys_roles_and_tenants(srv: Server) -> None:
     with srv.client(srv.writer) as c:
         mid = ok(c.post("/v1/memories", json={"content": "acme's secret plan"}), 201)["memory_id"]

@@ -290,8 +290,8 @@ def test_delete_user_drops_the_answers_cached_from_their_memories(
         cache = stores_of(mem).answers
         assert cache.get(_key(Q, "alice")) == cache.get(_key(Q, "bob")) == (
             pair.memory_id, pair.content_hash)
-        counts = mem.delete_user("alice")
-        assert counts["live"] == 2  # her fact and her pair
+        report = mem.delete_user("alice")
+        assert report.live == 2 and report.cached_answers == 2  # her fact and her pair
         assert cache.get(_key(Q, "alice")) is None and cache.get(_key(Q, "bob")) is None
         for user in ("bob", "alice"):
             again = mem.ask(Q, user=user)
@@ -314,7 +314,7 @@ def test_delete_user_drops_their_cached_questions_to_a_shared_pair(
         assert mem.ask(asked, user="alice").reason == "a validated answer to the same question"
         assert mem.ask(asked, user="alice").reason.startswith("cached")
         assert stores_of(mem).answers.get(_key(asked, "alice")) is not None
-        assert mem.delete_user("alice")["live"] == 1
+        assert mem.delete_user("alice").live == 1
         assert stores_of(mem).answers.get(_key(asked, "alice")) is None
         again = mem.ask(asked, user="alice")
         assert again.route == "reuse" and again.matched["id"] == shared

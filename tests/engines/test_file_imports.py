@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from tests.conftest import Clock
 
-from varvemem import Memory
+from varvemem import Memory, ValidationError
 
 GOOD = "---\nquestion: How do I reset my password?\nscore: 0.8\n---\nOpen Settings.\n"
 
@@ -71,6 +71,19 @@ def test_keywords_over_the_add_limit_are_refused(make_memory: Callable[..., Memo
     assert "update.keywords_max" in report["skipped"]["qa-many.md"]
     roomy = make_memory(update={"keywords_max": 20}).qa.import_folder(folder)
     assert list(roomy["created"]) == ["qa-many.md"]
+
+
+def test_saving_or_updating_a_pair_checks_its_keywords(mem: Memory) -> None:
+    many = [f"k{i}" for i in range(11)]
+    with pytest.raises(ValidationError, match=r"11 keywords.*update\.keywords_max"):
+        mem.save_qa("q?", "a", 0.5, keywords=many)
+    pid = mem.save_qa("q?", "a", 0.5, keywords=["  vpn ", "", "token"])
+    assert mem.get(pid).keywords == ["vpn", "token"]
+    with pytest.raises(ValidationError, match=r"update\.keywords_max"):
+        mem.qa.update(pid, keywords=many)
+    with pytest.raises(ValidationError, match="list of text"):
+        mem.qa.update(pid, keywords="vpn")
+    assert mem.get(pid).keywords == ["vpn", "token"]
 
 
 def test_an_oversized_file_is_refused_unread(make_memory: Callable[..., Memory],

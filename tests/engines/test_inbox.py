@@ -284,8 +284,8 @@ def test_delete_user_removes_every_trace(make_memory, clock) -> None:
                      session="team")
     mem.sessions.save("team", [{"role": "user", "content": "shared channel note"}])
     ann_id = mem.add("Ann's secret hobby is falconry", user="ann").memory_id
-    counts = mem.delete_user("ann")
-    assert counts["live"] >= 3 and counts["archived"] >= 2 and counts["sessions"] == 1
+    report = mem.delete_user("ann")
+    assert report.live >= 3 and report.archived >= 2 and report.session_files == 1
     # Her history keeps a bare delete entry, no content.
     [entry] = stores_of(mem).records.history("default", ann_id)
     assert entry.action == "delete" and entry.old is None and "falconry" not in str(entry)

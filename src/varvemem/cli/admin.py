@@ -1,4 +1,4 @@
-"""Commands about the store itself: stats, config show, reindex."""
+"""Commands about the store itself: stats, config show, reindex, delete-user."""
 
 from __future__ import annotations
 
@@ -42,6 +42,28 @@ def stats(
             value = ", ".join(f"{k} {v}" for k, v in value.items()) or "-"
         rows.append((key, str(value)))
     console.print(fields(rows))
+
+
+@app.command("delete-user")
+def delete_user(
+    ctx: typer.Context,
+    user: str = typer.Argument(..., help="The user whose memories, and what was made from "
+                               "them, are erased."),
+    tenant: str | None = typer.Option(None, "--tenant"),
+    yes: bool = typer.Option(False, "--yes", help="Do not ask for confirmation."),
+    json_out: bool = typer.Option(False, "--json"),
+    now: str | None = NOW,
+) -> None:
+    """Erase a user: their memories in every tier and the archive, what was derived from them,
+    their history's old contents, caches, session turns and webhook payloads."""
+    if not yes and not typer.confirm(f"Erase every trace of user {user!r}? This cannot be "
+                                     "undone", default=False):
+        raise typer.Exit(1)
+    report = memory_of(ctx).delete_user(user, tenant=tenant)
+    if json_out:
+        print_json(report.model_dump())
+        return
+    console.print(fields([(k, str(v)) for k, v in report.model_dump().items()]))
 
 
 @config_app.command("show")

@@ -21,6 +21,7 @@ import pydantic
 
 from .. import qa_files
 from .._validate import enum_of, text, unit_score
+from .._validate import keywords as checked_keywords
 from ..embeddings import Embedder
 from ..errors import ValidationError, VarvememError
 from ..llm import ChatClient
@@ -77,10 +78,6 @@ def check_feedback(kind: Any) -> None:
         raise ValidationError(f"feedback {kind!r} is not one of {list(FEEDBACK)}")
 
 
-def _keywords(values: Sequence[Any]) -> list[str]:
-    return [str(k).strip() for k in values if str(k).strip()]
-
-
 def _state(r: MemoryRecord) -> tuple[Any, ...]:
     return (r.question, r.answer, r.score, r.keywords, r.ttl_mode, r.ttl_days)
 
@@ -128,7 +125,7 @@ class FaqEngine:
         except pydantic.ValidationError as exc:
             raise ValidationError(describe_validation_error(exc, "memory")) from None
         if keywords is not None:
-            draft.keywords = _keywords(keywords)
+            draft.keywords = checked_keywords(self.settings.update, keywords)
         return self._update.add([draft])[0].memory_id
 
     def all(self, tenant: str) -> list[MemoryRecord]:
@@ -168,7 +165,7 @@ class FaqEngine:
             return rec
         new = self._update.edit(rec, changes, "update", reason, "api") if changes else rec
         if keywords is not None:
-            kws = _keywords(keywords)
+            kws = checked_keywords(self.settings.update, keywords)
             if kws != new.keywords:
                 new = self._update.edit(new, {"keywords": kws}, "update", reason, "api")
         return new

@@ -277,7 +277,7 @@ class LifecycleEngine:
                         continue
                     owner = user
                 group.append(other)
-            if node.importance <= cfg.abstract_above and len(group) < cfg.cluster_min:
+            if not self.worth_abstracting([nodes[i] for i in group]):
                 continue
             used.update(group)
             groups.append((node.tenant, group))
@@ -370,6 +370,18 @@ class LifecycleEngine:
                           None, {"experience_id": exp_id})
             out.append(exp_id)
         return out
+
+    def worth_abstracting(self, group: Sequence[MemoryRecord | _Node]) -> bool:
+        """A group makes an experience when its most important memory is above
+        ``lifecycle.abstract_above`` (it stands on its own), else when it has at least
+        ``lifecycle.cluster_min`` memories."""
+        return bool(group) and (max(m.importance for m in group) > self.cfg.abstract_above
+                                or len(group) >= self.cfg.cluster_min)
+
+    def rebuild(self, groups: list[tuple[str, list[str]]], now: datetime) -> list[str]:
+        """Make one experience of each ``(tenant, source ids)`` group (after an erasure took
+        some of an experience's sources away); returns their ids."""
+        return [exp_id for exp_id, _, _ in self._abstract(groups, now)]
 
     def _abstract(self, groups: list[tuple[str, list[str]]], now: datetime,
                   errors: list[str] | None = None) -> list[tuple[str, str, int]]:
@@ -492,41 +504,16 @@ class LifecycleEngine:
         self._synced()
         return len(records)
 
-    def erase_user(self, tenant: str, user: str, now: datetime,
-                   reason: str) -> tuple[dict[str, int], set[str]]:
-        """Delete every memory of ``user`` (live, superseded, archived) with its history's old
-        contents, the tenant's cached answers and the cached windows of the user's sessions;
-        returns the counts and the sessions left with nobody's memories."""
-        self.stores.answers.drop_tenant(tenant)
-        counts = {"live": 0, "archived": 0}
-        sessions: set[str] = set()
-        sel = Selection(tenant=tenant, user=user, current_only=False)
-        while batch := self.stores.records.select(sel, 500):
-            with self.stores.transaction() as tx:
-                for rec in batch:
-                    tx.delete(tenant, rec.memory_id)
-                    tx.purge_history(tenant, rec.memory_id)
-                    self._log(tx, rec, "delete", now, reason, None, None, actor="api")
-                    if rec.scope.session:
-                        sessions.add(rec.scope.session)
-            counts["live"] += len(batch)
-        archived = [r for r in self.stores.archived_records(tenant) if r.scope.user == user]
-        sessions.update(r.scope.session for r in archived if r.scope.session)
-        counts["archived"] = self.delete_archived(archived, now, reason, erase=True)
-        for session in sessions:
-            self.stores.active.drop(tenant, session)
-        return counts, {s for s in sessions if not self.stores.records.select(
-            Selection(session=(tenant, s), current_only=False), 1)}
-
     def delete_archived(self, records: Sequence[MemoryRecord], now: datetime,
-                        reason: str, erase: bool = False) -> int:
+                        reason: str, erase: bool = False) -> tuple[int, int]:
         """Delete archived memories (of one tenant) for good: each object holding one is
         rewritten without them (objects are immutable), the other records it held are pointed
         at the new object, the old one is removed. A crash in between leaves an orphan object,
         never a lost record. ``erase`` also drops their history's old contents. Returns how
-        many were deleted."""
+        many were deleted, and how many history entries were erased."""
         if not records:
-            return 0
+            return 0, 0
+        purged = 0
         tenant = records[0].scope.tenant
         by_id = {r.memory_id: r for r in records}
         refs = self.stores.records.archived(tenant, list(by_id))
@@ -545,7 +532,7 @@ class LifecycleEngine:
                 for memory_id in gone:
                     tx.unarchive(tenant, memory_id)
                     if erase:
-                        tx.purge_history(tenant, memory_id)
+                        purged += tx.purge_history(tenant, memory_id)
                     self._log(tx, by_id[memory_id], "delete", now,
                               reason or "deleted from the archive",
                               None if erase else snapshot(by_id[memory_id]), None, actor="api")
@@ -553,7 +540,7 @@ class LifecycleEngine:
                     assert new is not None
                     tx.archive(tenant, r.memory_id, new, from_tier[r.memory_id], now)
             self.stores.archive.delete(old)
-        return len(refs)
+        return len(refs), purged
 
     def restore(self, tenant: str, memory_id: str, now: datetime) -> MemoryRecord:
         """Bring an archived memory back to the tier it left (short-term for a session turn),

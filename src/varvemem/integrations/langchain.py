@@ -133,7 +133,8 @@ class VarvememChatMessageHistory(BaseChatMessageHistory):
         # The L1 log first: it is what ``messages`` reads, and it refuses bad roles or marker
         # lines before any memory is made.
         self.memory.sessions.save(self.session, [{"role": r["role"], "content": r["content"]}
-                                                 for r in rows], tenant=self.tenant)
+                                                 for r in rows], tenant=self.tenant,
+                                     user=self.user)
         self.memory.add_messages(rows, session=self.session, user=self.user, agent=self.agent,
                                  tenant=self.tenant)
 

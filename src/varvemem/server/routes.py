@@ -291,8 +291,8 @@ def stats(caller: Caller = need("read")) -> dict[str, Any]:
 @router.delete("/v1/users/{user}", tags=["operations"],
                summary="Delete a user's memories from every tier, the archive and the caches")
 def delete_user(user: str, caller: Caller = need("admin")) -> dict[str, Any]:
-    counts = caller.call(lambda m: m.delete_user(user, tenant=caller.tenant))
-    return {"user": user, "deleted": counts}
+    report = caller.call(lambda m: m.delete_user(user, tenant=caller.tenant))
+    return {"user": user, "deleted": report.model_dump(exclude={"tenant", "user"})}
 
 
 @router.post("/v1/inbox/retry", tags=["webhooks"],

@@ -248,8 +248,9 @@ class SqlTx(StoreTx):
     def unarchive(self, tenant: str, memory_id: str) -> None:
         self._x("DELETE FROM archived WHERE memory_id = %s AND tenant = %s", (memory_id, tenant))
 
-    def purge_history(self, tenant: str, memory_id: str) -> None:
-        self._x("DELETE FROM history WHERE tenant = %s AND memory_id = %s", (tenant, memory_id))
+    def purge_history(self, tenant: str, memory_id: str) -> int:
+        return int(self._x("DELETE FROM history WHERE tenant = %s AND memory_id = %s",
+                           (tenant, memory_id)).rowcount)
 
     def complete_event(self, event_id: int, worker: str, memory_ids: Sequence[str],
                        at: datetime) -> bool:
@@ -652,3 +653,14 @@ class SqlStore(RecordStore):
             "UPDATE inbox SET body = '', headers = '{}' WHERE status = 'done' AND "
             f"processed_at < %s AND (body <> '' OR headers <> '{{}}'){where} RETURNING event_id",
             args))
+
+    def erase_events(self, tenant: str, event_ids: Sequence[int], error: str) -> int:
+        if not event_ids:
+            return 0
+        inside, ids = self.d.in_("event_id", list(event_ids))
+        return len(self._write(
+            "UPDATE inbox SET body = '', headers = '{}', lease_until = NULL, "
+            "error = CASE WHEN status = 'done' THEN error ELSE %s END, "
+            "status = CASE WHEN status = 'done' THEN 'done' ELSE 'failed' END "
+            f"WHERE tenant = %s AND {inside} AND (body <> '' OR headers <> '{{}}') "
+            "RETURNING event_id", [error, tenant, *ids]))

@@ -234,8 +234,9 @@ class StoreTx(ABC):
         """Forget the archive reference (after a restore has inserted the record again)."""
 
     @abstractmethod
-    def purge_history(self, tenant: str, memory_id: str) -> None:
-        """Delete the memory's history (its old contents), for erasing a user."""
+    def purge_history(self, tenant: str, memory_id: str) -> int:
+        """Delete the memory's history (its old contents), for erasing a user; returns how
+        many entries there were."""
 
     @abstractmethod
     def complete_event(self, event_id: int, worker: str, memory_ids: Sequence[str],
@@ -321,6 +322,12 @@ class TextIndex(ABC):
     @abstractmethod
     def known_tags(self, tenant: str, candidates: Sequence[str]) -> list[str]:
         """Those of ``candidates`` that some memory of the tenant carries as a tag."""
+
+    @abstractmethod
+    def compact_text(self, tenant: str) -> None:
+        """Rewrite the tenant's full-text index so that no page of it keeps a term of a
+        deleted memory (after an erasure: an inverted index keeps deleted terms until it
+        merges its segments)."""
 
 
 class ChangeFeed(ABC):
@@ -427,6 +434,12 @@ class InboxQueue(ABC):
     def prune_inbox(self, processed_before: datetime, tenant: str | None = None) -> int:
         """Drop the body and headers of ``done`` events processed before the given time; the
         row stays, so a late redelivery is still known. Returns how many were pruned."""
+
+    @abstractmethod
+    def erase_events(self, tenant: str, event_ids: Sequence[int], error: str) -> int:
+        """Drop the body and headers of these events of ``tenant`` now (erasure); one not done
+        yet becomes ``failed`` with ``error``, so no worker turns it into memories. The rows
+        stay (a redelivery is still known). Returns how many held a payload."""
 
 
 class RecordStore(Memories, TextIndex, ChangeFeed, Histories, Sessions, ArchiveRefs, KeyStore,
@@ -580,8 +593,9 @@ class AnswerCache(ABC):
     def drop(self, key: AnswerKey) -> None: ...
 
     @abstractmethod
-    def drop_tenant(self, tenant: str) -> None:
-        """Forget every entry of the tenant (after deleting a user's memories)."""
+    def drop_tenant(self, tenant: str) -> int:
+        """Forget every entry of the tenant (after deleting a user's memories); returns how
+        many there were. A cache it cannot reach raises :class:`StorageError`."""
 
 
 class LocalAnswerCache(AnswerCache):
@@ -604,9 +618,11 @@ class LocalAnswerCache(AnswerCache):
     def drop(self, key: AnswerKey) -> None:
         self._d.pop(key, None)
 
-    def drop_tenant(self, tenant: str) -> None:
-        for key in [k for k in self._d if k[0] == tenant]:
+    def drop_tenant(self, tenant: str) -> int:
+        gone = [k for k in self._d if k[0] == tenant]
+        for key in gone:
             del self._d[key]
+        return len(gone)
 
 
 class StoreActiveCache(ActiveCache):

@@ -300,6 +300,10 @@ class PostgresStore(SqlStore):
                                 ([*tokens, ""],)))
         return {t: int(rows.get(t, 0)) for t in tokens}, int(rows.get("", 0))
 
+    def compact_text(self, tenant: str) -> None:
+        # The trigger counts a term down to 0 and leaves its row: a deleted memory's words.
+        self._write("DELETE FROM term_df WHERE df <= 0 AND term <> ''")
+
     def keyword_search(self, tokens: Sequence[str], flt: SearchFilter, now: datetime,
                        limit: int, context_weight: float = 0.5,
                        max_docs: int | None = None) -> list[tuple[str, float]]:

@@ -250,13 +250,15 @@ class RedisAnswerCache(AnswerCache):
         except redis.RedisError as exc:
             log.warning("Redis answer cache unreachable (%s)", exc)
 
-    def drop_tenant(self, tenant: str) -> None:
+    def drop_tenant(self, tenant: str) -> int:
         pattern = f"{self.prefix}:{quote(tenant, safe='')}:answer:*"
+        gone = 0
         try:
             for chunk in _chunks(self._r.scan_iter(match=pattern, count=500), 500):
-                self._r.delete(*chunk)
-        except redis.RedisError as exc:
-            log.warning("Redis answer cache unreachable (%s)", exc)
+                gone += int(self._r.delete(*chunk))
+        except redis.RedisError as exc:  # an erasure must not pass over a cache it missed
+            raise StorageError(f"Redis answer cache unreachable: {exc}") from None
+        return gone
 
 
 def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:

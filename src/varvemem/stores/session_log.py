@@ -16,6 +16,9 @@ summary (an answer saved with one) keeps its full text, then a summary marker an
     <!-- varvemem summary -->
     Reset it under Settings > Security.
 
+A turn saved for a user also names them, percent-encoded (``user=ann%40example.com``), so
+erasing that user can take their turns out of a session shared with others.
+
 Text may not contain a line that is one of these markers (it would be read back as one).
 Appends are flushed to disk before they return, one write per call, so a crash keeps every
 acknowledged turn and at worst loses the call in flight.
@@ -25,16 +28,19 @@ from __future__ import annotations
 
 import os
 import re
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from urllib.parse import quote, unquote
 
 from ..errors import StorageError, ValidationError
 from .file_archive import tenant_folder
 
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-_MARKER = re.compile(r"^<!-- varvemem turn at=(\S+) role=([A-Za-z0-9_-]+) -->$", re.M)
+_MARKER = re.compile(r"^<!-- varvemem turn at=(\S+) role=([A-Za-z0-9_-]+)(?: user=(\S+))? -->$",
+                     re.M)
 _SUMMARY = re.compile(r"^<!-- varvemem summary -->$", re.M)
 
 
@@ -47,6 +53,7 @@ class Turn:
     role: str
     content: str
     summary: str | None = None
+    user: str | None = None
 
 
 def check_session_id(session: str) -> str:
@@ -68,24 +75,16 @@ class SessionLog:
 
     def path(self, tenant: str, session: str) -> Path:
         check_session_id(session)
+        return self._folder(tenant) / f"{session}.md"
+
+    def _folder(self, tenant: str) -> Path:
         if tenant == self.default_tenant:
-            return self.root / f"{session}.md"
-        return self.root / "tenants" / tenant_folder(tenant) / f"{session}.md"
+            return self.root
+        return self.root / "tenants" / tenant_folder(tenant)
 
     def append(self, tenant: str, session: str, turns: Sequence[Turn]) -> Path:
         path = self.path(tenant, session)
-        parts = []
-        for t in turns:
-            if not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", t.role):
-                raise ValidationError(f"role {t.role!r} must be a word (user, assistant...)")
-            texts = [t.content] if t.summary is None else [t.content, t.summary]
-            if any(_MARKER.search(x) or _SUMMARY.search(x) for x in texts):
-                raise ValidationError("a turn may not contain a varvemem marker line")
-            text = t.content.rstrip("\n")
-            if t.summary is not None:
-                text += "\n<!-- varvemem summary -->\n" + t.summary.rstrip("\n")
-            parts.append(f"\n<!-- varvemem turn at={t.at.isoformat()} role={t.role} -->"
-                         f"\n{text}\n")
+        parts = [_render(t) for t in turns]
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             new = not path.exists()
@@ -127,5 +126,59 @@ class SessionLog:
             cut = _SUMMARY.search(body)
             if cut is not None:
                 body, summary = body[: cut.start()], body[cut.end():].strip("\n")
-            turns.append(Turn(at, m.group(2), body.strip("\n"), summary))
+            user = None if m.group(3) is None else unquote(m.group(3))
+            turns.append(Turn(at, m.group(2), body.strip("\n"), summary, user))
         return turns
+
+    def sessions(self, tenant: str) -> list[str]:
+        """The ids of the tenant's session files, sorted."""
+        folder = self._folder(tenant)
+        if not folder.is_dir():
+            return []
+        return sorted(p.stem for p in folder.glob("*.md")
+                      if p.is_file() and SESSION_ID.fullmatch(p.stem))
+
+    def erase_user(self, tenant: str, user: str) -> tuple[int, int]:
+        """Take ``user``'s turns out of every session file of the tenant (rewritten whole, by
+        an atomic replace); a file left with no turn is deleted. Returns (files deleted,
+        turns removed)."""
+        files = turns = 0
+        for session in self.sessions(tenant):
+            kept = self.load(tenant, session)
+            gone = sum(t.user == user for t in kept)
+            if not gone:
+                continue
+            kept = [t for t in kept if t.user != user]
+            turns += gone
+            if kept:
+                self._rewrite(tenant, session, kept)
+            else:
+                files += self.delete(tenant, session)
+        return files, turns
+
+    def _rewrite(self, tenant: str, session: str, turns: Sequence[Turn]) -> None:
+        path = self.path(tenant, session)
+        text = f"# Session {session}\n" + "".join(_render(t) for t in turns)
+        try:
+            with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent,
+                                             prefix=".", suffix=".tmp", delete=False) as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(f.name, path)
+        except OSError as exc:
+            raise StorageError(f"cannot rewrite session file {path}: {exc.strerror}") from None
+
+
+def _render(t: Turn) -> str:
+    """One turn as the file keeps it: its marker line, its text, its summary if any."""
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", t.role):
+        raise ValidationError(f"role {t.role!r} must be a word (user, assistant...)")
+    texts = [t.content] if t.summary is None else [t.content, t.summary]
+    if any(_MARKER.search(x) or _SUMMARY.search(x) for x in texts):
+        raise ValidationError("a turn may not contain a varvemem marker line")
+    text = t.content.rstrip("\n")
+    if t.summary is not None:
+        text += "\n<!-- varvemem summary -->\n" + t.summary.rstrip("\n")
+    who = "" if t.user is None else f" user={quote(t.user, safe='')}"
+    return f"\n<!-- varvemem turn at={t.at.isoformat()} role={t.role}{who} -->\n{text}\n"

@@ -303,6 +303,16 @@ class SqliteStore(SqlStore):
             (match, rank, *args, limit))
         return [(r[0], float(r[1])) for r in rows]
 
+    def compact_text(self, tenant: str) -> None:
+        # FTS5 marks deleted rows in new segments; 'optimize' merges every segment into one,
+        # and secure_delete zeroes the pages the old ones leave free.
+        with self._lock:
+            self._c.execute("PRAGMA secure_delete = ON")
+            try:
+                self._write("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+            finally:
+                self._c.execute("PRAGMA secure_delete = OFF")
+
     def _selective(self, tokens: Sequence[str], max_docs: int | None) -> list[str]:
         """``tokens`` without those in more than ``max_docs`` memories (FTS5 scores every row
         that matches any query term, and such terms barely change the ranking); the rarest one

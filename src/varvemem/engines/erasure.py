@@ -1,0 +1,244 @@
+"""Erasure by provenance: a user's memories and everything made from them.
+
+Derived memories name what they were made from: an experience its ``metadata.sources`` (ids)
+and ``metadata.users``, a Q&A pair made from an answer its ``metadata.sources`` (id -> content
+hash). Erasing a user deletes their memories and every derived memory that quotes one of
+them, transitively (a pair answered from an experience that quoted the user goes too); an
+experience built from several memories is then made again from the sources that remain,
+when enough remain. Deleting one memory does the same to what was derived from it, keeping
+each deleted memory's last state in its history as a plain delete does.
+
+:class:`DeletionReport` says what went where, with counts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+
+from pydantic import BaseModel
+
+from ..errors import ValidationError
+from ..model import MemoryRecord, MemoryType, Tier
+from ..settings import Settings
+from ..stores import Stores, StoreTx
+from ..stores.base import Selection
+from ..stores.session_log import SessionLog
+from .lifecycle import ACTOR, LifecycleEngine
+from .update import UpdateEngine, record_change, snapshot
+
+_DERIVED = [MemoryType.EXPERIENCE, MemoryType.QA]
+_BATCH = 500
+
+
+class DeletionReport(BaseModel):
+    """What erasing a user deleted, where (counts)."""
+
+    tenant: str
+    user: str
+    live: int = 0  # the user's memories deleted from the live tiers (superseded ones too)
+    archived: int = 0  # the user's memories deleted from the archive (its objects rewritten)
+    derived: int = 0  # memories made from theirs (experiences, Q&A pairs) deleted
+    rederived: int = 0  # experiences made again from the other sources that remained
+    history: int = 0  # history entries whose contents were erased (a bare delete stays)
+    cached_answers: int = 0  # answer-cache entries of the tenant dropped
+    cached_sessions: int = 0  # short-term session windows dropped
+    session_files: int = 0  # L1 session files deleted
+    session_turns: int = 0  # turns taken out of session files others share
+    inbox: int = 0  # webhook payloads dropped from the inbox
+
+    def total(self) -> int:
+        """How many things were deleted in all."""
+        return sum(v for v in self.model_dump().values() if isinstance(v, int))
+
+
+def sources_of(rec: MemoryRecord) -> set[str]:
+    """The memory ids a derived memory names as its sources (none for other memories)."""
+    found = rec.metadata.get("sources")
+    if isinstance(found, dict | list):
+        return {i for i in found if isinstance(i, str)}
+    return set()
+
+
+class ErasureEngine:
+    """Deletes a user, or what was derived from deleted memories, by provenance."""
+
+    def __init__(self, settings: Settings, stores: Stores, update: UpdateEngine,
+                 lifecycle: LifecycleEngine, sessions: SessionLog,
+                 clock: Callable[[], datetime]) -> None:
+        self.settings = settings
+        self.stores = stores
+        self.update = update
+        self.lifecycle = lifecycle
+        self.sessions = sessions
+        self.clock = clock
+
+    def erase_user(self, tenant: str, user: str, reason: str) -> DeletionReport:
+        """Erase ``user`` from ``tenant``: their memories in every tier and the archive, what
+        was derived from them, the old contents in those memories' history, the tenant's
+        cached answers, their sessions' cached windows, their turns in the session files (a
+        session of theirs that holds nobody else's memories loses its file), and their
+        webhook payloads in the inbox."""
+        now = self.clock()
+        report = DeletionReport(tenant=tenant, user=user)
+        # The caches first: one that cannot be reached stops the erasure before it starts.
+        report.cached_answers = self.stores.answers.drop_tenant(tenant)
+        own = self._ids(Selection(tenant=tenant, user=user, current_only=False))
+        made = self._records(Selection(tenant=tenant, user=user, current_only=False,
+                                       types=[MemoryType.EXPERIENCE]))
+        archived = {r.memory_id: r for r in self.stores.archived_records(tenant)}
+        own |= {i for i, r in archived.items() if r.scope.user == user}
+        derived = self._derived(tenant, own, user, archived)
+        sessions = self._sessions(tenant, own | set(derived), archived)
+        gone = own | set(derived)
+        report.live, report.derived, report.history = self._delete_live(
+            tenant, own, derived, now, reason, erase=True)
+        in_archive = [r for i, r in archived.items() if i in gone]
+        report.history += self.lifecycle.delete_archived(in_archive, now, reason, erase=True)[1]
+        report.archived = sum(r.memory_id in own for r in in_archive)
+        report.derived += sum(r.memory_id in derived for r in in_archive)
+        report.rederived = self._rederive(tenant, [*made, *derived.values(), *in_archive],
+                                          gone, now)
+        for session in sorted(sessions):
+            self.stores.active.drop(tenant, session)
+        report.cached_sessions = len(sessions)
+        report.session_files, report.session_turns = self.sessions.erase_user(tenant, user)
+        for session in sorted(sessions):
+            if not self.stores.records.select(Selection(session=(tenant, session),
+                                                        current_only=False), 1):
+                with contextlib.suppress(ValidationError):  # an id no session file can have
+                    report.session_files += self.sessions.delete(tenant, session)
+        report.inbox = self._erase_inbox(tenant, user, gone)
+        self.stores.records.compact_text(tenant)
+        self.update.after_write()
+        return report
+
+    def after_delete(self, deleted: Sequence[MemoryRecord], reason: str) -> int:
+        """Delete what was derived from ``deleted`` (memories just deleted, their last state
+        kept in history) the same way, and make experiences again from their other sources.
+        Returns how many derived memories were deleted."""
+        if not deleted:
+            return 0
+        tenant = deleted[0].scope.tenant
+        now = self.clock()
+        ids = {r.memory_id for r in deleted}
+        archived = {r.memory_id: r for r in self.stores.archived_records(tenant)}
+        derived = self._derived(tenant, ids, None, archived)
+        if not derived:
+            return 0
+        why = f"made from a deleted memory{': ' + reason if reason else ''}"
+        self._delete_live(tenant, set(), derived, now, why, erase=False)
+        in_archive = [r for i, r in archived.items() if i in derived]
+        self.lifecycle.delete_archived(in_archive, now, why)
+        self._rederive(tenant, [*deleted, *derived.values(), *in_archive], ids | set(derived),
+                       now)
+        self.update.after_write()
+        return len(derived)
+
+    # -- steps ----------------------------------------------------------------------------
+    def _ids(self, sel: Selection) -> set[str]:
+        return {r.memory_id for r in self._records(sel)}
+
+    def _records(self, sel: Selection) -> list[MemoryRecord]:
+        out: list[MemoryRecord] = []
+        while page := self.stores.records.select(sel, _BATCH, out[-1].memory_id if out else ""):
+            out += page
+        return out
+
+    def _derived(self, tenant: str, gone: set[str], user: str | None,
+                 archived: dict[str, MemoryRecord]) -> dict[str, MemoryRecord]:
+        """The tenant's derived memories (live, superseded or archived) that quote a memory of
+        ``gone`` or name ``user``, transitively, by id (``gone`` itself excluded)."""
+        candidates = {r.memory_id: r for r in self._records(
+            Selection(tenant=tenant, types=_DERIVED, current_only=False))}
+        candidates.update((i, r) for i, r in archived.items() if r.memory_type in _DERIVED)
+        found: dict[str, MemoryRecord] = {}
+        reach = set(gone)
+        while True:
+            more = {i: r for i, r in candidates.items() if i not in reach and (
+                sources_of(r) & reach or (user is not None and user in _named_users(r)))}
+            if not more:
+                return found
+            found.update(more)
+            reach |= set(more)
+
+    def _sessions(self, tenant: str, ids: set[str], archived: dict[str, MemoryRecord]
+                  ) -> set[str]:
+        """The sessions the memories ``ids`` were in."""
+        live = self.stores.records.get_many(tenant, sorted(ids))
+        return {r.scope.session for r in [*live.values(), *archived.values()]
+                if r.memory_id in ids and r.scope.session}
+
+    def _delete_live(self, tenant: str, own: set[str], derived: dict[str, MemoryRecord],
+                     now: datetime, reason: str, erase: bool) -> tuple[int, int, int]:
+        """Delete the live ones of ``own`` and ``derived`` (``erase``: with their history's old
+        contents; else their last state goes into history). Returns (own deleted, derived
+        deleted, history entries erased)."""
+        ids = sorted(own | set(derived))
+        counts = [0, 0, 0]
+        for i in range(0, len(ids), _BATCH):
+            found = self.stores.records.get_many(tenant, ids[i: i + _BATCH])
+            with self.stores.transaction() as tx:
+                for memory_id, rec in sorted(found.items()):
+                    tx.delete(tenant, rec.memory_id)
+                    if erase:
+                        counts[2] += tx.purge_history(tenant, rec.memory_id)
+                    record_change(tx, rec, "delete", now, "api", reason,
+                                  None if erase else snapshot(rec))
+                    counts[0 if memory_id in own else 1] += 1
+        return counts[0], counts[1], counts[2]
+
+    def _rederive(self, tenant: str, derived: Iterable[MemoryRecord], gone: set[str],
+                  now: datetime) -> int:
+        """Each deleted experience is made again from its sources that remain current and
+        live, when the abstraction job would make one of them; a source left without its
+        experience is free to be abstracted again. Returns how many experiences were made."""
+        groups: list[tuple[str, list[str]]] = []
+        freed: dict[str, MemoryRecord] = {}
+        for exp in sorted(derived, key=lambda r: r.memory_id):
+            if exp.memory_type is not MemoryType.EXPERIENCE:
+                continue
+            order = [i for i in exp.metadata.get("sources", []) if isinstance(i, str)
+                     and i not in gone]
+            found = self.stores.records.get_many(tenant, order)
+            left = [found[i] for i in order if i in found and found[i].valid_to is None
+                    and found[i].tier is not Tier.ARCHIVE]
+            for r in left:
+                if r.metadata.get("experience_id") == exp.memory_id:
+                    freed[r.memory_id] = r
+            if self.lifecycle.worth_abstracting(left):
+                groups.append((tenant, [r.memory_id for r in left]))
+        if freed:
+            with self.stores.transaction() as tx:
+                for r in freed.values():
+                    _free(tx, r, now)
+        if not groups:
+            return 0
+        return len(self.lifecycle.rebuild(groups, now))
+
+    def _erase_inbox(self, tenant: str, user: str, gone: set[str]) -> int:
+        """Drop the payloads of the tenant's webhook events that made a memory of ``gone``, or
+        that a source of ``user`` delivered and no worker has finished."""
+        theirs = {name for name, src in self.settings.webhooks.sources.items()
+                  if src.tenant == tenant and src.user == user}
+        picked: list[int] = []
+        after = 0
+        while page := self.stores.records.inbox(tenant, limit=_BATCH, after=after):
+            picked += [e.event_id for e in page if set(e.memory_ids) & gone or (
+                e.source in theirs and e.status != "done")]
+            after = page[-1].event_id
+        return self.stores.records.erase_events(tenant, picked, "erased with its user")
+
+
+def _named_users(rec: MemoryRecord) -> list[str]:
+    users = rec.metadata.get("users")
+    return [u for u in users if isinstance(u, str)] if isinstance(users, list) else []
+
+
+def _free(tx: StoreTx, rec: MemoryRecord, now: datetime) -> None:
+    """``rec``'s experience was deleted: it may be abstracted again."""
+    meta = {k: v for k, v in rec.metadata.items() if k != "experience_id"}
+    tx.update(rec.model_copy(update={"metadata": meta}), fields=["metadata"])
+    record_change(tx, rec, "abstract", now, ACTOR, "its experience was deleted",
+                  {"experience_id": rec.metadata.get("experience_id")}, None)
