@@ -2,11 +2,13 @@
 
 Derived memories name what they were made from: an experience its ``metadata.sources`` (ids)
 and ``metadata.users``, a Q&A pair made from an answer its ``metadata.sources`` (id -> content
-hash). Erasing a user deletes their memories and every derived memory that quotes one of
-them, transitively (a pair answered from an experience that quoted the user goes too); an
-experience built from several memories is then made again from the sources that remain,
-when enough remain. Deleting one memory does the same to what was derived from it, keeping
-each deleted memory's last state in its history as a plain delete does.
+hash); and the sources point back (``experience_id``, ``derived``), so deleting one memory
+finds what was made of it without a scan. Erasing a user deletes their memories and every
+derived memory that quotes one of them, transitively (a pair answered from an experience that
+quoted the user goes too); an experience is then made again from the sources that remain,
+when the abstraction job would make one of them. Deleting one memory does the same to what
+was derived from it, keeping each deleted memory's last state in its history as a plain
+delete does.
 
 :class:`DeletionReport` says what went where, with counts.
 """
@@ -123,8 +125,7 @@ class ErasureEngine:
         tenant = deleted[0].scope.tenant
         now = self.clock()
         ids = {r.memory_id for r in deleted}
-        archived = {r.memory_id: r for r in self.stores.archived_records(tenant)}
-        derived = self._derived(tenant, ids, None, archived)
+        derived, archived = self._derived_by_pointers(tenant, deleted)
         if not derived:
             return 0
         why = f"made from a deleted memory{': ' + reason if reason else ''}"
@@ -162,6 +163,26 @@ class ErasureEngine:
                 return found
             found.update(more)
             reach |= set(more)
+
+    def _derived_by_pointers(self, tenant: str, deleted: Sequence[MemoryRecord]
+                             ) -> tuple[dict[str, MemoryRecord], dict[str, MemoryRecord]]:
+        """What was derived from ``deleted``, found by the pointers sources keep to what was
+        made of them (:func:`derived_ids`), transitively: (derived by id, the archived ones
+        among them by id). Only memories that do name a deleted one as a source count."""
+        reach = {r.memory_id for r in deleted}
+        found: dict[str, MemoryRecord] = {}
+        archived: dict[str, MemoryRecord] = {}
+        frontier = set().union(*(derived_ids(r) for r in deleted)) - reach
+        while frontier:
+            live = self.stores.records.get_many(tenant, sorted(frontier))
+            away = {r.memory_id: r for r in self.stores.archived_records(
+                tenant, sorted(frontier - set(live)))}
+            archived.update(away)
+            more = {i: r for i, r in {**live, **away}.items() if sources_of(r) & reach}
+            found.update(more)
+            reach |= set(more)
+            frontier = set().union(*(derived_ids(r) for r in more.values())) - reach
+        return found, {i: r for i, r in archived.items() if i in found}
 
     def _sessions(self, tenant: str, ids: set[str], archived: dict[str, MemoryRecord]
                   ) -> set[str]:
@@ -229,6 +250,15 @@ class ErasureEngine:
                 e.source in theirs and e.status != "done")]
             after = page[-1].event_id
         return self.stores.records.erase_events(tenant, picked, "erased with its user")
+
+
+def derived_ids(rec: MemoryRecord) -> set[str]:
+    """The memories ``rec`` says were made from it: its experience (``experience_id``) and
+    the Q&A pairs answered from it (``derived``)."""
+    out = {i for i in rec.metadata.get("derived", []) if isinstance(i, str)} \
+        if isinstance(rec.metadata.get("derived"), list) else set()
+    exp = rec.metadata.get("experience_id")
+    return out | {exp} if isinstance(exp, str) else out
 
 
 def _named_users(rec: MemoryRecord) -> list[str]:

@@ -378,6 +378,7 @@ class FaqEngine:
         if rec is not None:
             self._update.edit(rec, {"metadata": {**rec.metadata, "sources": sources}}, "link",
                               "the memories the answer came from", "ask")
+            self._update.mark_derived(tenant, list(sources), pid)
         return pid
 
     def _sources_intact(self, rec: MemoryRecord) -> bool:

@@ -876,6 +876,20 @@ class UpdateEngine:
                            "occurrences": near.metadata["occurrences"],
                            "merged_content": rec.content})
 
+    def mark_derived(self, tenant: str, source_ids: Sequence[str], derived_id: str) -> None:
+        """Note on each live source that ``derived_id`` was made from it (``metadata.derived``,
+        the newest ``related_max``), so deleting the source finds it (engines/erasure.py).
+        Bookkeeping of provenance, as the derived memory's history names its sources: no
+        history entry of its own."""
+        found = self.stores.records.get_many(tenant, list(source_ids))
+        with self.stores.transaction() as tx:
+            for rec in found.values():
+                had = [i for i in rec.metadata.get("derived", []) if isinstance(i, str)] \
+                    if isinstance(rec.metadata.get("derived"), list) else []
+                if derived_id not in had:
+                    meta = {**rec.metadata, "derived": [*had, derived_id][-self.cfg.related_max:]}
+                    tx.update(rec.model_copy(update={"metadata": meta}), fields=["metadata"])
+
     def link(self, tx: StoreTx, other: MemoryRecord, new_id_: str, actor: str,
              now: datetime, reason: str = "associated with a new similar memory") -> None:
         """Add ``new_id_`` to ``other``'s related memories (the newest ``related_max`` kept)."""
