@@ -41,11 +41,15 @@ class SessionHistory:
 
     def save(self, session: str, messages: Iterable[Mapping[str, Any]], *,
              summary: str | None = None, tenant: str | None = None,
-             user: str | None = None) -> Path:
+             user: str | None = None, exact: bool = False) -> Path:
         """Append ``{"role", "content"}`` messages to the session's file, time-stamped, in full.
         ``summary`` is kept beside the last assistant message of the call (the answer it
         summarises; an error when there is none), for :meth:`compress_history`. ``user``
-        marks the turns as theirs (erasing the user removes them)."""
+        marks the turns as theirs (erasing the user removes them). A message's ``data`` (a
+        JSON object: the fields of the message it came from) is kept with its turn.
+
+        By default the text is stripped and a message without text is left out; ``exact``
+        keeps each text as given, empty ones too (a chat history's replay)."""
         if user is not None and (not isinstance(user, str) or not user.strip()):
             raise ValidationError("user must be non-empty text or None")
         now = self._clock()
@@ -54,9 +58,15 @@ class SessionHistory:
             if not isinstance(msg, Mapping) or "content" not in msg:
                 raise ValidationError(f"message {i} has no 'content'")
             role = str(msg.get("role") or "user")
-            text = message_text(msg["content"]).strip()
-            if text:
-                turns.append(Turn(now, role, text, user=user))
+            text = message_text(msg["content"])
+            data = msg.get("data")
+            if data is not None and not isinstance(data, Mapping):
+                raise ValidationError(f"message {i}: data must be a JSON object")
+            if not exact:
+                text = text.strip()
+            if text or exact:
+                turns.append(Turn(now, role, text, user=user,
+                                  data=None if data is None else dict(data)))
         if not turns:
             raise ValidationError("no message with text to save")
         if summary is not None and summary.strip():
@@ -77,11 +87,12 @@ class SessionHistory:
         return self._log.erase_user(self._tenant(tenant), user)
 
     def load_session(self, session: str, *, tenant: str | None = None) -> list[dict[str, Any]]:
-        """The session's turns, oldest first: ``{"role", "content", "at", "summary", "user"}``,
-        with each turn's full text, its summary (None when it was saved without one) and
-        its user (None when saved without one)."""
+        """The session's turns, oldest first: ``{"role", "content", "at", "summary", "user",
+        "data"}``, with each turn's full text, its summary, its user and its message fields
+        (each None when it was saved without)."""
         return [{"role": t.role, "content": t.content, "at": t.at, "summary": t.summary,
-                 "user": t.user} for t in self._log.load(self._tenant(tenant), session)]
+                 "user": t.user, "data": t.data}
+                for t in self._log.load(self._tenant(tenant), session)]
 
     def compress_history(self, messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Seed 2's compression for a prompt: a user message over ``history.slim_chars`` keeps

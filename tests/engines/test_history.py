@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 import httpx
 import pytest
 from tests.conftest import Clock, mock_llm
 
 from varvemem import Memory, ValidationError
+from varvemem.stores.session_log import SessionLog
 
 
 @pytest.fixture
@@ -33,8 +35,8 @@ def test_save_and_load_a_session_as_markdown(mem: Memory, clock: Clock) -> None:
     assert turns[1]["content"] == "## Steps\n1. Open the form.\n2. Submit it."
     # the full answer is kept, its summary beside it (both readable with cat)
     assert turns[2]["content"] == "a long answer"
-    assert text.endswith("role=assistant -->\na long answer\n<!-- varvemem summary -->\n"
-                         "Use the form.\n")
+    assert text.endswith("role=assistant len=13 -->\na long answer\n"
+                         "<!-- varvemem summary len=13 -->\nUse the form.\n")
     assert turns[0]["at"] == clock.now.replace(minute=0) and turns[2]["at"] == clock.now
 
 
@@ -53,13 +55,39 @@ def test_a_summary_goes_beside_the_last_answer_and_markdown_round_trips(mem: Mem
     assert compressed[1]["content"] == "Let me check."  # no summary of its own: made here
     with pytest.raises(ValidationError, match="assistant message"):
         mem.sessions.save("s1", [{"role": "user", "content": "thanks"}], summary="Thanks.")
-    for bad in ("fine\n<!-- varvemem summary -->\nnot a summary",
-                "<!-- varvemem turn at=2026-01-01T00:00:00 role=user -->"):
-        with pytest.raises(ValidationError, match="marker"):
-            mem.sessions.save("s1", [{"role": "assistant", "content": "ok"}], summary=bad)
-        with pytest.raises(ValidationError, match="marker"):
-            mem.sessions.save("s1", [{"role": "assistant", "content": bad}])
-    assert len(mem.sessions.load_session("s1")) == 3  # nothing refused was written
+    # Text that looks like a marker is text: each turn is read back by its length.
+    for tricky in ("fine\n<!-- varvemem summary -->\nnot a summary",
+                   "<!-- varvemem turn at=2026-01-01T00:00:00 role=user -->"):
+        mem.sessions.save("s1", [{"role": "assistant", "content": "ok"}], summary=tricky)
+        mem.sessions.save("s1", [{"role": "assistant", "content": tricky}])
+    turns = mem.sessions.load_session("s1")
+    assert [(t["content"], t["summary"]) for t in turns[3:]] == [
+        ("ok", "fine\n<!-- varvemem summary -->\nnot a summary"),
+        ("fine\n<!-- varvemem summary -->\nnot a summary", None),
+        ("ok", "<!-- varvemem turn at=2026-01-01T00:00:00 role=user -->"),
+        ("<!-- varvemem turn at=2026-01-01T00:00:00 role=user -->", None)]
+
+
+def test_exact_turns_keep_their_text_and_fields(mem: Memory) -> None:
+    texts = ["  two leading spaces", "", "\n\nblank lines around\n\n", "trailing \n"]
+    data = {"id": "run-1", "tool_calls": [{"id": "c1", "name": "search", "args": {"q": "é"}}]}
+    mem.sessions.save("s1", [{"role": "assistant", "content": t, "data": data} for t in texts],
+                      exact=True)
+    turns = mem.sessions.load_session("s1")
+    assert [t["content"] for t in turns] == texts and all(t["data"] == data for t in turns)
+    with pytest.raises(ValidationError, match="data must be a JSON object"):
+        mem.sessions.save("s1", [{"role": "user", "content": "x", "data": [1]}])
+
+
+def test_a_file_written_before_lengths_is_read_as_it_was(mem: Memory) -> None:
+    path = mem.sessions.path("old")
+    path.parent.mkdir(parents=True)
+    path.write_text("# Session old\n\n<!-- varvemem turn at=2026-01-01T09:00:00+00:00 "
+                    "role=user -->\nhow?\n\n<!-- varvemem turn at=2026-01-01T09:00:00+00:00 "
+                    "role=assistant -->\nlike so\n<!-- varvemem summary -->\nso\n", "utf-8")
+    mem.sessions.save("old", [{"role": "user", "content": "thanks"}])
+    assert [(t["role"], t["content"], t["summary"]) for t in mem.sessions.load_session("old")] \
+        == [("user", "how?", None), ("assistant", "like so", "so"), ("user", "thanks", None)]
 
 
 def test_sessions_and_tenants_are_isolated(mem: Memory) -> None:
@@ -75,14 +103,35 @@ def test_sessions_and_tenants_are_isolated(mem: Memory) -> None:
     assert mem.sessions.load_session("never") == []
 
 
-@pytest.mark.parametrize("bad", ["../etc/passwd", "a/b", "x\x00y", ".hidden", "..", "",
-                                 "x" * 129, "a b"])
+@pytest.mark.parametrize("bad", ["", "   ", "x\x00y", "a\nb", "x" * 513])
 def test_bad_session_ids_are_refused_and_nothing_written(mem: Memory, bad: str) -> None:
     with pytest.raises(ValidationError, match="session id"):
         mem.sessions.save(bad, [{"role": "user", "content": "hi"}])
     with pytest.raises(ValidationError, match="session id"):
         mem.sessions.load_session(bad)
     assert not (mem.settings.home / "sessions").exists()
+
+
+ODD_IDS = ["../etc/passwd", "a/b", ".hidden", "..", "a b", "user:42", "ann@example.com",
+           "thread/1", "~x", "%7Ex", "-x", "x" * 300, "x" * 301, "会话/1", "A", "a"]
+
+
+def test_any_session_id_gets_a_file_of_its_own_inside_the_folder(mem: Memory) -> None:
+    folder = mem.settings.home / "sessions"
+    for i, sid in enumerate(ODD_IDS):
+        mem.sessions.save(sid, [{"role": "user", "content": f"turn {i}"}])
+    for i, sid in enumerate(ODD_IDS):
+        assert [t["content"] for t in mem.sessions.load_session(sid)] == [f"turn {i}"], sid
+        path = mem.sessions.path(sid)
+        assert path.parent == folder and not path.name.startswith(".") and \
+            len(path.name.encode()) <= 255
+    assert len({mem.sessions.path(s) for s in ODD_IDS}) == len(ODD_IDS)
+    assert stores_log(mem).sessions("default") == sorted(ODD_IDS)
+    mem.delete_user("nobody")  # lists and reads every file, whatever its name
+
+
+def stores_log(mem: Memory):  # the L1 store behind mem.sessions
+    return mem.sessions._log
 
 
 def test_bad_messages_are_refused(mem: Memory) -> None:
@@ -92,9 +141,6 @@ def test_bad_messages_are_refused(mem: Memory) -> None:
         mem.sessions.save("s1", [{"role": "user", "content": "  "}])
     with pytest.raises(ValidationError, match="role"):
         mem.sessions.save("s1", [{"role": "a role with spaces", "content": "x"}])
-    with pytest.raises(ValidationError, match="marker"):
-        mem.sessions.save("s1", [{"role": "user", "content":
-                                  "<!-- varvemem turn at=2026-01-01T00:00:00 role=user -->"}])
     assert not (mem.settings.home / "sessions").exists()
 
 
@@ -146,3 +192,34 @@ def test_history_settings_from_the_environment(monkeypatch, tmp_path) -> None:
     monkeypatch.setenv("VARVEMEM_HISTORY__SLIM_CHARS", "5")
     with pytest.raises(ConfigError, match=r"history\.slim_chars"):
         Settings.load(home=tmp_path)
+
+
+WRITER = """
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from varvemem.stores.session_log import SessionLog, Turn
+log = SessionLog(Path(sys.argv[1]))
+for j in range(40):
+    log.append("default", "shared", [Turn(datetime.now(timezone.utc), "user",
+                                          f"{sys.argv[2]}-{j}\\n<!-- varvemem summary -->")])
+"""
+
+
+def test_processes_appending_to_one_new_session_never_interleave(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    import varvemem
+
+    src = str(Path(varvemem.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": src}
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path), f"w{i}"], env=env)
+             for i in range(6)]
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    text = (tmp_path / "shared.md").read_text("utf-8")
+    assert text.count("# Session shared") == 1
+    got = [t.content for t in SessionLog(tmp_path).load("default", "shared")]
+    assert sorted(got) == sorted(f"w{i}-{j}\n<!-- varvemem summary -->" for i in range(6)
+                                 for j in range(40))

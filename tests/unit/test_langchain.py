@@ -96,22 +96,51 @@ def test_add_message_one_at_a_time_and_convenience_methods(mem: Memory, clock: C
     assert len(mem.search("first second third", session="chat-1", top_k=10)) == 4
 
 
-def test_text_parts_are_joined_and_messages_without_text_skipped(mem: Memory) -> None:
+def test_every_message_comes_back_equal_and_text_parts_make_the_memory(mem: Memory) -> None:
     history = VarvememChatMessageHistory(mem, "chat-1")
-    history.add_messages([
+    sent = [
         HumanMessage(content=[{"type": "text", "text": "What is in this picture?"},
                               {"type": "image_url", "image_url": {"url": "https://x.test/a.png"}},
-                              "Be brief."]),
-        AIMessage(content="", tool_calls=[{"name": "look", "args": {}, "id": "c1"}]),
-        AIMessage(content="A cat."),
-    ])
-    assert shape(history.messages) == [(HumanMessage, "What is in this picture?\nBe brief."),
-                                       (AIMessage, "A cat.")]
-    hits = mem.search("picture", session="chat-1", top_k=10)
-    assert sorted(h.memory.content for h in hits) == [
-        "A cat.", "What is in this picture?\nBe brief."]
-    history.add_messages([AIMessage(content="", tool_calls=[{"name": "x", "args": {}, "id": "c2"}])])
-    assert len(history.messages) == 2  # nothing with text: nothing written, no error
+                              "Be brief."], id="h1", name="ann"),
+        AIMessage(content="", id="a1", tool_calls=[{"name": "look", "args": {"zoom": 2},
+                                                     "id": "c1"}],
+                  additional_kwargs={"refusal": None}, response_metadata={"model": "m-1"}),
+        ToolMessage(content="  a cat, 92%\n", tool_call_id="c1", name="look", id="t1"),
+        AIMessage(content="A cat.", id="a2"),
+        HumanMessage(content=""),
+        ChatMessage(role="Critic Bot", content="<!-- varvemem turn at=x role=user -->"),
+    ]
+    history.add_messages(sent)
+    assert history.messages == sent  # every field, the text as sent, empty ones too
+    hits = mem.search("picture cat", session="chat-1", top_k=10)
+    assert sorted(h.memory.content for h in hits) == sorted([
+        "a cat, 92%", "<!-- varvemem turn at=x role=user -->", "A cat.",
+        "What is in this picture?\nBe brief."])
+
+
+def test_odd_session_ids_and_concurrent_writers(mem: Memory) -> None:
+    import asyncio
+    import threading
+
+    for sid in ("user:42", "ann@example.com", "thread/1"):
+        h = VarvememChatMessageHistory(mem, sid)
+        h.add_user_message(f"hello from {sid}")
+        assert [m.content for m in h.messages] == [f"hello from {sid}"]
+    history = VarvememChatMessageHistory(mem, "busy")
+    lock = threading.Lock()  # one Memory is used by one thread at a time; the file by many
+
+    def write(i: int) -> None:
+        with lock:
+            history.add_messages([HumanMessage(content=f"m{i}-{j}") for j in range(3)])
+
+    async def run() -> None:
+        await asyncio.gather(*(asyncio.to_thread(write, i) for i in range(6)))
+
+    asyncio.run(run())
+    text = mem.sessions.path("busy").read_text("utf-8")
+    assert text.count("# Session busy") == 1
+    assert sorted(m.content for m in history.messages) == sorted(
+        f"m{i}-{j}" for i in range(6) for j in range(3))
 
 
 def test_clear_empties_messages_but_keeps_made_memories(mem: Memory) -> None:
@@ -159,7 +188,7 @@ def test_async_history_methods(mem: Memory) -> None:
 
 def test_bad_session_id_is_refused_up_front(mem: Memory) -> None:
     with pytest.raises(ValidationError, match="session id"):
-        VarvememChatMessageHistory(mem, "../etc/passwd")
+        VarvememChatMessageHistory(mem, "x\x00y")
 
 
 # --- retriever ------------------------------------------------------------------------------------

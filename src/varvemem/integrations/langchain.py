@@ -29,6 +29,8 @@ try:
         HumanMessage,
         SystemMessage,
         ToolMessage,
+        message_to_dict,
+        messages_from_dict,
     )
     from langchain_core.retrievers import BaseRetriever
     from pydantic import ConfigDict, Field
@@ -74,29 +76,50 @@ def _text(content: Any) -> str:
     return "\n".join(parts)
 
 
-def _message(role: str, content: str) -> BaseMessage:
-    """A LangChain message for a session turn."""
+def _message(turn: Mapping[str, Any]) -> BaseMessage:
+    """The LangChain message of a session turn: exactly the one saved when the turn keeps its
+    fields (``data``), else one made from the role and text (turns saved by other means)."""
+    data = turn.get("data")
+    if isinstance(data, Mapping) and isinstance(data.get("message"), Mapping):
+        saved = dict(data["message"])
+        fields = dict(saved.get("data") or {})
+        if "content" not in fields:  # a text content is the turn's own text
+            fields["content"] = turn["content"]
+        return messages_from_dict([{**saved, "data": fields}])[0]
+    role, content = turn["role"], turn["content"]
     if role in ("user", "human"):
         return HumanMessage(content=content)
     if role in ("assistant", "ai"):
         return AIMessage(content=content)
     if role == "system":
         return SystemMessage(content=content)
-    if role == "tool":  # the file keeps no tool_call_id
+    if role == "tool":
         return ToolMessage(content=content, tool_call_id="")
     return ChatMessage(role=role, content=content)
+
+
+def _saved(message: BaseMessage) -> dict[str, Any]:
+    """A message's fields as its turn keeps them: all of them, but a text content (the turn's
+    own text)."""
+    saved = message_to_dict(message)
+    if isinstance(message.content, str):
+        saved["data"] = {k: v for k, v in saved["data"].items() if k != "content"}
+    return {"message": saved}
 
 
 class VarvememChatMessageHistory(BaseChatMessageHistory):
     """A LangChain chat history kept in a varvemem session (L1 file + TIER-1 memories).
 
-    ``add_messages`` writes each message with text twice: as a turn of the session's Markdown
-    history (``memory.sessions.save``) and as a dialogue memory (``memory.add_messages``) with
-    ``user``/``agent`` as its scope. ``messages`` returns the whole Markdown history, oldest
-    first (not only the TIER-1 window). Messages without text (an ``AIMessage`` carrying only
-    tool calls) are skipped; text is stored stripped, and a ``ToolMessage`` comes back with an
-    empty ``tool_call_id`` (the file keeps role and text only). The history is per tenant and
-    session: ``user``/``agent`` scope the memories, not the file.
+    ``add_messages`` writes each message as a turn of the session's Markdown history
+    (``memory.sessions.save``), exactly: its text unchanged (empty too: an ``AIMessage`` that
+    only carries tool calls) and every field (``id``, ``name``, ``additional_kwargs``,
+    ``tool_calls``, ``tool_call_id``, ``response_metadata``...), so ``messages`` gives back
+    equal messages, oldest first, and a replayed tool exchange is what the model sent. Each
+    message with text also becomes a dialogue memory (``memory.add_messages``) with
+    ``user``/``agent`` as its scope. Any session id works (the file name is made safe, the id
+    kept inside); concurrent writers, threads or processes, are serialised by a file lock. The
+    history is per tenant and session: ``user``/``agent`` scope the memories, and the turns
+    are marked as the user's (erasing the user removes them).
     """
 
     def __init__(self, memory: Memory, session: str, *, tenant: str | None = None,
@@ -112,31 +135,33 @@ class VarvememChatMessageHistory(BaseChatMessageHistory):
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
         """The session's messages, oldest first, read from its Markdown history."""
-        return [_message(t["role"], t["content"])
+        return [_message(t)
                 for t in self.memory.sessions.load_session(self.session, tenant=self.tenant)]
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
-        """Append ``messages`` to the session's history and remember them as dialogue."""
+        """Append ``messages`` to the session's history and remember those with text as
+        dialogue."""
+        turns: list[dict[str, Any]] = [
+            {"role": _role(m), "content": _text(m.content), "data": _saved(m)} for m in messages]
+        if not turns:
+            return
+        # The L1 log first: it is what ``messages`` reads, and it refuses a bad role before
+        # any memory is made.
+        self.memory.sessions.save(self.session, turns, tenant=self.tenant, user=self.user,
+                                  exact=True)
         rows: list[dict[str, Any]] = []
-        for msg in messages:
-            text = _text(msg.content)
-            if not text.strip():
+        for msg, turn in zip(messages, turns):
+            if not turn["content"].strip():
                 continue
-            row: dict[str, Any] = {"role": _role(msg), "content": text}
+            row: dict[str, Any] = {"role": turn["role"], "content": turn["content"]}
             if msg.name:
                 row["name"] = msg.name
             if isinstance(msg, ToolMessage) and msg.tool_call_id:
                 row["metadata"] = {"tool_call_id": msg.tool_call_id}
             rows.append(row)
-        if not rows:
-            return
-        # The L1 log first: it is what ``messages`` reads, and it refuses bad roles or marker
-        # lines before any memory is made.
-        self.memory.sessions.save(self.session, [{"role": r["role"], "content": r["content"]}
-                                                 for r in rows], tenant=self.tenant,
-                                     user=self.user)
-        self.memory.add_messages(rows, session=self.session, user=self.user, agent=self.agent,
-                                 tenant=self.tenant)
+        if rows:
+            self.memory.add_messages(rows, session=self.session, user=self.user,
+                                     agent=self.agent, tenant=self.tenant)
 
     def clear(self) -> None:
         """Forget the conversation: end the session (its TIER-1 memories move to short-term)

@@ -6,68 +6,100 @@ summary (an answer saved with one) keeps its full text, then a summary marker an
 
     # Session s1
 
-    <!-- varvemem turn at=2026-01-01T09:00:00+00:00 role=user -->
+    <!-- varvemem turn at=2026-01-01T09:00:00+00:00 role=user len=27 -->
     How do I reset my password?
 
-    <!-- varvemem turn at=2026-01-01T09:00:00+00:00 role=assistant -->
+    <!-- varvemem turn at=2026-01-01T09:00:00+00:00 role=assistant len=49 -->
     ## Reset
     1. Open Settings > Security.
     2. Click Reset.
-    <!-- varvemem summary -->
+    <!-- varvemem summary len=34 -->
     Reset it under Settings > Security.
 
-A turn saved for a user also names them, percent-encoded (``user=ann%40example.com``), so
-erasing that user can take their turns out of a session shared with others.
+``len`` is the text's length in characters: the text is read back exactly (blank lines,
+trailing spaces, an empty text, even a line that looks like a marker). A turn saved for a user
+names them (``user=``), and a turn may carry the fields of the message it came from
+(``data=``, JSON): both percent-encoded. Files written before ``len`` existed are read by their
+markers, as they were written.
 
-Text may not contain a line that is one of these markers (it would be read back as one).
-Appends are flushed to disk before they return, one write per call, so a crash keeps every
-acknowledged turn and at worst loses the call in flight.
+Any session id is accepted: one of letters, digits, ``.``, ``_`` and ``-`` (up to 128, starting
+with a letter or digit) is its own file name; any other is percent-encoded (a long one cut and
+completed by its SHA-256), and the file's first line keeps the id.
+
+Appends are flushed to disk before they return, one write per call, under a lock of the folder
+(processes and threads), so a crash keeps every acknowledged turn and concurrent writers never
+interleave.
 """
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
+import json
 import os
 import re
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, unquote
 
 from ..errors import StorageError, ValidationError
 from .file_archive import tenant_folder
 
-SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
-_MARKER = re.compile(r"^<!-- varvemem turn at=(\S+) role=([A-Za-z0-9_-]+)(?: user=(\S+))? -->$",
+SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")  # a file name as it is
+MAX_SESSION_ID = 512
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_MARKER = re.compile(r"^<!-- varvemem turn at=(\S+) role=([A-Za-z0-9_-]+)((?: [a-z]+=\S+)*) -->$",
                      re.M)
-_SUMMARY = re.compile(r"^<!-- varvemem summary -->$", re.M)
+_SUMMARY = re.compile(r"^<!-- varvemem summary(?: len=(\d+))? -->$", re.M)
+_ROLE = re.compile(r"[A-Za-z0-9_-]{1,32}")
 
 
 @dataclass(frozen=True)
 class Turn:
     """One turn of a session: when, who, its full text, and its summary if it has one (what
-    :meth:`~varvemem.history.SessionHistory.compress_history` puts in place of the text)."""
+    :meth:`~varvemem.history.SessionHistory.compress_history` puts in place of the text); the
+    user it was saved for, and the fields of the message it came from (JSON)."""
 
     at: datetime
     role: str
     content: str
     summary: str | None = None
     user: str | None = None
+    data: dict[str, Any] | None = None
 
 
 def check_session_id(session: str) -> str:
-    """Session ids name files: letters, digits, ``.``, ``_``, ``-``, up to 128, not starting
-    with a dot (so no ``/``, ``..``, NUL or hidden files)."""
-    if not isinstance(session, str) or not SESSION_ID.fullmatch(session):
-        raise ValidationError(f"session id {session!r} must be 1-128 letters, digits, '.', '_' "
-                              "or '-', starting with a letter or digit")
+    """Any text of 1-512 characters without control characters is a session id."""
+    if not isinstance(session, str) or not session.strip() or len(session) > MAX_SESSION_ID \
+            or _CONTROL.search(session):
+        raise ValidationError(f"session id {session!r} must be 1-{MAX_SESSION_ID} characters "
+                              "of text without control characters")
     return session
 
 
+def file_name(session: str) -> str:
+    """The session's file name without ``.md``; distinct ids never share one."""
+    if SESSION_ID.fullmatch(session):
+        return session
+    # quote() leaves letters, digits and "_.-~" as they are; "~" and a leading "." are encoded
+    # too, so no name is hidden and none is another id's plain name. "%%" never occurs in
+    # percent-encoding, so a cut name cannot be a whole one.
+    name = quote(session, safe="").replace("~", "%7E")
+    if name.startswith("."):
+        name = "%2E" + name[1:]
+    if len(name) > 200:
+        name = name[:120] + "%%" + hashlib.sha256(session.encode("utf-8")).hexdigest()
+    return name
+
+
 class SessionLog:
-    """The folder of session files: ``<root>/<session>.md`` for the default tenant and
-    ``<root>/tenants/<tenant>/<session>.md`` for the others."""
+    """The folder of session files: ``<root>/<name>.md`` for the default tenant and
+    ``<root>/tenants/<tenant>/<name>.md`` for the others."""
 
     def __init__(self, root: Path, default_tenant: str = "default") -> None:
         self.root = root
@@ -75,21 +107,31 @@ class SessionLog:
 
     def path(self, tenant: str, session: str) -> Path:
         check_session_id(session)
-        return self._folder(tenant) / f"{session}.md"
+        return self._folder(tenant) / f"{file_name(session)}.md"
 
     def _folder(self, tenant: str) -> Path:
         if tenant == self.default_tenant:
             return self.root
         return self.root / "tenants" / tenant_folder(tenant)
 
+    @contextmanager
+    def _locked(self, tenant: str) -> Iterator[None]:
+        """The folder's lock (``.lock`` in it): one writer at a time, across processes."""
+        folder = self._folder(tenant)
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / ".lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
     def append(self, tenant: str, session: str, turns: Sequence[Turn]) -> Path:
         path = self.path(tenant, session)
-        parts = [_render(t) for t in turns]
+        parts = "".join(_render(t) for t in turns)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            new = not path.exists()
-            with open(path, "a", encoding="utf-8") as f:
-                f.write((f"# Session {session}\n" if new else "") + "".join(parts))
+            with self._locked(tenant), open(path, "a", encoding="utf-8") as f:
+                f.write((_header(session) if f.tell() == 0 else "") + parts)
                 f.flush()
                 os.fsync(f.fileno())
         except OSError as exc:
@@ -107,58 +149,47 @@ class SessionLog:
         return 1
 
     def load(self, tenant: str, session: str) -> list[Turn]:
-        path = self.path(tenant, session)
-        try:
-            text = path.read_text("utf-8")
-        except FileNotFoundError:
-            return []
-        except (OSError, UnicodeDecodeError) as exc:
-            raise StorageError(f"cannot read session file {path}: {exc}") from None
-        marks = list(_MARKER.finditer(text))
-        turns = []
-        for i, m in enumerate(marks):
-            end = marks[i + 1].start() if i + 1 < len(marks) else len(text)
-            try:
-                at = datetime.fromisoformat(m.group(1))
-            except ValueError:
-                raise StorageError(f"{path}: turn {i + 1} has a bad time {m.group(1)!r}") from None
-            body, summary = text[m.end():end], None
-            cut = _SUMMARY.search(body)
-            if cut is not None:
-                body, summary = body[: cut.start()], body[cut.end():].strip("\n")
-            user = None if m.group(3) is None else unquote(m.group(3))
-            turns.append(Turn(at, m.group(2), body.strip("\n"), summary, user))
-        return turns
+        return _parse(self.path(tenant, session))
 
     def sessions(self, tenant: str) -> list[str]:
         """The ids of the tenant's session files, sorted."""
         folder = self._folder(tenant)
         if not folder.is_dir():
             return []
-        return sorted(p.stem for p in folder.glob("*.md")
-                      if p.is_file() and SESSION_ID.fullmatch(p.stem))
+        out = []
+        for p in folder.glob("*.md"):
+            if not p.is_file():
+                continue
+            if "%%" in p.stem:  # a long id, cut: the file's first line has it whole
+                with open(p, encoding="utf-8", errors="replace") as f:
+                    head = f.readline()
+                out.append(unquote(head.removeprefix("# Session ").rstrip("\n")))
+            else:
+                out.append(unquote(p.stem))
+        return sorted(out)
 
     def erase_user(self, tenant: str, user: str) -> tuple[int, int]:
         """Take ``user``'s turns out of every session file of the tenant (rewritten whole, by
         an atomic replace); a file left with no turn is deleted. Returns (files deleted,
         turns removed)."""
         files = turns = 0
-        for session in self.sessions(tenant):
-            kept = self.load(tenant, session)
-            gone = sum(t.user == user for t in kept)
-            if not gone:
-                continue
-            kept = [t for t in kept if t.user != user]
-            turns += gone
-            if kept:
-                self._rewrite(tenant, session, kept)
-            else:
-                files += self.delete(tenant, session)
+        with self._locked(tenant):
+            for session in self.sessions(tenant):
+                kept = self.load(tenant, session)
+                gone = sum(t.user == user for t in kept)
+                if not gone:
+                    continue
+                kept = [t for t in kept if t.user != user]
+                turns += gone
+                if kept:
+                    self._rewrite(tenant, session, kept)
+                else:
+                    files += self.delete(tenant, session)
         return files, turns
 
     def _rewrite(self, tenant: str, session: str, turns: Sequence[Turn]) -> None:
         path = self.path(tenant, session)
-        text = f"# Session {session}\n" + "".join(_render(t) for t in turns)
+        text = _header(session) + "".join(_render(t) for t in turns)
         try:
             with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent,
                                              prefix=".", suffix=".tmp", delete=False) as f:
@@ -170,15 +201,63 @@ class SessionLog:
             raise StorageError(f"cannot rewrite session file {path}: {exc.strerror}") from None
 
 
+def _header(session: str) -> str:
+    # The id as the file's title; percent-encoded where it is not plain (a title is one line).
+    return f"# Session {session if SESSION_ID.fullmatch(session) else quote(session, safe=' ')}\n"
+
+
 def _render(t: Turn) -> str:
     """One turn as the file keeps it: its marker line, its text, its summary if any."""
-    if not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", t.role):
+    if not _ROLE.fullmatch(t.role):
         raise ValidationError(f"role {t.role!r} must be a word (user, assistant...)")
-    texts = [t.content] if t.summary is None else [t.content, t.summary]
-    if any(_MARKER.search(x) or _SUMMARY.search(x) for x in texts):
-        raise ValidationError("a turn may not contain a varvemem marker line")
-    text = t.content.rstrip("\n")
+    attrs = f"at={t.at.isoformat()} role={t.role}"
+    if t.user is not None:
+        attrs += f" user={quote(t.user, safe='')}"
+    attrs += f" len={len(t.content)}"
+    if t.data:
+        attrs += " data=" + quote(json.dumps(t.data, ensure_ascii=False, separators=(",", ":"),
+                                             sort_keys=True), safe="")
+    out = f"\n<!-- varvemem turn {attrs} -->\n{t.content}\n"
     if t.summary is not None:
-        text += "\n<!-- varvemem summary -->\n" + t.summary.rstrip("\n")
-    who = "" if t.user is None else f" user={quote(t.user, safe='')}"
-    return f"\n<!-- varvemem turn at={t.at.isoformat()} role={t.role}{who} -->\n{text}\n"
+        out += f"<!-- varvemem summary len={len(t.summary)} -->\n{t.summary}\n"
+    return out
+
+
+def _parse(path: Path) -> list[Turn]:
+    """The turns of a session file, oldest first ([] when there is none)."""
+    try:
+        text = path.read_text("utf-8")
+    except FileNotFoundError:
+        return []
+    except (OSError, UnicodeDecodeError) as exc:
+        raise StorageError(f"cannot read session file {path}: {exc}") from None
+    turns: list[Turn] = []
+    pos = 0
+    while m := _MARKER.search(text, pos):
+        try:
+            at = datetime.fromisoformat(m.group(1))
+        except ValueError:
+            raise StorageError(f"{path}: turn {len(turns) + 1} has a bad time "
+                               f"{m.group(1)!r}") from None
+        attrs = dict(a.split("=", 1) for a in m.group(3).split())
+        start = m.end() + 1
+        summary = None
+        if "len" in attrs:  # exact: the text is the next len characters
+            end = start + int(attrs["len"])
+            body, pos = text[start:end], end + 1
+            s = _SUMMARY.match(text, pos)
+            if s is not None and s.group(1) is not None:
+                send = s.end() + 1 + int(s.group(1))
+                summary, pos = text[s.end() + 1: send], send + 1
+        else:  # written before len: up to the next marker, blank lines at the ends dropped
+            nxt = _MARKER.search(text, m.end())
+            end = nxt.start() if nxt else len(text)
+            body, pos = text[m.end():end], end
+            cut = _SUMMARY.search(body)
+            if cut is not None:
+                body, summary = body[: cut.start()], body[cut.end():].strip("\n")
+            body = body.strip("\n")
+        data = json.loads(unquote(attrs["data"])) if "data" in attrs else None
+        user = unquote(attrs["user"]) if "user" in attrs else None
+        turns.append(Turn(at, m.group(2), body, summary, user, data))
+    return turns
