@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from varvemem.benchmarks import reliability as rel
 
 from .conftest import WEBHOOK, Live, live_server
@@ -38,6 +40,7 @@ def test_side_channel_the_owners_writes_move_no_score_of_the_prober(live: Live) 
     assert out.ok, out.report()
 
 
+@pytest.mark.slow  # an MCP server as a subprocess
 def test_mcp_one_tenant_per_process_that_no_argument_changes(tmp_path: Any,
                                                              embedder: Any) -> None:
     srv = live_server(tmp_path / "home", embedder)

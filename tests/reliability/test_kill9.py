@@ -12,6 +12,8 @@ import pytest
 from varvemem import Memory, Settings
 from varvemem.benchmarks import reliability as rel
 
+pytestmark = pytest.mark.slow  # writer processes killed with -9
+
 ROUNDS = 3
 
 

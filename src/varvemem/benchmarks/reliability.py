@@ -13,7 +13,8 @@ duplicated writes, seconds):
   counts and dedup stay the same while the owner stores hundreds of memories with the same
   words); and over MCP (:func:`probe_mcp`: one tenant per process, which no argument changes);
 * **bad input** (:func:`probe_bad_input`): malformed requests, each a 4xx with a JSON error,
-  never a 5xx, on a connection that stays usable;
+  never a 5xx, on a connection that stays usable; and requests generated from the OpenAPI
+  schema (:func:`probe_fuzz`), none a 5xx;
 * **kill -9** (:func:`probe_kill9`): a writer process acknowledges adds and is killed with
   SIGKILL at random moments; after each kill every acknowledged write is there once and no
   content twice (SQLite homes, and PostgreSQL in a database of its own: :func:`fresh_database`).
@@ -53,6 +54,7 @@ __all__ = [
     "probe_by_filters",
     "probe_by_id",
     "probe_endpoints",
+    "probe_fuzz",
     "probe_kill9",
     "probe_mcp",
     "probe_side_channel",
@@ -207,13 +209,22 @@ def _leak_check(out: Outcome, probe: str, resp: httpx.Response, owner: OwnerData
         out.server_errors += 1
         out.fail(probe, f"{resp.status_code}: {resp.text[:200]}")
         return
-    body = _json(resp)
-    if isinstance(body, dict):  # the request's own words, echoed, are not the owner's
-        body = {k: v for k, v in body.items() if k not in ("query", "question")}
-    found = owner.leaked_into(json.dumps(body) if body is not None else resp.text)
+    found = owner.leaked_into(_without_echo(resp.text))
     if found:
         out.fail(probe, f"the answer ({resp.status_code}) shows the owner's {found[:3]}: "
                         f"{resp.text[:300]}")
+
+
+def _without_echo(text: str) -> str:
+    """A JSON answer without the request's own words it echoes (``query``, ``question``):
+    those are the prober's, not the owner's."""
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return text
+    if isinstance(body, dict):
+        body = {k: v for k, v in body.items() if k not in ("query", "question")}
+    return json.dumps(body, ensure_ascii=False)
 
 
 def _owner_intact(out: Outcome, probe: str, url: str, owner_key: str, owner: OwnerData,
@@ -556,7 +567,8 @@ def probe_mcp(home: Path, tenant: str, owner: OwnerData, owner_tenant: str,
     def check(probe: str, body: str, unknown: str | None = None, mid: str = "",
               fake: str = "") -> None:
         out.attempts += 1
-        found = owner.leaked_into(body.replace(mid, "") if unknown is not None else body)
+        found = owner.leaked_into(body.replace(mid, "") if unknown is not None
+                                  else _without_echo(body))
         if unknown is not None and body.replace(mid, "<id>") != unknown.replace(fake, "<id>"):
             out.fail(probe, f"differs from an unknown id's: {body[:200]!r} vs {unknown[:200]!r}")
         elif found:
@@ -906,6 +918,55 @@ def probe_bad_input(url: str, key: str, *, max_body_bytes: int, webhook: str | N
             if made:
                 out.fail("path traversal", f"created outside the home: {made}")
     return out
+
+
+# -- fuzz --------------------------------------------------------------------------------------
+def probe_fuzz(url: str, key: str, examples: int = 15, seed: int | None = 0) -> Outcome:
+    """Property-based requests from the server's own OpenAPI schema (schemathesis, a ``[dev]``
+    dependency), for every operation, ``examples`` each that fit the schema and as many that
+    break it, sent with ``key`` (an admin's): none may be a 5xx, and every 4xx carries a JSON
+    error message. ``seed`` None: a new draw each run."""
+    import hypothesis
+    import schemathesis
+    from schemathesis.generation.modes import GenerationMode
+
+    out = Outcome("fuzz (schemathesis)")
+    with _timed(out):
+        schema: Any = schemathesis.openapi.from_url(f"{url}/openapi.json")
+        operations = [r.ok() for r in schema.get_all_operations()]
+        headers = {"Authorization": f"Bearer {key}"}
+        modes: list[Any] = [GenerationMode.POSITIVE, GenerationMode.NEGATIVE]
+        for mode in modes:
+            for op in operations:
+                # An operation with no input (GET /healthz) has no schema-breaking variant.
+                with contextlib.suppress(hypothesis.errors.Unsatisfiable):
+                    _fuzz_operation(out, op, mode, url, headers, examples, seed)
+    return out
+
+
+def _fuzz_operation(out: Outcome, op: Any, mode: Any, url: str, headers: dict[str, str],
+                    examples: int, seed: int | None) -> None:
+    import hypothesis
+
+    @hypothesis.settings(max_examples=examples, deadline=None, derandomize=seed is not None,
+                         database=None, suppress_health_check=list(hypothesis.HealthCheck))
+    @hypothesis.given(case=op.as_strategy(mode))
+    def check(case: Any) -> None:
+        out.attempts += 1
+        resp = case.call(base_url=url, headers=headers)
+        where = f"{getattr(mode, 'value', mode)} {case.method} {case.formatted_path}"
+        if resp.status_code >= 500:
+            out.server_errors += 1
+            out.fail(where, f"{resp.status_code}: {resp.text[:300]}")
+        elif resp.status_code >= 400:
+            try:
+                message = resp.json()["error"]["message"]
+            except (ValueError, KeyError, TypeError):
+                message = None
+            if not message:
+                out.fail(where, f"{resp.status_code} without a JSON error: {resp.text[:200]}")
+
+    check()
 
 
 # -- kill -9 -----------------------------------------------------------------------------------

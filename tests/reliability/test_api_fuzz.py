@@ -1,0 +1,32 @@
+"""Property-based: schemathesis generates requests from the OpenAPI schema for every operation,
+valid ones and ones that break the schema, sent over real HTTP to a server on loopback with an
+admin key. No response may be a server error (5xx), whatever the input."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.e2e.test_server import start_server
+
+from varvemem.benchmarks.reliability import probe_fuzz
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory, embedder: Any) -> Iterator[tuple[str, str]]:
+    home: Path = tmp_path_factory.mktemp("fuzz") / "home"
+    server, thread, url, mem = start_server(home, embedder)
+    key = mem.keys.create("acme", "admin")[1]
+    mem.add("The staging cluster is eks-stg-2", tenant="acme", session="s-1")
+    yield url, key
+    server.should_exit = True
+    thread.join(30)
+
+
+def test_no_input_makes_a_server_error(served: tuple[str, str]) -> None:
+    url, key = served
+    out = probe_fuzz(url, key, examples=15)
+    assert out.attempts >= 20 * 15  # both modes, over 20 operations
+    assert out.ok and out.server_errors == 0, out.report()
