@@ -29,12 +29,13 @@ class Live:
     stop: Any
 
 
-def live_server(home: Path, embedder: Any) -> Live:
+def live_server(home: Path, embedder: Any, **overrides: Any) -> Live:
+    """The server over ``home`` (the settings ``overrides``, e.g. ``store``, on top)."""
     server, thread, url, mem = start_server(
         home, embedder, webhooks={"sources": {WEBHOOK.source: {
             "kind": "generic", "tenant": WEBHOOK.tenant, "secret": WEBHOOK.secret}},
             "poll_seconds": 0.05},
-        server={"max_body_bytes": MAX_BODY})
+        server={"max_body_bytes": MAX_BODY}, **overrides)
     prober = mem.keys.create("acme", "admin")[1]
     owner = mem.keys.create(WEBHOOK.tenant, "admin")[1]
 
@@ -48,5 +49,18 @@ def live_server(home: Path, embedder: Any) -> Live:
 @pytest.fixture
 def live(tmp_path: Path, embedder: Any) -> Iterator[Live]:
     srv = live_server(tmp_path / "home", embedder)
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def live_on_each_store(request: pytest.FixtureRequest, tmp_path: Path,
+                       embedder: Any) -> Iterator[Live]:
+    """The server on the embedded store, then on PostgreSQL (a schema of its own)."""
+    overrides: dict[str, Any] = {}
+    if request.param == "postgresql":
+        overrides["store"] = {"url": request.getfixturevalue("pg_url"),
+                              "pg_schema": request.getfixturevalue("pg_schema")}
+    srv = live_server(tmp_path / "home", embedder, **overrides)
     yield srv
     srv.stop()

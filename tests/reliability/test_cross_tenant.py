@@ -31,10 +31,12 @@ def test_sessions_users_documents_qa_inbox_and_consolidation(live: Live) -> None
     assert out.ok, out.report()
 
 
-def test_side_channel_the_owners_writes_move_no_score_of_the_prober(live: Live) -> None:
+def test_side_channel_the_owners_writes_move_no_score_of_the_prober(
+        live_on_each_store: Live) -> None:
     """300 memories of the owner's with the prober's query words must not change the prober's
-    keyword scores, ranks or counts (on main the full-text statistics are shared by every
-    tenant: this fails until they are per tenant)."""
+    keyword scores, ranks or counts, on either store (the full-text statistics, BM25's
+    document frequencies, must be the tenant's own)."""
+    live = live_on_each_store
     out = rel.probe_side_channel(live.url, live.prober, live.owner, writes=300)
     assert out.attempts >= 10
     assert out.ok, out.report()

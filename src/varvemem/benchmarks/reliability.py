@@ -938,9 +938,13 @@ def probe_fuzz(url: str, key: str, examples: int = 15, seed: int | None = 0) -> 
         modes: list[Any] = [GenerationMode.POSITIVE, GenerationMode.NEGATIVE]
         for mode in modes:
             for op in operations:
-                # An operation with no input (GET /healthz) has no schema-breaking variant.
-                with contextlib.suppress(hypothesis.errors.Unsatisfiable):
+                try:
                     _fuzz_operation(out, op, mode, url, headers, examples, seed)
+                except hypothesis.errors.Unsatisfiable:
+                    pass  # no input (GET /healthz): no schema-breaking variant
+                except Exception as exc:  # the generator or the client, not the server
+                    out.fail(f"{getattr(mode, 'value', mode)} {getattr(op, 'path', op)}",
+                             f"the fuzzer raised {exc!r}")
     return out
 
 
