@@ -250,7 +250,8 @@ def _snapshot(c: httpx.Client, ids: Sequence[str]) -> dict[str, Any]:
         rec = resp.json()
         history = c.get(f"/v1/memories/{mid}/history").json()["items"]
         out[mid] = {k: rec.get(k) for k in ("content", "importance", "tags", "metadata", "tier",
-                                             "valid_to", "superseded_by", "deleted_at")} | {
+                                             "scope", "score", "valid_to", "superseded_by",
+                                             "expires_at")} | {
             "history": [e["action"] for e in history]}
     return out
 
