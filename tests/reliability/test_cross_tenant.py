@@ -45,6 +45,7 @@ def test_side_channel_the_owners_writes_move_no_score_of_the_prober(
 @pytest.mark.slow  # an MCP server as a subprocess
 def test_mcp_one_tenant_per_process_that_no_argument_changes(tmp_path: Any,
                                                              embedder: Any) -> None:
+    pytest.importorskip("mcp.server.mcpserver", reason="needs the MCP SDK 2 (varvemem[mcp])")
     srv = live_server(tmp_path / "home", embedder)
     try:
         owner = rel.seed_owner(srv.url, srv.owner)

@@ -671,6 +671,7 @@ class Case:
     params: dict[str, str] | None = None
     expect: str = "4xx"
     anonymous: bool = False
+    chunked: bool = False  # the body streamed in chunks, with no Content-Length
 
 
 JSON = {"Content-Type": "application/json"}
@@ -748,6 +749,7 @@ def bad_input_cases(memory_id: str, max_body_bytes: int, webhook: str | None = N
     over = b'{"content": "' + b"x" * (max_body_bytes + 10) + b'"}'
     cases += [
         Case("body over the limit", "POST", "/v1/memories", over, JSON),
+        Case("chunked body over the limit", "POST", "/v1/memories", over, JSON, chunked=True),
         Case("document over the limit", "POST", "/v1/documents",
              _j({"source": "big.md", "text": "y" * (max_body_bytes + 10)}), JSON),
         Case("malformed JSON", "POST", "/v1/memories", b'{"content": "x"', JSON),
@@ -890,7 +892,11 @@ def probe_bad_input(url: str, key: str, *, max_body_bytes: int, webhook: str | N
             client = anon if case.anonymous else c
             out.attempts += 1
             try:
-                resp = client.request(case.method, case.path, content=case.body,
+                body: bytes | Iterator[bytes] | None = case.body
+                if case.chunked and case.body is not None:
+                    data = case.body
+                    body = iter([data[i:i + 8192] for i in range(0, len(data), 8192)])
+                resp = client.request(case.method, case.path, content=body,
                                       headers=case.headers, params=case.params)
             except httpx.HTTPError as exc:
                 out.fail(case.name, f"no answer: {exc!r}")
