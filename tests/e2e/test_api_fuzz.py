@@ -1,6 +1,7 @@
 """Property-based: schemathesis generates requests from the OpenAPI schema for every operation,
 valid ones and ones that break the schema, sent over real HTTP to a server on loopback with an
-admin key. No response may be a server error (5xx), whatever the input."""
+admin key. No response may be a server error (5xx), whatever the input. (The probe is
+``varvemem.benchmarks.reliability.probe_fuzz``; bench/bench_reliability.py runs it longer.)"""
 
 from __future__ import annotations
 
@@ -9,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.e2e.test_server import start_server
 
 from varvemem.benchmarks.reliability import probe_fuzz
+
+from .test_server import start_server
 
 
 @pytest.fixture(scope="module")
