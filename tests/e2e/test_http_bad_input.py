@@ -1,6 +1,7 @@
 """Bad input over real HTTP (issue 18): a lone surrogate, metadata nested too deep, dates whose
 offset leaves the range of dates. Each is a 422 naming the field and stores nothing; an
-unexpected exception is a JSON 500 with a request id, on a connection that stays usable."""
+unexpected exception is a JSON 500 with a request id, on a connection that stays usable. (The
+whole bad-input set, any 4xx but never a 5xx: tests/reliability/test_bad_input.py.)"""
 
 from __future__ import annotations
 
@@ -13,19 +14,10 @@ from typing import Any
 import httpx
 import pytest
 
+from varvemem.benchmarks.reliability import OUT_OF_RANGE, nested
 from varvemem.server.app import JsonLogFormatter
 
 from .test_server import Server, start_server
-
-OUT_OF_RANGE = ["9999-12-31T23:59:59-23:59", "0001-01-01T00:00:00+23:59"]
-
-
-def nested(depth: int) -> dict[str, Any]:
-    """A mapping nested ``depth`` levels (itself the first)."""
-    out: dict[str, Any] = {"leaf": 1}
-    for _ in range(depth - 1):
-        out = {"k": out}
-    return out
 
 
 def raw(client: httpx.Client, method: str, path: str, body: str) -> httpx.Response:

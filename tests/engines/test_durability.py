@@ -6,10 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import subprocess
-import sys
 import tempfile
-import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
@@ -147,35 +144,6 @@ def test_read_only_home_is_a_clear_error(tmp_path: Path) -> None:
         assert list(ro.iterdir()) == []
     finally:
         shutil.rmtree(base, ignore_errors=True)
-
-
-@pytest.mark.slow
-def test_acknowledged_add_survives_kill_9(home: Path) -> None:
-    """A child prints ids as add() returns them, then is killed mid-stream; every id it
-    printed must be in the store."""
-    script = textwrap.dedent(f"""
-        import sys
-        from varvemem import Memory
-        mem = Memory(home={str(home)!r})
-        i = 0
-        while True:
-            res = mem.add(f"fact number {{i}} about service-{{i % 7}} and ticket OPS-{{i}}")
-            print(res.memory_id, flush=True)
-            i += 1
-    """)
-    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
-    acknowledged = []
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        acknowledged.append(line.strip())
-        if len(acknowledged) >= 25:
-            break
-    os.kill(proc.pid, signal.SIGKILL)
-    proc.wait()
-    with Memory(home=home) as mem:
-        for mid in acknowledged:
-            assert mem.get(mid).memory_id == mid
-        assert mem.search("fact number 3 about service-3", top_k=50)
 
 
 def test_lagging_index_file_catches_up_from_the_change_feed(home: Path, embedder, clock) -> None:

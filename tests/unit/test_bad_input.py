@@ -13,19 +13,13 @@ from hypothesis import strategies as st
 
 from varvemem import Memory, Settings
 from varvemem import _validate as v
+from varvemem.benchmarks.reliability import nested
 from varvemem.errors import ValidationError
 from varvemem.model import Draft, check_metadata, check_text, in_utc
 
 SURROGATES = st.integers(0xD800, 0xDFFF).map(chr)
 LATE = datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone(-timedelta(hours=23, minutes=59)))
 EARLY = datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=23, minutes=59)))
-
-
-def nested(depth: int) -> dict[str, Any]:
-    out: dict[str, Any] = {"leaf": 1}
-    for _ in range(depth - 1):
-        out = {"k": out}
-    return out
 
 
 @given(st.text(), SURROGATES, st.text())
