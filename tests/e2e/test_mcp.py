@@ -315,15 +315,19 @@ def test_streamable_http(tmp_path: Path) -> None:
         try:
             _wait_listening(proc, port)
 
-            async def raw(key: str | None, host: str | None = None) -> httpx2.Response:
+            async def raw(key: str | None, host: str | None = None, body: Any = None,
+                          session: str | None = None) -> httpx2.Response:
                 headers = {"Accept": "application/json, text/event-stream",
                            "Content-Type": "application/json"}
                 if key is not None:
                     headers["Authorization"] = f"Bearer {key}"
                 if host is not None:
                     headers["Host"] = host
+                if session is not None:
+                    headers["Mcp-Session-Id"] = session
+                    headers["Mcp-Protocol-Version"] = "2025-06-18"
                 async with httpx2.AsyncClient(timeout=60) as http:
-                    return await http.post(url, json=INITIALIZE, headers=headers)
+                    return await http.post(url, json=body or INITIALIZE, headers=headers)
 
             async def main() -> None:
                 # No key, a bad one, a revoked one: 401 before any MCP, one-line JSON.
@@ -343,6 +347,12 @@ def test_streamable_http(tmp_path: Path) -> None:
                 assert (await raw(writer, "mem.internal:8443")).status_code == 200
                 assert (await raw(writer, "mem.internal:9000")).status_code == 421
                 assert (await raw(writer, "evil.example.net")).status_code == 421
+                # A session is bound to the key that opened it: another key cannot use it.
+                opened = await raw(writer)
+                sid = opened.headers["mcp-session-id"]
+                tools_list = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+                assert (await raw(other, body=tools_list, session=sid)).status_code == 404
+                assert (await raw(writer, body=tools_list, session=sid)).status_code in (200, 202)
 
                 async with http_session(url, writer, "memory.example.com") as s:
                     assert {t.name for t in (await s.list_tools()).tools} == TOOLS
