@@ -27,7 +27,7 @@ except ImportError as exc:
         pytest.fail(_reason, pytrace=False)
     pytest.skip(_reason, allow_module_level=True)
 
-from mcp import ClientSession, StdioServerParameters, stdio_client
+from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.types import CallToolResult, TextContent, TextResourceContents
@@ -385,6 +385,16 @@ def test_streamable_http(tmp_path: Path) -> None:
                         assert message.endswith("API key role 'read' may not do this "
                                                 "(needs 'write')"), message
                     assert (await read_json(s, f"varvemem://memories/{mid}"))["memory_id"] == mid
+
+                # The SDK's high-level client (the 2026-07-28 protocol, no session): the same.
+                async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {reader}"},
+                                              timeout=60) as http, \
+                        Client(streamable_http_client(url, http_client=http)) as client:
+                    res = await client.call_tool("search_memories", {"query": "backups"})
+                    assert not res.is_error and res.structured_content is not None
+                    assert [h["memory_id"] for h in res.structured_content["hits"]] == [mid]
+                    res = await client.call_tool("add_memory", {"content": "Restores monthly"})
+                    assert res.is_error and "needs 'write'" in text_of(res)
 
                 async with http_session(url, other) as s:  # another tenant's key sees nothing
                     assert (await ok(s, "search_memories", query="when do backups run?"))[
