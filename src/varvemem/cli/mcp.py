@@ -30,7 +30,7 @@ def mcp_command(
                                       help="The tenant every call acts for over stdio (default "
                                            "default_tenant). Over HTTP the API key's tenant."),
     allowed_hosts: list[str] | None = typer.Option(
-        None, "--allowed-hosts",
+        None, "--allowed-hosts", metavar="HOSTS",
         help="Host headers --transport http accepts besides loopback and --host, e.g. the name "
              "a reverse proxy forwards (host or host:port; comma-separated or repeated; '*' for "
              "any). Adds to the setting mcp.allowed_hosts."),
