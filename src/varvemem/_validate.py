@@ -22,7 +22,15 @@ from .model import (
     in_utc,
     normalise_tags,
 )
-from .settings import Settings, UpdateSettings, describe_validation_error
+from .settings import TOP_K_MAX, Settings, UpdateSettings, describe_validation_error
+
+# The ranges the API checks (surfaces publish them: the MCP tools' schemas read these).
+IMPORTANCE_RANGE = (0.0, 1.0)
+"""An importance, both ends allowed."""
+FEEDBACK_WEIGHT_RANGE = (0.0, 1.0)
+"""A feedback weight: over the first, at most the second."""
+MAX_TOKENS_MIN = 16
+"""The smallest context budget (``max_tokens``)."""
 
 
 def enum_of(cls: type, value: Any, what: str) -> Any:
@@ -141,6 +149,8 @@ def query(settings: Settings, value: Any, top_k: int | None, profile: str | None
         raise ValidationError("query is over update.max_content_bytes")
     if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
         raise ValidationError(f"top_k {top_k!r} must be a whole number of at least 1")
+    if top_k is not None and top_k > TOP_K_MAX:
+        raise ValidationError(f"top_k {top_k} is over the limit of {TOP_K_MAX}")
     if profile is not None and profile not in settings.retrieval.profiles:
         known = ", ".join(sorted(settings.retrieval.profiles))
         raise ValidationError(f"unknown retrieval profile {profile!r} (known: {known})")
@@ -148,7 +158,8 @@ def query(settings: Settings, value: Any, top_k: int | None, profile: str | None
 
 def importance(value: Any) -> None:
     """An importance to set: None, or a number in 0..1."""
-    if value is not None and (not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0):
+    low, high = IMPORTANCE_RANGE
+    if value is not None and (not isinstance(value, (int, float)) or not low <= value <= high):
         raise ValidationError(f"importance {value!r} is not a number in 0..1")
 
 

@@ -254,7 +254,8 @@ class Memory:
                  reason: str = "", tenant: str | None = None) -> MemoryRecord:
         """Score a memory up (helpful) or down: importance, and a Q&A pair's score, move by
         ``weight``, bounded to 0..1."""
-        if not isinstance(weight, (int, float)) or not 0.0 < weight <= 1.0:
+        low, high = _validate.FEEDBACK_WEIGHT_RANGE
+        if not isinstance(weight, (int, float)) or not low < weight <= high:
             raise ValidationError(f"feedback weight {weight!r} is not in (0, 1]")
         return self._update.feedback(self._live(memory_id, tenant), helpful, weight, reason)
 
@@ -348,8 +349,10 @@ class Memory:
         if budget is None:
             return max(0, int(cfg.window_tokens * cfg.window_share) - estimate_tokens(query)
                        - (estimate_tokens(prompt) if prompt else 0) - cfg.prompt_tokens)
-        if not isinstance(budget, int) or isinstance(budget, bool) or budget < 16:
-            raise ValidationError(f"max_tokens {budget} is too small (at least 16)")
+        if not isinstance(budget, int) or isinstance(budget, bool) \
+                or budget < _validate.MAX_TOKENS_MIN:
+            raise ValidationError(f"max_tokens {budget} is too small (at least "
+                                  f"{_validate.MAX_TOKENS_MIN})")
         return budget
 
     def _context(self, query: str, max_tokens: int | None, top_k: int | None,
@@ -366,7 +369,12 @@ class Memory:
                                          as_of=search_args.get("as_of"))
         hits = self.search(query, top_k=top_k or self.settings.context.top_k, **search_args)
         shown = {r.memory_id for r in window}
-        hits = [h for h in hits if h.memory.memory_id not in shown]
+        # A prompt gets only hits with evidence of their own: search answers nothing unless
+        # one hit reaches the relevance floor, but then it ranks the rest below it too, and
+        # those would fill the budget with memories the query is not about.
+        floor = self._retrieval.relevance_floor()
+        hits = [h for h in hits if h.memory.memory_id not in shown
+                and (floor <= 0 or (h.scores.evidence or 0.0) >= floor)]
         return self._retrieval.pack(hits, budget, window), hits
 
     def session_window(self, session: str, *, tenant: str | None = None,

@@ -77,6 +77,10 @@ class SessionHistory:
             turns[last] = replace(turns[last], summary=summary.strip())
         return self._log.append(self._tenant(tenant), session, turns)
 
+    def sessions(self, *, tenant: str | None = None) -> list[str]:
+        """The ids of the tenant's sessions that have a file, sorted."""
+        return self._log.sessions(self._tenant(tenant))
+
     def delete_session(self, session: str, *, tenant: str | None = None) -> int:
         """Delete the session's file; 1 if there was one, else 0."""
         return self._log.delete(self._tenant(tenant), session)

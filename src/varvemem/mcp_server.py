@@ -1,76 +1,101 @@
 """``varvemem mcp``: an MCP server (the official ``mcp`` SDK, version 2) over :class:`Memory`.
 
-Six tools (add_memory, search_memories, get_context, ask, feedback, delete_memory) and two
-resource templates (``varvemem://memories/{memory_id}``, ``varvemem://sessions/{session}``),
-all acting for one tenant. A thin face: only the public :class:`Memory` API is used, library
-errors become tool errors (or resource errors) carrying their one-line message.
+Six tools (add_memory, search_memories, get_context, ask, feedback, delete_memory), two
+prompts (remember-this, recall-before-answering), resources (``varvemem://memories/recent``,
+``varvemem://sessions`` and each session, templates ``varvemem://memories/{memory_id}`` and
+``varvemem://sessions/{session}``). A thin face: only the public :class:`Memory` API is used.
+
+The tools' input schemas carry the limits the library checks (read from ``settings`` and
+``_validate``, so they cannot drift) and refuse unknown arguments; every error is one line.
+Over stdio the server acts for one tenant and needs no key. Over streamable HTTP every request
+needs an API key (``Authorization: Bearer msk_...``, the keys of the REST API): its tenant binds
+every call and its role decides what it may do (a ``read`` key cannot write).
 """
 
-from __future__ import annotations
+# No ``from __future__ import annotations``: the tools' argument types are made per server from
+# its settings, inside build_server, and the SDK reads them from the functions' annotations.
 
+import contextvars
+import heapq
 import inspect
-import ipaddress
 import json
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from types import FrameType
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, get_args
 
-from pydantic import Field
+import pydantic
+from pydantic import ConfigDict, Field, StringConstraints
 
+from . import _validate
 from .api import Memory
-from .errors import ConfigError, NotFoundError, ValidationError, VarvememError
-from .model import MemoryRecord, MemoryType
-from .settings import Settings
+from .errors import AuthError, ConfigError, NotFoundError, ValidationError, VarvememError
+from .keys import ApiKey, allows
+from .model import MemoryRecord, MemoryType, Tier
+from .settings import TOP_K_MAX, Settings
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
-__all__ = ["TRANSPORTS", "build_server", "run"]
+__all__ = ["NO_MATCH", "PROMPTS", "TOOL_ROLES", "TRANSPORTS", "build_server", "http_app",
+           "run", "transport_security"]
 
 TRANSPORTS = ("stdio", "http")
 """``stdio`` (the default: the client starts the server) or ``http`` (streamable HTTP at /mcp)."""
 
+TOOL_ROLES = {"add_memory": "write", "search_memories": "read", "get_context": "read",
+              "ask": "write", "feedback": "write", "delete_memory": "write"}
+"""The role an API key needs for each tool (as the REST routes: ``ask`` keeps the exchange)."""
+
+PROMPTS = ("remember-this", "recall-before-answering")
+
+NO_MATCH = "No memory matches this query."
+"""What get_context answers when nothing is relevant (the relevance floor) and no session."""
+
+TypeName = Literal["dialogue", "tool_call", "knowledge", "event", "experience", "qa"]
+if set(get_args(TypeName)) != {t.value for t in MemoryType}:  # pragma: no cover
+    raise ImportError("mcp_server.TypeName must list the memory types of model.MemoryType")
+
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 _T = TypeVar("_T")
 _F = TypeVar("_F", bound=Callable[..., Any])
-_TYPES = ", ".join(t.value for t in MemoryType)
-
-# The tools' arguments. Module-level: the SDK evaluates the (postponed) annotations of the tool
-# functions against this module's globals to build their input schemas.
-Content = Annotated[str, Field(description="The fact, decision, preference or event to remember, "
-                                           "as one self-contained statement.")]
-TypeArg = Annotated[str | None, Field(description=f"Memory type, one of: {_TYPES}. Inferred "
-                                                  "when omitted.")]
-TypesArg = Annotated[list[str] | None, Field(description=f"Only these memory types (of: {_TYPES}).")]
-TagsArg = Annotated[list[str] | None, Field(description="Short labels such as 'k8s' or 'billing'.")]
-SearchTagsArg = Annotated[list[str] | None, Field(
-    description="Only memories carrying at least one of these tags (they also raise the score).")]
-UserArg = Annotated[str | None, Field(description="The end user the memory is about or for.")]
-AgentArg = Annotated[str | None, Field(description="The agent that owns the memory.")]
-SessionArg = Annotated[str | None, Field(description="The conversation or task session id.")]
-ImportanceArg = Annotated[float | None, Field(description="0..1, how much it matters (scored "
-                                                          "automatically when omitted).")]
-Query = Annotated[str, Field(description="What to look for, in natural language.")]
-TopK = Annotated[int | None, Field(description="How many hits at most (default from settings).")]
-MaxTokens = Annotated[int | None, Field(description="Token budget of the block (at least 16; "
-                                                    "default from settings).")]
-Question = Annotated[str, Field(description="The question to answer.")]
-MemoryId = Annotated[str, Field(description="The memory's id (mem_...), as returned by "
-                                            "add_memory or search_memories.")]
-Helpful = Annotated[bool, Field(description="true if the memory helped, false if it was wrong or "
-                                            "useless.")]
-Weight = Annotated[float, Field(description="How far to move its importance, in (0, 1].")]
+_CALLER: contextvars.ContextVar[ApiKey | None] = contextvars.ContextVar("varvemem_mcp_key",
+                                                                       default=None)
 
 _INSTRUCTIONS = (
-    "Long-term memory for agents (varvemem), tenant {tenant!r}. Call search_memories or "
-    "get_context before answering anything that may depend on earlier work, decisions or user "
-    "preferences; call add_memory for durable facts worth keeping (one statement each); report "
-    "whether a memory helped with feedback; delete_memory what is wrong. Read a memory at "
-    "varvemem://memories/{{memory_id}} and a session's recent turns at "
-    "varvemem://sessions/{{session}}."
+    "Long-term memory for agents (varvemem). Call search_memories or get_context before "
+    "answering anything that may depend on earlier work, decisions or user preferences; call "
+    "add_memory for durable facts worth keeping (one statement each); report whether a memory "
+    "helped with feedback; delete_memory what is wrong. Resources: varvemem://memories/recent "
+    "(the newest memories), varvemem://memories/{memory_id}, varvemem://sessions (the sessions) "
+    "and varvemem://sessions/{session} (a session's recent turns and its transcript). Prompts: "
+    "remember-this, recall-before-answering."
 )
+
+# The prompts' text, by language ("en", "zh"); {placeholders} filled from the arguments.
+_REMEMBER = {
+    "en": ("Save this to long-term memory with the add_memory tool, as one self-contained "
+           "statement: name the subject instead of pronouns, write dates in full, keep exact "
+           "values (versions, hosts, numbers). Split separate facts into separate calls. Add "
+           "short tags when they help find it again.{tags}\n\nTo remember: {content}"),
+    "zh": ("请用 add_memory 工具把下面的内容存入长期记忆，每条是一句独立完整的陈述：用主语代替代词，"
+           "日期写全，保留精确的值（版本、主机、数字）。不同的事实分开调用。需要时加上简短的标签，"
+           "方便以后找到。{tags}\n\n要记住的内容：{content}"),
+}
+_REMEMBER_TAGS = {"en": " Suggested tags: {tags}.", "zh": " 建议的标签：{tags}。"}
+_RECALL = {
+    "en": ("Before you answer, call get_context with the question (or search_memories for "
+           "individual facts). Use only the memories that bear on it; prefer the newest when two "
+           "disagree. If the tool says no memory matches, say that memory holds nothing about "
+           "it rather than guessing. Answer in the language of the question.\n\n"
+           "Question: {question}"),
+    "zh": ("回答之前，先用这个问题调用 get_context（或用 search_memories 查具体事实）。只使用与问题"
+           "相关的记忆；两条记忆矛盾时以较新的为准。如果工具说没有匹配的记忆，就说明记忆里没有相关"
+           "内容，不要猜测。用提问的语言回答。\n\n问题：{question}"),
+}
 
 
 def _one_line(exc: BaseException) -> str:
@@ -82,14 +107,38 @@ def _record(rec: MemoryRecord) -> dict[str, Any]:
     return rec.model_dump(mode="json", exclude={"embedding"})
 
 
-def build_server(memory: Memory, tenant: str | None = None) -> MCPServer:
-    """The MCP server (an ``mcp.server.mcpserver.MCPServer``) over ``memory``, acting for
-    ``tenant`` (default: ``settings.default_tenant``). Calls into ``memory`` are serialised by a
-    lock: the SDK runs these synchronous tools on worker threads."""
+def describe_arguments_error(exc: pydantic.ValidationError, known: Sequence[str]) -> str:
+    """A tool's invalid arguments in one line, each problem naming its argument."""
+    parts = []
+    for err in exc.errors():
+        name = ".".join(str(p) for p in err.get("loc", ()))
+        if err["type"] == "extra_forbidden":
+            parts.append(f"unknown argument {name!r} (known: {', '.join(known)})")
+            continue
+        if err["type"] == "missing":
+            parts.append(f"argument {name} is required")
+            continue
+        got = repr(err.get("input"))
+        got = got if len(got) <= 40 else got[:37] + "..."
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        parts.append(f"invalid argument {name}: {msg} (got {got})")
+    return "; ".join(parts).replace("\n", " ")
+
+
+def build_server(memory: Memory, tenant: str | None = None, *,
+                 keys_required: bool = False) -> "MCPServer[Any]":
+    """The MCP server (an ``mcp.server.mcpserver.MCPServer``) over ``memory``. Over stdio it
+    acts for ``tenant`` (default: ``settings.default_tenant``); with ``keys_required`` (HTTP,
+    :func:`http_app`) each call acts for the tenant of the API key its request came with, and
+    one without is refused. Calls into ``memory`` are serialised by a lock: the SDK runs
+    these synchronous tools on worker threads."""
     try:
         from mcp.server.mcpserver import MCPServer
         from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
-        from mcp.types import ToolAnnotations
+        from mcp.server.mcpserver.prompts import Prompt
+        from mcp.server.mcpserver.tools import Tool
+        from mcp.shared.exceptions import MCPError
+        from mcp.types import INVALID_PARAMS, Resource, ToolAnnotations
     except ImportError as exc:
         raise ConfigError(f"varvemem mcp needs the MCP SDK (version 2): pip install "
                           f"'varvemem[mcp]' ({exc})") from None
@@ -97,50 +146,127 @@ def build_server(memory: Memory, tenant: str | None = None) -> MCPServer:
         tenant = memory.settings.default_tenant
     if not isinstance(tenant, str) or not tenant.strip():
         raise ValidationError("tenant must be non-empty text")
+    fixed_tenant = tenant
+    settings = memory.settings
     lock = threading.Lock()
 
-    def tool_call(fn: Callable[[Memory], _T]) -> _T:
+    def caller(needed: str) -> str:
+        """The tenant this call acts for, once its key (over HTTP) may do ``needed``."""
+        key = _CALLER.get()
+        if key is None:
+            if keys_required:
+                raise AuthError("missing or malformed API key")
+            return fixed_tenant
+        if not allows(key.role, needed):
+            raise AuthError(f"API key role {key.role!r} may not do this (needs {needed!r})",
+                            forbidden=True)
+        return key.tenant
+
+    def tool_call(needed: str, fn: Callable[[Memory, str], _T]) -> _T:
         try:
+            who = caller(needed)
             with lock:
-                return fn(memory)
+                return fn(memory, who)
         except VarvememError as exc:
             raise ToolError(_one_line(exc)) from None
 
-    def resource_read(fn: Callable[[Memory], _T]) -> _T:
+    def resource_read(fn: Callable[[Memory, str], _T]) -> _T:
         try:
+            who = caller("read")
             with lock:
-                return fn(memory)
+                return fn(memory, who)
         except NotFoundError as exc:
             raise ResourceNotFoundError(_one_line(exc)) from None
         except VarvememError as exc:
             raise ResourceError(_one_line(exc)) from None
 
-    from . import __version__
+    class StrictTool(Tool):
+        """A tool whose arguments are checked strictly (no unknown ones) and whose invalid
+        arguments are reported in one line naming them."""
 
-    server: MCPServer = MCPServer(
-        "varvemem", title="varvemem memory", version=__version__,
-        instructions=_INSTRUCTIONS.format(tenant=tenant))
+        async def run(self, arguments: dict[str, Any], context: Any,
+                      convert_result: bool = False) -> Any:
+            try:
+                return await super().run(arguments, context, convert_result)
+            except ToolError as exc:
+                cause = exc.__cause__
+                if isinstance(cause, pydantic.ValidationError):
+                    known = list(self.parameters.get("properties", {}))
+                    raise ToolError(f"Error executing tool {self.name}: "
+                                    f"{describe_arguments_error(cause, known)}") from cause
+                raise
+
+    tools: list[Tool] = []
 
     def tool(*, read_only: bool, destructive: bool = False,
              structured_output: bool | None = None) -> Callable[[_F], _F]:
         """Register a tool; its docstring (dedented) is the description an agent reads."""
 
         def register(fn: _F) -> _F:
-            server.add_tool(fn, description=inspect.cleandoc(fn.__doc__ or ""),
-                            structured_output=structured_output,
-                            annotations=ToolAnnotations(read_only_hint=read_only,
-                                                        destructive_hint=None if read_only
-                                                        else destructive))
+            made = StrictTool.from_function(
+                fn, description=inspect.cleandoc(fn.__doc__ or ""),
+                structured_output=structured_output,
+                annotations=ToolAnnotations(read_only_hint=read_only,
+                                            destructive_hint=None if read_only else destructive))
+            base = made.fn_metadata.arg_model
+            strict: type[Any] = type(base.__name__, (base,), {
+                "model_config": ConfigDict(extra="forbid", arbitrary_types_allowed=True),
+                "__module__": base.__module__})
+            made.fn_metadata.arg_model = strict
+            made.parameters = strict.model_json_schema(by_alias=True)
+            tools.append(made)
             return fn
 
         return register
 
-    def resource(uri: str, name: str) -> Callable[[_F], _F]:
-        def register(fn: _F) -> _F:
-            return server.resource(uri, name=name, mime_type="application/json",
-                                   description=inspect.cleandoc(fn.__doc__ or ""))(fn)
-
-        return register
+    # The tools' arguments, with the limits the library checks.
+    imp_low, imp_high = _validate.IMPORTANCE_RANGE
+    weight_low, weight_high = _validate.FEEDBACK_WEIGHT_RANGE
+    types = ", ".join(get_args(TypeName))
+    tag = Annotated[str, StringConstraints(min_length=1,
+                                           max_length=settings.update.tag_max_chars)]
+    name = Annotated[str, StringConstraints(min_length=1)]
+    Content = Annotated[str, Field(min_length=1, description=(
+        "The fact, decision, preference or event to remember, as one self-contained statement "
+        f"(at most {settings.update.max_content_bytes} bytes of UTF-8)."))]
+    TypeArg = Annotated[TypeName | None, Field(description=f"Memory type, one of: {types}. "
+                                                           "Inferred when omitted.")]
+    TypesArg = Annotated[list[TypeName] | None, Field(
+        min_length=1, description=f"Only these memory types (of: {types}).")]
+    TagsArg = Annotated[list[tag] | None, Field(
+        max_length=settings.update.tags_max,
+        description=f"Short labels such as 'k8s' or 'billing' (at most "
+                    f"{settings.update.tags_max}, each at most {settings.update.tag_max_chars} "
+                    "characters).")]
+    SearchTagsArg = Annotated[list[name] | None, Field(
+        description="Only memories carrying at least one of these tags (they also raise the "
+                    "score).")]
+    UserArg = Annotated[name | None, Field(description="The end user the memory is about or "
+                                                       "for.")]
+    AgentArg = Annotated[name | None, Field(description="The agent that owns the memory.")]
+    SessionArg = Annotated[name | None, Field(description="The conversation or task session "
+                                                          "id.")]
+    ImportanceArg = Annotated[float | None, Field(
+        ge=imp_low, le=imp_high, description=f"{imp_low:g}..{imp_high:g}, how much it matters "
+                                             "(scored automatically when omitted).")]
+    Query = Annotated[str, Field(min_length=1, description="What to look for, in natural "
+                                                           "language.")]
+    TopK = Annotated[int | None, Field(
+        ge=1, le=TOP_K_MAX, description=f"How many hits at most, 1..{TOP_K_MAX} (default "
+                                        f"{settings.retrieval.top_k}).")]
+    MaxTokens = Annotated[int | None, Field(
+        ge=_validate.MAX_TOKENS_MIN,
+        description=f"Token budget of the block (at least {_validate.MAX_TOKENS_MIN}; default "
+                    "from the settings: a share of the model's context window).")]
+    Question = Annotated[str, Field(min_length=1, description="The question to answer.")]
+    MemoryId = Annotated[str, Field(min_length=1, description=(
+        "The memory's id (mem_...), as returned by add_memory or search_memories; a unique "
+        "prefix of it works too."))]
+    Helpful = Annotated[bool, Field(description="true if the memory helped, false if it was "
+                                                "wrong or useless.")]
+    Weight = Annotated[float, Field(
+        gt=weight_low, le=weight_high,
+        description=f"How far to move its importance, in ({weight_low:g}, {weight_high:g}].")]
 
     @tool(read_only=False)
     def add_memory(content: Content, type: TypeArg = None, tags: TagsArg = None,
@@ -152,9 +278,9 @@ def build_server(memory: Memory, tenant: str | None = None) -> MCPServer:
         statement that contradicts an older one supersedes it. Returns the memory_id, the status
         (created, duplicate or merged) and the ids it superseded or relates to.
         """
-        return tool_call(lambda m: m.add(
+        return tool_call("write", lambda m, t: m.add(
             content, type=type, tags=tags, user=user, agent=agent, session=session,
-            importance=importance, tenant=tenant).model_dump())
+            importance=importance, tenant=t).model_dump())
 
     @tool(read_only=True)
     def search_memories(query: Query, top_k: TopK = None, user: UserArg = None,
@@ -162,20 +288,22 @@ def build_server(memory: Memory, tenant: str | None = None) -> MCPServer:
                         tags: SearchTagsArg = None) -> dict[str, Any]:
         """Search long-term memory (semantic + keyword + tags, ranked by recency, importance and
         reliability too). Returns the hits best first, each with its memory_id, content, type,
-        tier, tags, score and the score's components; an empty list when nothing matches."""
-        hits = tool_call(lambda m: m.search(query, top_k=top_k, user=user, session=session,
-                                            type=types, tags=tags, tenant=tenant))
+        tier, tags, score and the score's components; an empty list when nothing is relevant."""
+        hits = tool_call("read", lambda m, t: m.search(query, top_k=top_k, user=user,
+                                                       session=session, type=types, tags=tags,
+                                                       tenant=t))
         return {"query": query, "hits": [h.to_json() for h in hits]}
 
     @tool(read_only=True, structured_output=False)
     def get_context(query: Query, max_tokens: MaxTokens = None, session: SessionArg = None,
                     user: UserArg = None) -> str:
-        """The memories most relevant to query as one Markdown block within max_tokens,
-        ready to put in a prompt. With session, that session's latest turns and tool calls
-        come first. Says "No relevant memories." when there are none."""
-        text = tool_call(lambda m: m.context(query, max_tokens=max_tokens, session=session,
-                                             user=user, tenant=tenant))
-        return text if text.strip() else "No relevant memories."
+        """The memories relevant to query as one Markdown block within max_tokens, ready to put
+        in a prompt; only memories with evidence of being about the query are included. With
+        session, that session's latest turns and tool calls come first. Says "No memory matches
+        this query." when nothing is relevant."""
+        text = tool_call("read", lambda m, t: m.context(query, max_tokens=max_tokens,
+                                                        session=session, user=user, tenant=t))
+        return text if text.strip() else NO_MATCH
 
     @tool(read_only=False)
     def ask(question: Question, session: SessionArg = None,
@@ -185,65 +313,256 @@ def build_server(memory: Memory, tenant: str | None = None) -> MCPServer:
         confidence) or "normal" (retrieval; the answer is the packed context unless an LLM is
         configured). Returns route, answer, reason, matched (the pair used), confidence, llm
         and ms. With session the exchange is also kept in that session's history."""
-        return tool_call(lambda m: m.ask(question, session=session, user=user,
-                                         tenant=tenant).model_dump())
+        return tool_call("write", lambda m, t: m.ask(question, session=session, user=user,
+                                                     tenant=t).model_dump())
 
     @tool(read_only=False)
     def feedback(memory_id: MemoryId, helpful: Helpful, weight: Weight = 0.1) -> dict[str, Any]:
         """Tell memory whether a memory helped: its importance (and a Q&A pair's score) moves up
         or down by weight, which changes how it ranks from now on. Returns the memory."""
-        return tool_call(lambda m: _record(m.feedback(memory_id, helpful, weight=weight,
-                                                      tenant=tenant)))
+        return tool_call("write", lambda m, t: _record(m.feedback(memory_id, helpful,
+                                                                  weight=weight, tenant=t)))
 
     @tool(read_only=False, destructive=True)
     def delete_memory(memory_id: MemoryId) -> dict[str, Any]:
         """Delete a memory that is wrong or must be forgotten (also from the archive). Only its
         change history keeps the last state."""
-        tool_call(lambda m: m.delete(memory_id, reason="mcp", tenant=tenant))
+        tool_call("write", lambda m, t: m.delete(memory_id, reason="mcp", tenant=t))
         return {"memory_id": memory_id, "deleted": True}
+
+    assert {t.name for t in tools} == set(TOOL_ROLES)
+
+    def sessions_of(m: Memory, who: str) -> list[str]:
+        """The tenant's sessions: those with a transcript file and those with turns in the
+        active tier (a running session's window)."""
+        found = set(m.sessions.sessions(tenant=who))
+        after = ""
+        while True:
+            page = m.get_all(tenant=who, tiers=[Tier.ACTIVE], limit=1000, after=after)
+            found.update(r.scope.session for r in page if r.scope.session)
+            if len(page) < 1000:
+                return sorted(found)
+            after = page[-1].memory_id
+
+    from . import __version__
+
+    class Server(MCPServer[Any]):
+        async def list_resources(self) -> list[Resource]:
+            """The static resources, then one per session of the caller's tenant."""
+            listed = await super().list_resources()
+
+            def sessions() -> list[str]:
+                return resource_read(sessions_of)
+
+            import anyio.to_thread
+
+            try:
+                ids = await anyio.to_thread.run_sync(sessions)
+            except ResourceError:
+                ids = []
+            return listed + [Resource(
+                uri=f"varvemem://sessions/{s}", name=f"session {s}", mime_type="application/json",
+                description=f"Session {s}: its recent turns and its transcript.") for s in ids]
+
+    server = Server("varvemem", title="varvemem memory", version=__version__,
+                    instructions=_INSTRUCTIONS, tools=tools)
+
+    def resource(uri: str, name: str) -> Callable[[_F], _F]:
+        def register(fn: _F) -> _F:
+            return server.resource(uri, name=name, mime_type="application/json",
+                                   description=" ".join((fn.__doc__ or "").split()))(fn)
+
+        return register
+
+    @resource("varvemem://memories/recent", "recent memories")
+    def recent_resource() -> str:
+        """The newest current memories (up to mcp.recent_limit), newest first, as JSON."""
+        limit = settings.mcp.recent_limit
+
+        def newest(m: Memory, who: str) -> list[MemoryRecord]:
+            # By id, a page at a time, keeping the newest: the public API lists by id only.
+            kept: list[tuple[float, str, MemoryRecord]] = []
+            after = ""
+            while True:
+                page = m.get_all(tenant=who, limit=1000, after=after)
+                for r in page:
+                    item = (r.created_at.timestamp(), r.memory_id, r)
+                    if len(kept) < limit:
+                        heapq.heappush(kept, item)
+                    elif item[:2] > kept[0][:2]:
+                        heapq.heapreplace(kept, item)
+                if len(page) < 1000:
+                    return [r for _, _, r in sorted(kept, key=lambda i: i[:2], reverse=True)]
+                after = page[-1].memory_id
+
+        recs = resource_read(newest)
+        return json.dumps({"items": [_record(r) for r in recs]}, ensure_ascii=False, indent=2)
+
+    @resource("varvemem://sessions", "sessions")
+    def sessions_resource() -> str:
+        """The tenant's sessions (with a transcript or turns in the active tier), each with the
+        URI that reads it, as JSON."""
+        ids = resource_read(sessions_of)
+        return json.dumps({"sessions": [{"session": s, "uri": f"varvemem://sessions/{s}"}
+                                        for s in ids]}, ensure_ascii=False, indent=2)
 
     @resource("varvemem://memories/{memory_id}", "memory")
     def memory_resource(memory_id: str) -> str:
         """One memory with all its attributes (scope, tier, scores, validity), as JSON."""
-        rec = resource_read(lambda m: m.get(memory_id, tenant=tenant))
+        rec = resource_read(lambda m, t: m.get(memory_id, tenant=t))
         return json.dumps(_record(rec), ensure_ascii=False, indent=2)
 
     @resource("varvemem://sessions/{session}", "session")
     def session_resource(session: str) -> str:
-        """A session's recent dialogue turns and tool calls (its active window), oldest first,
-        as JSON."""
-        window = resource_read(lambda m: m.session_window(session, tenant=tenant))
-        return json.dumps({"session": session, "items": [_record(r) for r in window]},
-                          ensure_ascii=False, indent=2)
+        """A session: its recent dialogue turns and tool calls (its active window, oldest
+        first) and its transcript (the turns kept in its history file, e.g. by ask), as JSON."""
 
+        def read(m: Memory, who: str) -> dict[str, Any]:
+            window = m.session_window(session, tenant=who)
+            try:
+                transcript = m.sessions.load_session(session, tenant=who)
+            except ValidationError:  # not a name a session file can have: none
+                transcript = []
+            return {"session": session, "items": [_record(r) for r in window],
+                    "transcript": [{**t, "at": t["at"].isoformat()} for t in transcript]}
+
+        return json.dumps(resource_read(read), ensure_ascii=False, indent=2)
+
+    def pick_language(value: str | None) -> str:
+        lang = (value or "en").strip().lower()
+        if lang not in _REMEMBER:
+            raise MCPError(code=INVALID_PARAMS, message=f"language must be one of "
+                                                        f"{', '.join(_REMEMBER)} (got {value!r})")
+        return lang
+
+    Lang = Annotated[str | None, Field(description="en (the default) or zh: the language of "
+                                                   "the prompt's instructions.")]
+
+    def remember_this(content: Annotated[str, Field(description="What to remember.")],
+                      tags: Annotated[str | None, Field(
+                          description="Suggested tags, comma-separated.")] = None,
+                      language: Lang = None) -> str:
+        lang = pick_language(language)
+        hint = _REMEMBER_TAGS[lang].format(tags=tags.strip()) if tags and tags.strip() else ""
+        return _REMEMBER[lang].format(content=content.strip(), tags=hint)
+
+    def recall_before_answering(question: Annotated[str, Field(
+            description="The question about to be answered.")], language: Lang = None) -> str:
+        return _RECALL[pick_language(language)].format(question=question.strip())
+
+    for prompt_name, fn, description in (
+            ("remember-this", remember_this,
+             "Have the model save something to memory well: one self-contained statement per "
+             "add_memory call."),
+            ("recall-before-answering", recall_before_answering,
+             "Have the model consult memory (get_context) before answering a question, and say "
+             "so when memory holds nothing about it.")):
+        server.add_prompt(Prompt.from_function(fn, name=prompt_name, description=description))
     return server
 
 
+def transport_security(host: str, allowed_hosts: Sequence[str]) -> Any:
+    """The SDK's DNS rebinding protection for a server bound to ``host``: requests whose
+    ``Host`` is loopback, ``host`` itself (unless a wildcard address) or one of
+    ``allowed_hosts`` (``name`` any port, ``name:port`` that one; ``*`` any host) pass, with
+    an ``Origin`` of the same hosts (or none)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    if "*" in allowed_hosts:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    names = list(_LOOPBACK_HOSTS)
+    if host not in ("0.0.0.0", "::", ""):
+        names.append(f"[{host}]" if ":" in host and not host.startswith("[") else host)
+    hosts: list[str] = []
+    for name in [*names, *allowed_hosts]:
+        if name.rsplit(":", 1)[-1].isdigit() and not name.endswith("]"):
+            hosts.append(name)  # host:port, as given
+        else:
+            hosts += [name, f"{name}:*"]
+    origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True,
+                                     allowed_hosts=list(dict.fromkeys(hosts)),
+                                     allowed_origins=list(dict.fromkeys(origins)))
+
+
+class _KeyAuth:
+    """ASGI middleware: every HTTP request needs a valid API key (``Authorization: Bearer``);
+    the key becomes the request's caller (its tenant, its role) and the principal its MCP
+    session is bound to. Refusals are JSON, as the REST API's: 401 (no key, unknown, revoked,
+    expired)."""
+
+    def __init__(self, app: "ASGIApp", authenticate: Callable[[str | None], ApiKey]) -> None:
+        self.app = app
+        self.authenticate = authenticate
+
+    async def __call__(self, scope: "Scope", receive: "Receive", send: "Send") -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        import anyio.to_thread
+        from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+        from mcp.server.auth.provider import AccessToken
+        from starlette.responses import JSONResponse
+
+        header = next((v.decode("latin-1") for k, v in scope["headers"]
+                       if k.lower() == b"authorization"), "")
+        token = header[7:].strip() if header[:7].lower() == "bearer " else None
+        try:
+            key = await anyio.to_thread.run_sync(self.authenticate, token)
+        except AuthError as exc:
+            status, kind = (403, "forbidden") if exc.forbidden else (401, "unauthorized")
+            await JSONResponse({"error": {"type": kind, "message": str(exc)}},
+                               status_code=status,
+                               headers={"WWW-Authenticate": "Bearer"})(scope, receive, send)
+            return
+        except VarvememError as exc:
+            await JSONResponse({"error": {"type": "unavailable", "message": _one_line(exc)}},
+                               status_code=503)(scope, receive, send)
+            return
+        scope["user"] = AuthenticatedUser(AccessToken(
+            token=f"msk_{key.key_id}", client_id=key.key_id, scopes=[key.role],
+            subject=key.key_id, claims={"tenant": key.tenant},
+            expires_at=int(key.expires_at.timestamp()) if key.expires_at else None))
+        reset = _CALLER.set(key)
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            _CALLER.reset(reset)
+
+
+def http_app(memory: Memory, host: str = "127.0.0.1",
+             allowed_hosts: Sequence[str] | None = None) -> "ASGIApp":
+    """The streamable HTTP app (``/mcp``) over ``memory``: API keys required, the ``Host``
+    header checked (:func:`transport_security`; default ``mcp.allowed_hosts``)."""
+    allowed = memory.settings.mcp.allowed_hosts if allowed_hosts is None else allowed_hosts
+    server = build_server(memory, keys_required=True)
+    app = server.streamable_http_app(transport_security=transport_security(host, allowed),
+                                     host=host)
+    return _KeyAuth(app, lambda token: memory.keys.authenticate(token, "read"))
+
+
 def run(settings: Settings, transport: str = "stdio", host: str = "127.0.0.1", port: int = 8766,
-        tenant: str | None = None, allow_remote: bool = False) -> None:
+        tenant: str | None = None, allowed_hosts: Sequence[str] = ()) -> None:
     """Open the :class:`Memory` of ``settings`` and serve it over ``transport`` until stopped:
     ``stdio`` until the client closes stdin, ``http`` (streamable HTTP at
-    ``http://host:port/mcp``) until SIGINT/SIGTERM. The memory is closed at the end.
-
-    MCP over HTTP checks no API key: it binds to loopback only, unless ``allow_remote`` (for
-    a host behind an authenticating proxy)."""
+    ``http://host:port/mcp``, API keys required) until SIGINT/SIGTERM. ``allowed_hosts`` adds
+    to ``mcp.allowed_hosts``. The memory is closed at the end."""
     if transport not in TRANSPORTS:
         raise ValidationError(f"unknown transport {transport!r} (known: {', '.join(TRANSPORTS)})")
-    if transport == "http" and not allow_remote and not _loopback(host):
-        raise ConfigError(f"MCP over HTTP has no authentication: bind it to 127.0.0.1 (not "
-                          f"{host}), or put it behind an authenticating proxy and pass "
-                          "--allow-remote")
+    if transport == "http" and tenant is not None:
+        raise ValidationError("over HTTP each call acts for its API key's tenant: --tenant is "
+                              "for stdio")
+    allowed = [*settings.mcp.allowed_hosts, *(h.strip() for h in allowed_hosts if h.strip())]
     memory = Memory(settings=settings)
     # SIGTERM stops like SIGINT, through the finally below. (uvicorn shuts down gracefully, then
     # raises the signal again with the handler it found: this one, not the default that kills.)
     main = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _stop) if main else None
     try:
-        server = build_server(memory, tenant)
         if transport == "stdio":
-            server.run("stdio")
+            build_server(memory, tenant).run("stdio")
         else:
-            server.run("streamable-http", host=host, port=port)
+            _serve(http_app(memory, host, allowed), host, port)
     except _Stopped:
         pass
     finally:
@@ -254,11 +573,13 @@ def run(settings: Settings, transport: str = "stdio", host: str = "127.0.0.1", p
             print(f"note: {notice}", file=sys.stderr)
 
 
-def _loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return host == "localhost"
+def _serve(app: "ASGIApp", host: str, port: int) -> None:
+    import anyio
+    import uvicorn
+
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="info"))
+    serve: Callable[[], Awaitable[None]] = server.serve
+    anyio.run(serve)
 
 
 class _Stopped(SystemExit):
@@ -267,4 +588,3 @@ class _Stopped(SystemExit):
 
 def _stop(signum: int, frame: FrameType | None) -> None:
     raise _Stopped(0)
-

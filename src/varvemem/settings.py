@@ -182,6 +182,10 @@ class SecondModelSettings(_Section):
     cache_size: int = Field(10_000, ge=0, le=10_000_000)
 
 
+TOP_K_MAX = 1000
+"""The most hits one search may ask for (``top_k``): the library, REST and MCP refuse more."""
+
+
 class RetrievalSettings(_Section):
     candidates_per_channel: int = Field(30, ge=1, le=1000)
     keyword_window: int = Field(100, ge=1, le=10_000)
@@ -190,7 +194,7 @@ class RetrievalSettings(_Section):
     # is kept): FTS5 scores every row a term matches, so such terms make search cost grow with
     # the store while barely moving BM25. Small stores are unaffected (docs/BENCHMARKS.md).
     keyword_max_docs: int = Field(5_000, ge=1)
-    top_k: int = Field(10, ge=1, le=1000)
+    top_k: int = Field(10, ge=1, le=TOP_K_MAX)
     recency_lambda: float = Field(0.01, ge=0.0, le=10.0)
     profiles: dict[str, Profile] = Field(default_factory=_default_profiles)
     # Checked also when left at its default: its check reads profiles, defined before it.
@@ -558,7 +562,7 @@ class ContextSettings(_Section):
     window_share: float = Field(0.8, gt=0.0, le=1.0)
     prompt_tokens: int = Field(0, ge=0)  # the caller's prompt besides the question
     max_tokens: int | None = Field(None, ge=16)
-    top_k: int = Field(10, ge=1)
+    top_k: int = Field(10, ge=1, le=TOP_K_MAX)
     include_tags: bool = True
     include_related: bool = False
     header: str = "## Relevant memories"
@@ -852,6 +856,26 @@ class ServerSettings(_Section):
     log_level: Literal["debug", "info", "warning", "error", "critical"] = "info"
 
 
+class McpSettings(_Section):
+    """``varvemem mcp``. Over HTTP the server answers only requests whose ``Host`` header is
+    loopback, the address it is bound to, or one of ``allowed_hosts`` (DNS rebinding
+    protection): a name a reverse proxy forwards, ``host`` or ``host:port`` (``host`` alone
+    allows any port); ``"*"`` turns the check off. ``recent_limit``: how many memories
+    ``varvemem://memories/recent`` shows."""
+
+    allowed_hosts: list[str] = Field(default_factory=list)
+    recent_limit: int = Field(20, ge=1, le=1000)
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _hosts(cls, v: list[str]) -> list[str]:
+        out = [h.strip() for h in v if h.strip()]
+        for h in out:
+            if h != "*" and any(c in h for c in "/ @"):
+                raise ValueError(f"{h!r} is not a host or host:port")
+        return out
+
+
 class _UrlVariables(PydanticBaseSettingsSource):
     """The backends' URLs by their short variables (``VARVEMEM_STORE_URL``,
     ``VARVEMEM_VECTOR_URL``, ``VARVEMEM_CACHE_URL``, ``VARVEMEM_ARCHIVE_URL``), below the
@@ -896,6 +920,7 @@ class Settings(BaseSettings):
     faq: FAQSettings = Field(default_factory=FAQSettings)
     webhooks: WebhookSettings = Field(default_factory=WebhookSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
 
     @model_validator(mode="after")
     def _references(self) -> Settings:
