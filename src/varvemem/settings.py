@@ -745,7 +745,7 @@ class WebhookSource(_Section):
     id in ``delivery_header`` (GitHub's ``X-GitHub-Delivery``, else ``X-Delivery-Id``); without
     one, the body's hash identifies the event."""
 
-    kind: Literal["harness", "github", "alertmanager", "generic"]
+    kind: Literal["harness", "github", "alertmanager", "grafana", "generic"]
     tenant: str = Field(min_length=1, max_length=200)
     verify: Literal["hmac", "token", "url_token"] = "hmac"
     secret: str | None = Field(None, repr=False, min_length=8)

@@ -32,6 +32,16 @@ class ParsedEvent:
     fields: dict[str, Any]
     occurred_at: datetime | None
     link_key: str | None = None
+    # The source of an object this event changes: an edit (a comment's new text) supersedes
+    # the current memories of that source; a deletion (``forget``) makes no memory and
+    # invalidates them (kept, with history).
+    revises: str | None = None
+    forget: bool = False
+
+
+class Ignored(Exception):
+    """Raised by a parser for a delivery to acknowledge and not remember (an event type or
+    action varvemem does not read); its message says why. ``events.read`` catches it."""
 
 
 # C0/C1 control characters other than whitespace, which clean() folds anyway.
