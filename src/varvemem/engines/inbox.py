@@ -291,12 +291,10 @@ class InboxEngine:
 
     def _revising(self, draft: Draft, revises: str | None) -> Draft:
         """An edit's draft superseding the current memories of the object it edits (its
-        source): the earlier versions, kept with history. One with the same text is left
-        to the exact-duplicate check (a redelivered edit makes no second memory)."""
+        source): the earlier versions, kept with history, so one version is current."""
         if revises is None:
             return draft
-        olds = [r.memory_id for r in self.stores.records.find_by_source(draft.scope.tenant, revises)
-                if r.content != draft.content.strip()]
+        olds = [r.memory_id for r in self.stores.records.find_by_source(draft.scope.tenant, revises)]
         return draft.model_copy(update={"supersedes": olds}) if olds else draft
 
     def _forget(self, tx: StoreTx, tenant: str, source: str, why: str) -> None:
