@@ -331,14 +331,18 @@ def test_github_workflow_runs_by_conclusion(conclusion: str | None, outcome: str
     assert event.content.endswith("https://github.com/acme/api/actions/runs/99")
 
 
-def test_github_check_runs() -> None:
-    payload = {"action": "completed", "repository": {"full_name": "acme/api"},
+def check_run() -> dict[str, Any]:
+    return {"action": "completed", "repository": {"full_name": "acme/api"},
                "check_run": {"id": 5, "name": "lint", "status": "completed", "conclusion": "failure",
                              "head_sha": "0123456789abcdef", "html_url": "https://github.com/acme/api/runs/5",
                              "check_suite": {"head_branch": "main"}, "app": {"name": "GitHub Actions"},
                              "output": {"title": "2 errors", "summary": "E501 line too long"},
                              "pull_requests": [{"number": 2}],
                              "completed_at": "2024-03-05T10:03:00Z"}}
+
+
+def test_github_check_runs() -> None:
+    payload = check_run()
     event = one("github", payload, {"X-GitHub-Event": "check_run"})
     assert event.outcome == "failure" and event.source == "github:acme/api/check_run/5"
     assert event.content == ('Check "lint" (GitHub Actions) failed on acme/api branch main commit '
@@ -348,13 +352,17 @@ def test_github_check_runs() -> None:
     assert "skipped" in (read("github", payload, {"X-GitHub-Event": "check_run"}).ignored or "")
 
 
-def test_github_pushes_to_the_default_branch() -> None:
-    payload = {"ref": "refs/heads/main", "before": "a" * 40, "after": "b" * 40,
+def push() -> dict[str, Any]:
+    return {"ref": "refs/heads/main", "before": "a" * 40, "after": "b" * 40,
                "repository": {"full_name": "acme/api", "default_branch": "main"},
                "pusher": {"name": "ann"}, "compare": "https://github.com/acme/api/compare/a...b",
                "commits": [{"id": "1234567890", "message": "Fix retry loop"},
                            {"id": "abcdef1234", "message": "Bump deps"}],
                "head_commit": {"id": "abcdef1234", "timestamp": "2024-03-05T10:00:00-01:00"}}
+
+
+def test_github_pushes_to_the_default_branch() -> None:
+    payload = push()
     event = one("github", payload, {"X-GitHub-Event": "push"})
     assert event.content == ("ann pushed 2 commits to main of acme/api: 1234567 Fix retry loop; "
                              "abcdef1 Bump deps https://github.com/acme/api/compare/a...b")
@@ -724,6 +732,8 @@ def generic_payload() -> dict[str, Any]:
 # Real deliveries of each kind, as the examples above build them, with their headers.
 VALID: dict[str, list[tuple[Callable[[], dict[str, Any]], dict[str, str] | None]]] = {
     "harness": [(harness_stage_failed, None), (firstgen, None),
+                (lambda: {**firstgen(), "data": {**firstgen()["data"], "environments": {"a": 1},
+                                                 "services": 3}}, None),
                 (lambda: harness_stage_failed()["eventData"], None)],  # the top-level form
     "github": [(issue_comment, {"X-GitHub-Event": "issue_comment"}),
                (lambda: issue_comment(on_pr=False), {"X-GitHub-Event": "issue_comment"}),
@@ -732,7 +742,9 @@ VALID: dict[str, list[tuple[Callable[[], dict[str, Any]], dict[str, str] | None]
                (issue_comment, None),  # the event inferred from the payload
                (pull_request, {"X-GitHub-Event": "pull_request"}),
                (review, {"X-GitHub-Event": "pull_request_review"}),
-               (workflow_run, {"X-GitHub-Event": "workflow_run"})],
+               (workflow_run, {"X-GitHub-Event": "workflow_run"}),
+               (check_run, {"X-GitHub-Event": "check_run"}), (push, {"X-GitHub-Event": "push"}),
+               (check_run, None), (push, None)],  # inferred
     "alertmanager": [(alertmanager_payload, None), (lambda: alertmanager_payload("resolved"), None)],
     "grafana": [(grafana_payload, None), (lambda: grafana_payload("resolved"), None)],
     "generic": [(generic_payload, None)],

@@ -261,7 +261,7 @@ class InboxEngine:
                 results = []
                 with self.stores.transaction() as tx:
                     finish(tx, [])
-                self.stores.sync()
+                self.update.after_write()
         except _LeaseLost as exc:
             if not alone:
                 return False

@@ -258,6 +258,13 @@ def iso(moment: datetime | None) -> str | None:
     return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
 
 
+def objects(value: Any, cap: int = LIST_CAP) -> list[dict[str, Any]]:
+    """The dict items of a list (at most cap of them); [] for anything else."""
+    if not isinstance(value, list):
+        return []
+    return [item for item in value[: cap * 2] if isinstance(item, dict)][:cap]
+
+
 def text_list(value: Any, cap: int = FIELD_CAP) -> list[str]:
     """The readable strings among a list's string items (at most LIST_CAP of them)."""
     if not isinstance(value, list):

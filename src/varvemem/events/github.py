@@ -39,6 +39,7 @@ from ._common import (
     make_tags,
     norm,
     obj,
+    objects,
     parse_time,
     prune,
     sentence,
@@ -360,8 +361,7 @@ def _check_run(event: str, payload: dict[str, Any]) -> ParsedEvent:
     output = obj(check.get("output"))
     title, summary = text(output.get("title"), 300), block(output.get("summary"), 1500)
     app = text(obj(check.get("app")).get("name"), 100)
-    prs = [n for n in (text(obj(p).get("number"), 16) for p in (check.get("pull_requests") or [])[:10]
-                       if isinstance(check.get("pull_requests"), list)) if n]
+    prs = [n for n in (text(p.get("number"), 16) for p in objects(check.get("pull_requests"), 10)) if n]
     completed = parse_time(check.get("completed_at"))
     started = parse_time(check.get("started_at"))
     check_id = text(check.get("id"), 32)
@@ -397,7 +397,7 @@ def _push(event: str, payload: dict[str, Any]) -> ParsedEvent:
     repo = _repo(payload)
     pusher = text(obj(payload.get("pusher")).get("name"), ID_CAP) or _login(payload.get("sender"))
     raw_commits = payload.get("commits")
-    commits = [c for c in raw_commits[:200] if isinstance(c, dict)] if isinstance(raw_commits, list) else []
+    commits = objects(raw_commits, 2048)
     after = text(payload.get("after"), 64)
     compare = text(payload.get("compare"), 1000)
     forced = payload.get("forced") is True

@@ -36,6 +36,7 @@ from ._common import (
     make_tags,
     norm,
     obj,
+    objects,
     outcome_from_status,
     parse_time,
     pick,
@@ -160,12 +161,10 @@ def _firstgen(payload: dict[str, Any]) -> ParsedEvent:
     user = obj(data.get("triggeredBy"))
     by_name, by_email = text(user.get("name")), text(user.get("email"))
     trigger_type = text(data.get("triggeredByType"), 64)
-    environments = [n for n in (text(obj(e).get("name"), 64) or text(obj(e).get("id"), 64)
-                                for e in (data.get("environments") or [])[:20]
-                                if isinstance(data.get("environments"), list)) if n]
-    services = [n for n in (text(obj(e).get("name"), 64) or text(obj(e).get("id"), 64)
-                            for e in (data.get("services") or [])[:20]
-                            if isinstance(data.get("services"), list)) if n]
+    environments = [n for n in (text(e.get("name"), 64) or text(e.get("id"), 64)
+                                for e in objects(data.get("environments"), 20)) if n]
+    services = [n for n in (text(e.get("name"), 64) or text(e.get("id"), 64)
+                            for e in objects(data.get("services"), 20)) if n]
     notes = text(obj(data.get("executionArgs")).get("notes"), 1000)
     error = text(data.get("errorMessage"), 2000) or text(data.get("message"), 2000)
 
