@@ -743,7 +743,8 @@ class WebhookSource(_Section):
     Harness notification rules: weaker, as URLs end up in logs). The
     secret is ``secret``, or the variable named by ``secret_env``. A redelivery carries the same
     id in ``delivery_header`` (GitHub's ``X-GitHub-Delivery``, else ``X-Delivery-Id``); without
-    one, the body's hash identifies the event."""
+    one, the body's hash identifies the event (Alertmanager's and Grafana's: the states of its
+    alerts, so a repeat notification is recognised)."""
 
     kind: Literal["harness", "github", "alertmanager", "grafana", "generic"]
     tenant: str = Field(min_length=1, max_length=200)

@@ -8,6 +8,7 @@ import collections
 import hashlib
 import hmac
 import json
+import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,10 +39,9 @@ def examples() -> list[tuple[str, dict[str, Any]]]:
     index = PACKAGE / "api.github.com" / "index.json"
     installed = index.exists() and json.loads((PACKAGE / "package.json").read_text())["version"] == PINNED
     if not installed:
-        run = subprocess.run([str(ROOT / "scripts" / "webhook-examples.sh")], env={
-            "PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(Path.home()),
-            "OCTOKIT_WEBHOOKS_EXAMPLES_VERSION": PINNED}, capture_output=True, text=True,
-            timeout=300, check=False)
+        run = subprocess.run([str(ROOT / "scripts" / "webhook-examples.sh")],
+                             env={**os.environ, "OCTOKIT_WEBHOOKS_EXAMPLES_VERSION": PINNED},
+                             capture_output=True, text=True, timeout=300, check=False)
         if run.returncode != 0 or not index.exists():
             why = f"could not install @octokit/webhooks-examples@{PINNED}: {run.stderr[-2000:]}"
             if under_ci():

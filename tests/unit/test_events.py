@@ -301,7 +301,8 @@ def test_github_reviews_and_their_edits_and_dismissals() -> None:
     assert edited.revises == submitted.source and "(edited)" in edited.content
     dismissed = one("github", review("dismissed", "dismissed"), hdrs)
     assert dismissed.revises == submitted.source
-    assert dismissed.content.startswith("carol's review of PR acme/api#2")
+    assert dismissed.content.startswith("carol's review of PR acme/api#2 \"Retry on 503\" was dismissed: Cap "
+                                        "the retries at 5.")
 
 
 def workflow_run(conclusion: str | None = "failure") -> dict[str, Any]:

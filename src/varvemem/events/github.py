@@ -261,8 +261,8 @@ def _review(event: str, payload: dict[str, Any]) -> ParsedEvent:
     if word == "dismissed":
         actor = _login(payload.get("sender"))
         head = f"{reviewer or 'someone'}'s review of {what} was dismissed" + (
-            f" by {actor}" if actor and actor != reviewer else "") + "."
-        parts = [head, link]
+            f" by {actor}" if actor and actor != reviewer else "") + (":" if body else ".")
+        parts = [head, body, link]
     else:
         verb = _REVIEW_VERBS.get(norm(state), "reviewed")
         edited = " (edited)" if word == "edited" else ""
