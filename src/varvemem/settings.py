@@ -747,9 +747,10 @@ class WebhookSource(_Section):
     Harness notification rules: weaker, as URLs end up in logs). The
     secret is ``secret``, or the variable named by ``secret_env``. A redelivery carries the same
     id in ``delivery_header`` (GitHub's ``X-GitHub-Delivery``, else ``X-Delivery-Id``); without
-    one, the body's hash identifies the event."""
+    one, the body's hash identifies the event (Alertmanager's and Grafana's: the states of its
+    alerts, so a repeat notification is recognised)."""
 
-    kind: Literal["harness", "github", "alertmanager", "generic"]
+    kind: Literal["harness", "github", "alertmanager", "grafana", "generic"]
     tenant: str = Field(min_length=1, max_length=200)
     verify: Literal["hmac", "token", "url_token"] = "hmac"
     secret: str | None = Field(None, repr=False, min_length=8)

@@ -291,17 +291,23 @@ def test_webhooks_are_accepted_once_and_become_memories(srv: Server) -> None:
         ping, ping_headers = gh({"zen": "hi", "hook_id": 3}, "del-2", event="ping")
         assert ok(c.post("/v1/webhooks/gh", content=ping, headers=ping_headers))["status"] == \
             "ignored"
+        other = ok(c.post("/v1/webhooks/gh", content=raw, headers={**headers, "X-GitHub-Event":
+                                                                     "deployment"}))
+        assert other["status"] == "ignored" and "'deployment' is not remembered" in other["reason"]
         alert = {"version": "4", "status": "firing", "alerts": [{
             "status": "firing", "labels": {"alertname": "DiskFull", "severity": "critical"},
             "annotations": {"summary": "disk 95% on db-1"}, "startsAt": "2026-01-01T08:00:00Z",
             "fingerprint": "0011223344556677"}]}
         ok(c.post("/v1/webhooks/am", json=alert, headers={"Authorization": f"Bearer {AM_TOKEN}"}),
            202)
+        repeat = ok(c.post("/v1/webhooks/am", json=alert,
+                           headers={"Authorization": f"Bearer {AM_TOKEN}"}), 200)
+        assert repeat["status"] == "repeat"  # Alertmanager's repeat_interval: no 409, no memory
         # Harness can set no header: the token rides in the URL.
         run = {"eventData": {"pipelineIdentifier": "deploy", "planExecutionId": "r1",
                              "eventType": "PipelineFailed", "nodeStatus": "failed",
                              "errorMessage": "quota exceeded in eu-west-1"}}
-        refused(c.post("/v1/webhooks/ci", json=run), 401)
+        assert "?token=" in refused(c.post("/v1/webhooks/ci", json=run), 401)["message"]
         refused(c.post("/v1/webhooks/ci", json=run,
                        headers={"X-Varvemem-Url-Token": "harness-token-1"}), 401)
         refused(c.post("/v1/webhooks/ci?token=wrong", json=run), 401)
@@ -316,6 +322,8 @@ def test_webhooks_are_accepted_once_and_become_memories(srv: Server) -> None:
         metrics = c.get("/metrics").text
         assert 'varvemem_webhook_deliveries_total{outcome="accepted",source="gh"} 1.0' in metrics
         assert 'varvemem_webhook_deliveries_total{outcome="duplicate",source="gh"} 1.0' in metrics
+        assert 'varvemem_webhook_deliveries_total{outcome="ignored",source="gh"} 2.0' in metrics
+        assert 'varvemem_webhook_deliveries_total{outcome="repeat",source="am"} 1.0' in metrics
         assert 'varvemem_inbox_events{status="done"} 3.0' in metrics
         assert 'varvemem_memories{tier="mid_term"}' in metrics
         assert "varvemem_http_request_duration_seconds_bucket" in metrics
@@ -351,7 +359,6 @@ def test_bad_webhooks_get_a_4xx_and_store_nothing(srv: Server) -> None:
          "unauthorized"),
         ("/v1/webhooks/gh", raw, {k: v for k, v in headers.items()
                                   if k != "X-Hub-Signature-256"}, 401, "unauthorized"),
-        ("/v1/webhooks/gh", *gh(COMMENT, "bad-2", event="deployment"), 422, "unsupported_event"),
         ("/v1/webhooks/gh", *gh({"action": "created"}, "bad-3"), 422, "invalid"),
         ("/v1/webhooks/gh", b"{oops", gh(COMMENT, "bad-4")[1], 401, "unauthorized"),
         ("/v1/webhooks/gh", raw, {**headers, "Content-Type": "text/plain"}, 415,
@@ -365,6 +372,9 @@ def test_bad_webhooks_get_a_4xx_and_store_nothing(srv: Server) -> None:
     with srv.client(None) as c:
         for path, body, hdrs, status, kind in cases:
             refused(c.post(path, content=body, headers=hdrs), status, kind)
+        # Chunked (no Content-Length): the gate counts while it reads.
+        refused(c.post("/v1/webhooks/gh", content=iter([b"x" * 40_000, b"x" * 40_000]),
+                       headers=headers), 413, "payload_too_large")
         # Malformed JSON with a valid signature: 422, named.
         bad = b'{"action": "created",'
         sig = hmac.new(GH_SECRET.encode(), bad, hashlib.sha256).hexdigest()
@@ -373,6 +383,14 @@ def test_bad_webhooks_get_a_4xx_and_store_nothing(srv: Server) -> None:
             422)["message"]
         assert "malformed JSON" in msg
     assert srv.memory.inbox.counts() == {}
+    with srv.client(srv.admin) as c:  # every refusal is counted, the gate's 413 and 415 too
+        metrics = c.get("/metrics").text
+    for outcome, n in (("too_large", 2), ("unsupported_media_type", 1), ("bad_signature", 3),
+                       ("invalid", 2)):
+        assert f'varvemem_webhook_deliveries_total{{outcome="{outcome}",source="gh"}} {n}.0' \
+            in metrics, (outcome, metrics)
+    assert 'varvemem_webhook_deliveries_total{outcome="unknown_source",source="unknown"} 1.0' \
+        in metrics
 
 
 class Gate:

@@ -17,7 +17,6 @@ from varvemem import Memory
 from varvemem.errors import (
     AuthError,
     NotFoundError,
-    UnsupportedEventError,
     ValidationError,
 )
 from varvemem.model import MemoryType
@@ -131,7 +130,6 @@ def test_a_delivery_is_committed_then_one_memory_is_made(wmem: Memory) -> None:
     ("am", alerts("firing"), {"Authorization": "Bearer wrong"}, AuthError, "bad webhook"),
     ("gh", b"{not json", gh_headers(b"{not json"), ValidationError, "malformed JSON"),
     ("gh", b"\xff\xfe", gh_headers(b"\xff\xfe"), ValidationError, "not UTF-8"),
-    ("gh", comment(), gh_headers(comment(), event="push"), UnsupportedEventError, "push"),
     ("gh", b"x" * 5000, gh_headers(b"x" * 5000), ValidationError, "max_body_bytes"),
     ("am", json.dumps({"version": "4", "alerts": "x"}).encode(),
      {"Authorization": f"Bearer {AM_TOKEN}"}, ValidationError, "alerts"),
@@ -144,11 +142,100 @@ def test_bad_deliveries_are_refused_and_store_nothing(wmem: Memory, source: str,
     assert wmem.inbox.counts() == {}
 
 
-def test_ping_is_acknowledged_and_ignored(wmem: Memory) -> None:
+def test_ping_and_events_not_read_are_acknowledged_and_ignored(wmem: Memory) -> None:
     body = json.dumps({"zen": "Keep it logically awesome.", "hook_id": 1}).encode()
     receipt = wmem.inbox.receive("gh", body, gh_headers(body, event="ping"))
-    assert receipt.ignored and receipt.event_id is None
+    assert receipt.ignored and receipt.event_id is None and "ping" in (receipt.reason or "")
+    for event in ("push", "deployment", "star"):
+        receipt = wmem.inbox.receive("gh", comment(), gh_headers(comment(), event=event))
+        assert receipt.ignored and "not remembered" in (receipt.reason or ""), receipt
     assert wmem.inbox.counts() == {}
+
+
+def test_an_edit_supersedes_the_comment_and_a_deletion_forgets_it(wmem: Memory) -> None:
+    def send(action: str, body: str, delivery: str) -> None:
+        raw = json.loads(comment(body))
+        raw["action"] = action
+        data = json.dumps(raw).encode()
+        assert wmem.inbox.receive("gh", data, gh_headers(data, delivery=delivery)).event_id
+
+    send("created", "Pin the base image by digest", "d-1")
+    assert wmem.inbox.process().done == 1
+    [original] = memories_of(wmem)
+    send("edited", "Pin the base image by tag and digest", "d-2")
+    assert wmem.inbox.process().done == 1
+    [edited] = memories_of(wmem)
+    assert "by tag and digest" in edited.content and edited.source == original.source
+    assert edited.metadata["revises"] == original.source
+    old = wmem.get(original.memory_id, tenant="acme")
+    assert old.valid_to is not None and old.superseded_by == edited.memory_id
+    assert any(e.action == "supersede" for e in wmem.history(original.memory_id, tenant="acme"))
+    send("deleted", "Pin the base image by tag and digest", "d-3")
+    assert wmem.inbox.process().done == 1
+    assert memories_of(wmem) == []  # forgotten: invalidated, not erased
+    assert wmem.get(edited.memory_id, tenant="acme").valid_to is not None
+    assert any(e.action == "supersede" and "deleted a comment" in e.reason
+               for e in wmem.history(edited.memory_id, tenant="acme"))
+    [event] = [e for e in wmem.inbox.events(tenant="acme") if e.delivery == "d-3"]
+    assert event.status == "done" and event.memory_ids == ()
+
+
+def test_an_edit_in_the_same_batch_as_its_original_still_supersedes_it(wmem: Memory) -> None:
+    for action, text, delivery in (("created", "Use Redis 7", "e-1"), ("edited", "Use Redis 7.2", "e-2")):
+        raw = json.loads(comment(text))
+        raw["action"] = action
+        data = json.dumps(raw).encode()
+        wmem.inbox.receive("gh", data, gh_headers(data, delivery=delivery))
+    assert wmem.inbox.process().done == 2
+    [current] = memories_of(wmem)
+    assert "Redis 7.2" in current.content
+
+
+def test_a_repeat_alert_notification_is_acknowledged_and_makes_no_memory(wmem: Memory) -> None:
+    token = {"Authorization": f"Bearer {AM_TOKEN}"}
+    first = wmem.inbox.receive("am", alerts("firing"), token)
+    assert first.event_id and not first.repeat
+    again = wmem.inbox.receive("am", alerts("firing"), token)  # repeat_interval later
+    assert again.duplicate and again.repeat and again.event_id == first.event_id
+    # The same alert state in a group whose other fields changed: a new event, no new memory.
+    body = json.loads(alerts("firing"))
+    body["truncatedAlerts"] = 3
+    body["alerts"][0]["annotations"]["summary"] = "5xx above 6% on checkout"
+    changed = wmem.inbox.receive("am", json.dumps(body).encode(), token)
+    assert changed.event_id == first.event_id and changed.repeat  # keyed by the alert states
+    body["alerts"].append({**body["alerts"][0], "fingerprint": "0000111122223333",
+                           "labels": {"alertname": "Other"}})
+    assert not wmem.inbox.receive("am", json.dumps(body).encode(), token).duplicate
+    assert wmem.inbox.process().done == 2
+    mems = memories_of(wmem)
+    assert sorted(m.metadata["event"]["fingerprint"] for m in mems) == [
+        "0000111122223333", "a1b2c3d4e5f60718"]
+    other = next(m for m in mems if m.metadata["event"]["fingerprint"] == "0000111122223333")
+    assert other.metadata["event"]["truncated_alerts"] == 3
+
+
+def test_grafana_alerts_become_memories_and_resolved_links_to_firing(make_memory) -> None:
+    wmem = make_memory(webhooks={"sources": {"gf": {
+        "kind": "grafana", "tenant": "acme", "verify": "token", "secret": AM_TOKEN}}},
+        update={"associate_threshold": 1.0})
+    token = {"Authorization": f"Bearer {AM_TOKEN}"}
+    for status in ("firing", "resolved"):
+        body = json.loads(alerts(status))
+        body["version"] = "1"
+        body["alerts"][0]["valueString"] = "[ var='B' value=7.2 ]"
+        assert wmem.inbox.receive("gf", json.dumps(body).encode(), token).event_id
+    assert wmem.inbox.process().done == 2
+    by_outcome = {r.metadata["outcome"]: r for r in memories_of(wmem)}
+    firing, resolved = by_outcome["firing"], by_outcome["resolved"]
+    assert firing.related_memory_ids == [resolved.memory_id]
+    assert "Value: [ var='B' value=7.2 ]" in firing.content and "grafana" in firing.tags
+
+
+def test_a_url_token_source_names_the_query_parameter(make_memory) -> None:
+    wmem = make_memory(webhooks={"sources": {"ci": {
+        "kind": "harness", "tenant": "acme", "verify": "url_token", "secret": "ci-token-789"}}})
+    with pytest.raises(AuthError, match=r"missing \?token= in the webhook URL"):
+        wmem.inbox.receive("ci", harness("failed", "r1"), {})
 
 
 def test_failures_and_firing_alerts_matter_more_and_resolved_links_to_firing(make_memory) -> None:

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from varvemem.errors import UnsupportedEventError, ValidationError
-from varvemem.events import CONTENT_CAP, FIELD_CAP, KINDS, ParsedEvent, parse
+from varvemem.events import CONTENT_CAP, FIELD_CAP, KINDS, ParsedEvent, alertmanager, parse, read
 
 UTC = timezone.utc
 EXEC_URL = ("https://app.harness.io/ng/account/acct1/cd/orgs/default/projects/payments/pipelines/"
@@ -218,15 +218,158 @@ def test_github_event_inferred_without_the_header() -> None:
         parse("github", {"ref": "refs/heads/main"})
 
 
-def test_github_deleted_comments_and_pings_are_ignored() -> None:
-    assert parse("github", issue_comment(action="deleted"), {"X-GitHub-Event": "issue_comment"}) == []
+def test_github_deleted_comments_forget_and_pings_are_ignored() -> None:
+    deleted = one("github", issue_comment(action="deleted"), {"X-GitHub-Event": "issue_comment"})
+    assert deleted.forget and deleted.revises == "github:acme/api#12/comment/123"
+    assert deleted.content.startswith("bob deleted a comment on PR acme/api#12")
+    edited = one("github", issue_comment(action="edited"), {"X-GitHub-Event": "issue_comment"})
+    assert not edited.forget and edited.revises == edited.source
+    assert one("github", issue_comment(), {"X-GitHub-Event": "issue_comment"}).revises is None
     assert parse("github", None, {"X-GitHub-Event": "ping"}) == []
+    assert read("github", None, {"X-GitHub-Event": "ping"}).ignored == "github ping: the webhook works"
 
 
-@pytest.mark.parametrize("event", ["push", "pull_request", "issues", ""])
-def test_github_other_events_are_unsupported(event: str) -> None:
-    with pytest.raises(UnsupportedEventError, match="not handled"):
-        parse("github", {"ref": "refs/heads/main"}, {"X-GitHub-Event": event})
+@pytest.mark.parametrize(("event", "payload", "reason"), [
+    ("issues", {"action": "opened"}, "github event 'issues' is not remembered"),
+    ("", {}, "github event '' is not remembered"),
+    ("push", {"ref": "refs/tags/v1", "repository": {"default_branch": "main"}},
+     "push to 'refs/tags/v1' is not remembered"),
+    ("push", {"ref": "refs/heads/dev", "repository": {"default_branch": "main"}},
+     "default branch (main)"),
+    ("pull_request", {"action": "labeled", "pull_request": {}}, "action 'labeled'"),
+    ("workflow_run", {"action": "requested", "workflow_run": {}}, "completed runs"),
+    ("check_run", {"action": "created", "check_run": {}}, "completed check runs"),
+    ("pull_request_review", {"action": "deleted"}, "submitted, edited and dismissed"),
+])
+def test_github_events_and_actions_not_read_are_ignored_with_a_reason(
+        event: str, payload: dict[str, Any], reason: str) -> None:
+    delivery = read("github", payload, {"X-GitHub-Event": event})
+    assert delivery.events == [] and reason in (delivery.ignored or ""), delivery
+
+
+def pull_request(action: str = "opened", **pr: Any) -> dict[str, Any]:
+    return {"action": action, "number": 2, "sender": {"login": "ann"},
+            "repository": {"full_name": "acme/api", "default_branch": "main"},
+            "pull_request": {"number": 2, "title": "Retry on 503", "body": "Adds a backoff.",
+                             "html_url": "https://github.com/acme/api/pull/2", "user": {"login": "ann"},
+                             "base": {"ref": "main"}, "head": {"ref": "retry", "sha": "abc"},
+                             "created_at": "2024-03-05T10:00:00Z", "updated_at": "2024-03-05T11:00:00Z",
+                             **pr}}
+
+
+def test_github_pull_requests_opened_edited_merged_closed_reopened() -> None:
+    hdrs = {"X-GitHub-Event": "pull_request"}
+    opened = one("github", pull_request(), hdrs)
+    assert opened.source == "github:acme/api#2/pull_request" and opened.revises is None
+    assert opened.content == ('ann opened PR acme/api#2 "Retry on 503" (retry into main): Adds a '
+                              "backoff. (https://github.com/acme/api/pull/2)")
+    assert opened.outcome == "event" and "pr" in opened.tags and "opened" in opened.tags
+    edited = one("github", pull_request("edited", body="Adds a jittered backoff."), hdrs)
+    assert edited.source == edited.revises == opened.source
+    assert "jittered" in edited.content and edited.content.startswith("ann edited PR")
+    merged = one("github", pull_request("closed", merged=True, merged_at="2024-03-06T09:00:00Z",
+                                        merged_by={"login": "bob"}), hdrs)
+    assert merged.content == ('ann merged PR acme/api#2 "Retry on 503" (retry into main) (merged '
+                              "by bob). (https://github.com/acme/api/pull/2)")
+    assert merged.source == "github:acme/api#2/pull_request/merged/2024-03-06T09:00:00Z"
+    assert merged.occurred_at == datetime(2024, 3, 6, 9, 0, tzinfo=UTC) and merged.fields["merged"]
+    closed = one("github", pull_request("closed", merged=False, closed_at="2024-03-06T09:00:00Z"), hdrs)
+    assert "closed PR acme/api#2" in closed.content and "without merging" in closed.content
+    reopened = one("github", pull_request("reopened"), hdrs)
+    assert reopened.content.startswith("ann reopened PR acme/api#2") and reopened.revises is None
+    assert one("github", pull_request()).fields["event"] == "pull_request"  # inferred
+
+
+def review(action: str = "submitted", state: str = "changes_requested") -> dict[str, Any]:
+    return {"action": action, "sender": {"login": "carol"},
+            "repository": {"full_name": "acme/api"},
+            "pull_request": {"number": 2, "title": "Retry on 503",
+                             "html_url": "https://github.com/acme/api/pull/2"},
+            "review": {"id": 77, "state": state, "body": "Cap the retries at 5.",
+                       "user": {"login": "carol"}, "submitted_at": "2024-03-05T12:00:00Z",
+                       "html_url": "https://github.com/acme/api/pull/2#pullrequestreview-77"}}
+
+
+def test_github_reviews_and_their_edits_and_dismissals() -> None:
+    hdrs = {"X-GitHub-Event": "pull_request_review"}
+    submitted = one("github", review(), hdrs)
+    assert submitted.source == "github:acme/api#2/review/77" and submitted.outcome == "comment"
+    assert submitted.content.startswith('carol requested changes on PR acme/api#2 "Retry on 503": '
+                                        "Cap the retries at 5.")
+    assert one("github", review(state="approved"), hdrs).content.startswith("carol approved PR")
+    edited = one("github", review("edited"), hdrs)
+    assert edited.revises == submitted.source and "(edited)" in edited.content
+    dismissed = one("github", review("dismissed", "dismissed"), hdrs)
+    assert dismissed.revises == submitted.source
+    assert dismissed.content.startswith("carol's review of PR acme/api#2 \"Retry on 503\" was dismissed: Cap "
+                                        "the retries at 5.")
+
+
+def workflow_run(conclusion: str | None = "failure") -> dict[str, Any]:
+    return {"action": "completed", "repository": {"full_name": "acme/api"},
+            "workflow_run": {"id": 99, "name": "CI", "run_number": 12, "run_attempt": 1,
+                             "status": "completed", "conclusion": conclusion, "head_branch": "main",
+                             "head_sha": "0123456789abcdef", "event": "push",
+                             "html_url": "https://github.com/acme/api/actions/runs/99",
+                             "actor": {"login": "ann"}, "head_commit": {"message": "Bump deps"},
+                             "run_started_at": "2024-03-05T10:00:00Z",
+                             "updated_at": "2024-03-05T10:07:00Z"}}
+
+
+@pytest.mark.parametrize(("conclusion", "outcome", "words"), [
+    ("failure", "failure", "failed"), ("timed_out", "failure", "timed out"),
+    ("startup_failure", "failure", "failed to start"), ("success", "success", "succeeded"),
+    ("neutral", "event", "completed (neutral)"), (None, "event", "completed"),
+])
+def test_github_workflow_runs_by_conclusion(conclusion: str | None, outcome: str, words: str) -> None:
+    event = one("github", workflow_run(conclusion), {"X-GitHub-Event": "workflow_run"})
+    assert event.outcome == outcome
+    assert event.content.startswith(f'GitHub Actions workflow "CI" run #12 {words} on acme/api '
+                                    "branch main.")
+    assert event.source == "github:acme/api/workflow_run/99/1"
+    assert event.occurred_at == datetime(2024, 3, 5, 10, 7, tzinfo=UTC)
+    assert 'Commit message: "Bump deps".' in event.content
+    assert event.content.endswith("https://github.com/acme/api/actions/runs/99")
+
+
+def check_run() -> dict[str, Any]:
+    return {"action": "completed", "repository": {"full_name": "acme/api"},
+               "check_run": {"id": 5, "name": "lint", "status": "completed", "conclusion": "failure",
+                             "head_sha": "0123456789abcdef", "html_url": "https://github.com/acme/api/runs/5",
+                             "check_suite": {"head_branch": "main"}, "app": {"name": "GitHub Actions"},
+                             "output": {"title": "2 errors", "summary": "E501 line too long"},
+                             "pull_requests": [{"number": 2}],
+                             "completed_at": "2024-03-05T10:03:00Z"}}
+
+
+def test_github_check_runs() -> None:
+    payload = check_run()
+    event = one("github", payload, {"X-GitHub-Event": "check_run"})
+    assert event.outcome == "failure" and event.source == "github:acme/api/check_run/5"
+    assert event.content == ('Check "lint" (GitHub Actions) failed on acme/api branch main commit '
+                             "0123456789ab (PR #2). 2 errors: E501 line too long. "
+                             "https://github.com/acme/api/runs/5")
+    payload["check_run"]["conclusion"] = "skipped"
+    assert "skipped" in (read("github", payload, {"X-GitHub-Event": "check_run"}).ignored or "")
+
+
+def push() -> dict[str, Any]:
+    return {"ref": "refs/heads/main", "before": "a" * 40, "after": "b" * 40,
+               "repository": {"full_name": "acme/api", "default_branch": "main"},
+               "pusher": {"name": "ann"}, "compare": "https://github.com/acme/api/compare/a...b",
+               "commits": [{"id": "1234567890", "message": "Fix retry loop"},
+                           {"id": "abcdef1234", "message": "Bump deps"}],
+               "head_commit": {"id": "abcdef1234", "timestamp": "2024-03-05T10:00:00-01:00"}}
+
+
+def test_github_pushes_to_the_default_branch() -> None:
+    payload = push()
+    event = one("github", payload, {"X-GitHub-Event": "push"})
+    assert event.content == ("ann pushed 2 commits to main of acme/api: 1234567 Fix retry loop; "
+                             "abcdef1 Bump deps https://github.com/acme/api/compare/a...b")
+    assert event.source == f"github:acme/api/push/main/{'b' * 40}"
+    assert event.occurred_at == datetime(2024, 3, 5, 11, 0, tzinfo=UTC)
+    assert one("github", payload).fields["event"] == "push"  # inferred from the shape
 
 
 @pytest.mark.parametrize("payload", [None, [1], {"action": "created"}, {"comment": "hi"}, {"comment": {}}])
@@ -331,6 +474,97 @@ def test_alertmanager_empty_alerts_and_bad_payloads() -> None:
     for bad in (None, [], "alerts", {"version": "4"}, {"alerts": {"0": {}}}, {"alerts": [1, "x"]}):
         with pytest.raises(ValidationError):
             parse("alertmanager", bad)
+
+
+def test_alertmanager_truncated_alerts_are_kept() -> None:
+    payload = alertmanager_payload()
+    assert "truncated_alerts" not in parse("alertmanager", payload)[0].fields  # 0: none left out
+    payload["truncatedAlerts"] = 12
+    assert all(e.fields["truncated_alerts"] == 12 for e in parse("alertmanager", payload))
+    with pytest.raises(ValidationError, match="use kind grafana"):
+        parse("alertmanager", grafana_payload())
+
+
+# --- Grafana ------------------------------------------------------------------------------------
+
+def grafana_payload(status: str = "firing") -> dict[str, Any]:
+    resolved = status == "resolved"
+    return {
+        "receiver": "varvemem", "status": status, "orgId": 1, "version": "1",
+        "groupKey": '{}:{alertname="High memory usage"}', "truncatedAlerts": 0,
+        "groupLabels": {"alertname": "High memory usage"},
+        "commonLabels": {"alertname": "High memory usage", "team": "blue"}, "commonAnnotations": {},
+        "externalURL": "https://grafana.example/", "title": "[FIRING:1] High memory usage",
+        "state": "alerting", "message": "**Firing**",
+        "alerts": [{
+            "status": status, "labels": {"alertname": "High memory usage", "team": "blue", "zone": "us-1"},
+            "annotations": {"summary": "Heap above 90% in us-1", "runbook_url": "https://runbooks.example/heap"},
+            "startsAt": "2024-03-05T10:51:03.157076+02:00",
+            "endsAt": "2024-03-05T09:20:00Z" if resolved else "0001-01-01T00:00:00Z",
+            "generatorURL": "https://grafana.example/alerting/1afz29v7z/edit",
+            "fingerprint": "c6eadffa33fcdf37", "silenceURL": "https://grafana.example/alerting/silence/new",
+            "dashboardURL": "https://grafana.example/d/abc", "panelURL": "https://grafana.example/d/abc?viewPanel=2",
+            "values": {"B": 94.2}, "valueString": "[ var='B' labels={zone=us-1} value=94.2 ]",
+        }],
+    }
+
+
+def test_grafana_alerts_are_read_like_alertmanager_s_and_pair_up() -> None:
+    firing = one("grafana", grafana_payload())
+    assert firing.source == "grafana:c6eadffa33fcdf37:firing:2024-03-05T08:51:03.157076Z"
+    assert firing.outcome == "firing" and firing.link_key == "c6eadffa33fcdf37"
+    assert firing.tags == ["alert", "firing", "high-memory-usage", "grafana"]
+    assert firing.content == (
+        "[FIRING] Alert High memory usage. Summary: Heap above 90% in us-1. Labels: team=blue, zone=us-1. "
+        "Started 2024-03-05T08:51:03.157076Z. Value: [ var='B' labels={zone=us-1} value=94.2 ]. "
+        "Runbook: https://runbooks.example/heap Source: https://grafana.example/alerting/1afz29v7z/edit "
+        "Dashboard: https://grafana.example/d/abc?viewPanel=2")
+    assert firing.fields["org_id"] == "1" and firing.fields["silence_url"].endswith("/silence/new")
+    assert firing.fields["dashboard_url"] == "https://grafana.example/d/abc"
+    resolved = one("grafana", grafana_payload("resolved"))
+    assert resolved.outcome == "resolved" and resolved.link_key == firing.link_key
+    assert alertmanager.counterpart(resolved.source, "resolved")[0] == firing.source  # type: ignore[index]
+    with pytest.raises(ValidationError, match="use kind alertmanager"):
+        parse("grafana", alertmanager_payload())
+    assert parse("grafana", {"version": "1", "alerts": []}) == []
+
+
+# --- Harness FirstGen ---------------------------------------------------------------------------
+
+def firstgen(event_type: str = "PIPELINE_END", status: str = "FAILED") -> dict[str, Any]:
+    return {"id": "evt-1", "version": "v1", "eventType": event_type, "data": {
+        "application": {"id": "app1", "name": "Payments"},
+        "pipeline": {"id": "pl1", "name": "Deploy Prod"},
+        "triggeredBy": {"uuid": "u1", "name": "alice", "email": "alice@example.com"},
+        "triggeredByType": "USER", "startedAt": 1709632800000, "completedAt": 1709633100000,
+        "status": status, "executionId": "ex-9", "pipelineExecution": {"id": "ex-9"},
+        "environments": [{"id": "env1", "name": "prod"}], "services": [{"id": "svc1"}],
+        "executionArgs": {"notes": "hotfix"}}}
+
+
+def test_harness_firstgen_events() -> None:
+    event = one("harness", firstgen())
+    assert event.outcome == "failure"
+    assert event.source == "harness:firstgen/app1/pl1/ex-9:pipelineend"
+    assert event.content == (
+        'Harness pipeline "Deploy Prod" (pl1) failed in application "Payments" (app1). Execution ex-9. '
+        "Environments: prod. Services: svc1. Triggered by alice <alice@example.com> (USER). "
+        "Notes: hotfix. Started 2024-03-05T10:00:00Z, ended 2024-03-05T10:05:00Z.")
+    assert event.occurred_at == datetime(2024, 3, 5, 10, 5, tzinfo=UTC)
+    assert event.tags == ["harness", "pipeline", "failed", "pl1", "app:payments", "env:prod"]
+    assert event.fields["generation"] == "firstgen" and event.fields["event_id"] == "evt-1"
+    assert one("harness", firstgen(status="SUCCESS")).outcome == "success"
+    started = one("harness", firstgen("pipeline_start", "RUNNING"))
+    assert started.outcome == "started" and started.source.endswith(":pipelinestart")
+    workflow = firstgen("workflow_end", "ABORTED")
+    workflow["data"]["workflow"] = {"id": "wf1", "name": "Rolling"}
+    workflow["data"]["workflowExecution"] = {"id": "wx-3"}
+    event = one("harness", workflow)
+    assert event.outcome == "failure" and event.fields["level"] == "workflow"
+    assert event.content.startswith('Harness workflow "Rolling" (wf1) of pipeline "Deploy Prod" (pl1) '
+                                    "failed")
+    with pytest.raises(ValidationError, match="FirstGen"):
+        parse("harness", {"eventType": "PIPELINE_END", "data": {"status": "FAILED"}})
 
 
 # --- generic ------------------------------------------------------------------------------------
@@ -458,7 +692,7 @@ alertmanager_like = shaped(
 generic_like = shaped(["type", "event", "title", "summary", "message", "text", "description", "status",
                        "severity", "id", "url", "tags"], ("occurred_at", "timestamp"))
 SHAPED = {"harness": harness_like, "github": github_like, "alertmanager": alertmanager_like,
-          "generic": generic_like}
+          "grafana": alertmanager_like, "generic": generic_like}
 headers = st.dictionaries(
     st.sampled_from(["X-GitHub-Event", "x-github-event", "X-GITHUB-EVENT", "Content-Type"])
     | st.text(max_size=8),
@@ -498,14 +732,22 @@ def generic_payload() -> dict[str, Any]:
 
 # Real deliveries of each kind, as the examples above build them, with their headers.
 VALID: dict[str, list[tuple[Callable[[], dict[str, Any]], dict[str, str] | None]]] = {
-    "harness": [(harness_stage_failed, None),
+    "harness": [(harness_stage_failed, None), (firstgen, None),
+                (lambda: {**firstgen(), "data": {**firstgen()["data"], "environments": {"a": 1},
+                                                 "services": 3}}, None),
                 (lambda: harness_stage_failed()["eventData"], None)],  # the top-level form
     "github": [(issue_comment, {"X-GitHub-Event": "issue_comment"}),
                (lambda: issue_comment(on_pr=False), {"X-GitHub-Event": "issue_comment"}),
                (lambda: issue_comment(action="edited"), {"X-GitHub-Event": "issue_comment"}),
                (review_comment, {"X-GitHub-Event": "pull_request_review_comment"}),
-               (issue_comment, None)],  # the event inferred from the payload
+               (issue_comment, None),  # the event inferred from the payload
+               (pull_request, {"X-GitHub-Event": "pull_request"}),
+               (review, {"X-GitHub-Event": "pull_request_review"}),
+               (workflow_run, {"X-GitHub-Event": "workflow_run"}),
+               (check_run, {"X-GitHub-Event": "check_run"}), (push, {"X-GitHub-Event": "push"}),
+               (check_run, None), (push, None)],  # inferred
     "alertmanager": [(alertmanager_payload, None), (lambda: alertmanager_payload("resolved"), None)],
+    "grafana": [(grafana_payload, None), (lambda: grafana_payload("resolved"), None)],
     "generic": [(generic_payload, None)],
 }
 ALL_VALID = [(kind, make, hdrs) for kind, cases in VALID.items() for make, hdrs in cases]

@@ -20,11 +20,12 @@ from datetime import datetime, timedelta
 from .. import events
 from ..errors import AuthError, NotFoundError, ValidationError, VarvememError
 from ..events import alertmanager
+from ..events._common import clip
 from ..model import AddResult, Draft, MemoryRecord, MemoryType, Scope
 from ..settings import Settings, WebhookSource
 from ..stores import Stores, StoreTx
 from ..stores.base import InboxEvent, InboxQueue
-from .update import UpdateEngine
+from .update import UpdateEngine, _supersede
 
 log = logging.getLogger("varvemem.inbox")
 
@@ -41,12 +42,16 @@ class PayloadTooLargeError(ValidationError):
 @dataclass(frozen=True)
 class Receipt:
     """What became of a delivery: committed (``event_id``), a redelivery of a committed one
-    (``duplicate``), or nothing to remember (``ignored``, e.g. GitHub's ping)."""
+    (``duplicate``; ``repeat`` too when the sender repeats the same state on purpose, as
+    Alertmanager does every ``repeat_interval``), or nothing to remember (``ignored``, e.g.
+    GitHub's ping, with the ``reason``)."""
 
     event_id: int | None
     duplicate: bool = False
     ignored: bool = False
     events: int = 0  # events in it (an Alertmanager delivery may hold several alerts)
+    repeat: bool = False
+    reason: str | None = None
 
 
 @dataclass
@@ -71,6 +76,9 @@ def verify(source: WebhookSource, body: bytes, headers: Mapping[str, str]) -> No
     """Check a delivery's signature (HMAC-SHA256 of the raw body) or token; :class:`AuthError`."""
     given = _header(headers, source.signature_header())
     if not given:
+        if source.verify == "url_token":
+            raise AuthError("missing ?token= in the webhook URL (post to "
+                            "/v1/webhooks/<source>?token=<the source's secret>)")
         raise AuthError(f"missing {source.signature_header()} header")
     secret = source.secret_value()
     if source.verify in ("token", "url_token"):
@@ -130,19 +138,27 @@ class InboxEngine:
             raise PayloadTooLargeError(f"the body is over {self.settings.server.max_body_bytes} "
                                        "bytes (server.max_body_bytes)")
         verify(source, body, headers)
-        parsed = events.parse(source.kind, parse_body(body), headers)
+        read = events.read(source.kind, parse_body(body), headers)
+        parsed = read.events
         if not parsed:
-            return Receipt(event_id=None, ignored=True)
+            return Receipt(event_id=None, ignored=True, reason=read.ignored)
         delivery = (_header(headers, source.delivery_id_header()) or "").strip()
         if len(delivery) > _MAX_DELIVERY_ID:
             raise ValidationError(f"{source.delivery_id_header()} is over {_MAX_DELIVERY_ID} "
                                   "characters")
+        repeats = not delivery and events.sender(source.kind).repeats
+        if repeats:
+            # The same alerts in the same states (fingerprint, status, start): a repeat
+            # notification, however its group's other fields changed.
+            states = "\n".join(sorted({pe.source for pe in parsed}))
+            delivery = "states:" + hashlib.sha256(states.encode("utf-8", "replace")).hexdigest()
         delivery = delivery or "sha256:" + hashlib.sha256(body).hexdigest()
         kept = {k.lower(): v[:500] for k, v in headers.items() if k.lower() in _KEPT_HEADERS}
         event_id, created = self.queue.enqueue_event(InboxEvent(
             event_id=0, tenant=source.tenant, source=name, kind=source.kind, delivery=delivery,
             body=body.decode("utf-8"), headers=kept, received_at=self.clock()))
-        return Receipt(event_id=event_id, duplicate=not created, events=len(parsed))
+        return Receipt(event_id=event_id, duplicate=not created, events=len(parsed),
+                       repeat=repeats and not created)
 
     def drain(self, worker: str | None = None, limit: int | None = None,
               stop: threading.Event | None = None) -> DrainReport:
@@ -160,16 +176,11 @@ class InboxEngine:
             report.worker, limit or self.cfg.batch_size, self.clock(), self.cfg.lease_seconds,
             self.cfg.max_attempts)
         report.claimed = len(claimed)
-        ready: list[tuple[InboxEvent, list[Draft]]] = []
+        ready: list[tuple[InboxEvent, _Work]] = []
+        seen: set[tuple[str, str]] = set()  # alert states made in this pass (repeats)
         for event in claimed:
             try:
-                drafts = self._drafts(event)
-                if drafts:
-                    ready.append((event, drafts))
-                else:  # nothing to remember in it (any more: parsers change)
-                    with self.stores.transaction() as tx:
-                        report.done += tx.complete_event(event.event_id, report.worker, [],
-                                                         self.clock())
+                ready.append((event, self._work(event, seen)))
             except ValidationError as exc:  # retrying cannot help
                 queue.release_event(event.event_id, report.worker, self.clock(), str(exc), True)
                 report.failed += 1
@@ -205,40 +216,52 @@ class InboxEngine:
                     report.retried += 1
         return report
 
-    def _groups(self, ready: list[tuple[InboxEvent, list[Draft]]]
-                ) -> list[list[tuple[InboxEvent, list[Draft]]]]:
+    def _groups(self, ready: list[tuple[InboxEvent, _Work]]) -> list[list[tuple[InboxEvent, _Work]]]:
         """Consecutive events whose drafts fit one embedder batch (one transaction). An event
         with more (an Alertmanager group of many alerts) is a group alone, written in several
         transactions, its done mark in the last: a crash in between leaves memories that the
-        retry finds as exact duplicates, so it still makes each memory once."""
+        retry finds (the same alert states, or exact duplicates), so it still makes each memory
+        once. An event that edits or deletes what an earlier one made is a group alone, after
+        the groups before it are written, so it finds what it changes."""
         size = self.settings.embedder.batch_size
-        groups: list[list[tuple[InboxEvent, list[Draft]]]] = []
-        count = size
+        groups: list[list[tuple[InboxEvent, _Work]]] = []
+        count = 0
         for item in ready:
-            if count + len(item[1]) > size:
+            work = item[1]
+            if not groups or count + len(work.drafts) > size or work.revises \
+                    or groups[-1][-1][1].revises:
                 groups.append([])
                 count = 0
             groups[-1].append(item)
-            count += len(item[1])
+            count += len(work.drafts)
         return groups
 
-    def _store(self, group: list[tuple[InboxEvent, list[Draft]]], report: DrainReport,
+    def _store(self, group: list[tuple[InboxEvent, _Work]], report: DrainReport,
                alone: bool) -> bool:
-        """Write the group's memories and mark its events done, in one transaction. False
-        (nothing written) when it failed and ``alone`` is False: the caller retries each."""
-        drafts = [d for _, ds in group for d in ds]
+        """Write the group's memories, invalidate what its deletions forget, and mark its
+        events done, in one transaction. False (nothing written) when it failed and ``alone``
+        is False: the caller retries each."""
+        drafts = [self._revising(d, r) for _, w in group for d, r in zip(w.drafts, w.revisions)]
 
         def finish(tx: StoreTx, written: list[tuple[AddResult, MemoryRecord]]) -> None:
             self._link_alerts(tx, written, drafts)
             at = 0
-            for event, ds in group:
-                ids = list(dict.fromkeys(r.memory_id for r, _ in written[at : at + len(ds)]))
-                at += len(ds)
+            for event, work in group:
+                for source, why in work.forgets:
+                    self._forget(tx, event.tenant, source, why)
+                ids = list(dict.fromkeys(r.memory_id for r, _ in written[at : at + len(work.drafts)]))
+                at += len(work.drafts)
                 if not tx.complete_event(event.event_id, report.worker, ids, self.clock()):
                     raise _LeaseLost(event.event_id)
 
         try:
-            results = self.update.add(drafts, actor="webhook", merge=False, in_tx=finish)
+            if drafts:
+                results = self.update.add(drafts, actor="webhook", merge=False, in_tx=finish)
+            else:  # nothing to remember (any more: parsers change), or only deletions
+                results = []
+                with self.stores.transaction() as tx:
+                    finish(tx, [])
+                self.update.after_write()
         except _LeaseLost as exc:
             if not alone:
                 return False
@@ -266,23 +289,51 @@ class InboxEngine:
         report.memories.extend(r.memory_id for r in results)
         return True
 
-    def _drafts(self, event: InboxEvent) -> list[Draft]:
+    def _revising(self, draft: Draft, revises: str | None) -> Draft:
+        """An edit's draft superseding the current memories of the object it edits (its
+        source): the earlier versions, kept with history, so one version is current."""
+        if revises is None:
+            return draft
+        olds = [r.memory_id for r in self.stores.records.find_by_source(draft.scope.tenant, revises)]
+        return draft.model_copy(update={"supersedes": olds}) if olds else draft
+
+    def _forget(self, tx: StoreTx, tenant: str, source: str, why: str) -> None:
+        """Invalidate the current memories of ``source`` (kept, with history: a deletion at
+        the sender is not a deletion here; ``restore`` undoes it)."""
+        now = self.clock()
+        for rec in self.stores.records.find_by_source(tenant, source):
+            _supersede(tx, rec, None, why, "webhook", now)
+
+    def _work(self, event: InboxEvent, seen: set[tuple[str, str]]) -> _Work:
         source = self.cfg.sources.get(event.source)
         scope = Scope(tenant=event.tenant, user=source.user if source else None,
                       agent=source.agent if source else None)
         extra = source.tags if source else []
         now = self.clock()
-        drafts = []
+        repeats = events.SENDERS[event.kind].repeats if event.kind in events.SENDERS else False
+        work = _Work()
         for pe in events.parse(event.kind, parse_body(event.body.encode("utf-8")), event.headers):
-            drafts.append(Draft(
+            if pe.forget:
+                if pe.revises:
+                    work.forgets.append((pe.revises, clip(pe.content, 500)))
+                continue
+            if repeats:  # an alert state made before (a repeat notification): no new memory
+                key = (event.tenant, pe.source)
+                if key in seen or self.stores.records.find_by_source(
+                        event.tenant, pe.source, include_superseded=True):
+                    continue
+                seen.add(key)
+            work.drafts.append(Draft(
                 content=pe.content, memory_type=MemoryType.EVENT, scope=scope, source=pe.source,
                 importance=self.cfg.importance[pe.outcome], tags=[*pe.tags, *extra],
                 created_at=min(pe.occurred_at, now) if pe.occurred_at else None,
                 metadata={"event": pe.fields, "outcome": pe.outcome,
                           "link_key": pe.link_key,
+                          **({"revises": pe.revises} if pe.revises else {}),
                           "webhook": {"source": event.source, "event_id": event.event_id,
                                       "delivery": event.delivery}}))
-        return drafts
+            work.revisions.append(pe.revises)
+        return work
 
     def _link_alerts(self, tx: StoreTx, written: list[tuple[AddResult, MemoryRecord]],
                      drafts: list[Draft]) -> None:
@@ -307,6 +358,20 @@ class InboxEngine:
                 linked.add(pair)
                 self.update.link(tx, other, rec.memory_id, "webhook", now, reason)
                 self.update.link(tx, rec, other.memory_id, "webhook", now, reason)
+
+
+@dataclass
+class _Work:
+    """What one inbox event asks for: memories to make (each with the source it revises, if
+    it edits one), and sources to forget (with why)."""
+
+    drafts: list[Draft] = field(default_factory=list)
+    revisions: list[str | None] = field(default_factory=list)
+    forgets: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def revises(self) -> bool:
+        return bool(self.forgets) or any(r is not None for r in self.revisions)
 
 
 class _LeaseLost(Exception):

@@ -32,6 +32,16 @@ class ParsedEvent:
     fields: dict[str, Any]
     occurred_at: datetime | None
     link_key: str | None = None
+    # The source of an object this event changes: an edit (a comment's new text) supersedes
+    # the current memories of that source; a deletion (``forget``) makes no memory and
+    # invalidates them (kept, with history).
+    revises: str | None = None
+    forget: bool = False
+
+
+class Ignored(Exception):
+    """Raised by a parser for a delivery to acknowledge and not remember (an event type or
+    action varvemem does not read); its message says why. ``events.read`` catches it."""
 
 
 # C0/C1 control characters other than whitespace, which clean() folds anyway.
@@ -246,6 +256,13 @@ def iso(moment: datetime | None) -> str | None:
     if moment is None:
         return None
     return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def objects(value: Any, cap: int = LIST_CAP) -> list[dict[str, Any]]:
+    """The dict items of a list (at most cap of them); [] for anything else."""
+    if not isinstance(value, list):
+        return []
+    return [item for item in value[: cap * 2] if isinstance(item, dict)][:cap]
 
 
 def text_list(value: Any, cap: int = FIELD_CAP) -> list[str]:

@@ -3,13 +3,16 @@
 One event per alert. An alert's ``link_key`` is its fingerprint (a hash of its sorted labels when
 the fingerprint is missing), so a resolved alert finds the firing one it ends; its source adds the
 status and ``startsAt``, so a redelivered notification keeps its identity while a later re-fire of
-the same alert is a new event. Labels and annotations shared by the group fill the gaps of each
-alert's own. A version other than "4" is refused; no version at all is read as version 4.
+the same alert is a new event (and a repeat notification of the same state, which Alertmanager
+sends every ``repeat_interval``, is the same event again). Labels and annotations shared by the
+group fill the gaps of each alert's own; ``truncatedAlerts`` (alerts left out of a notification
+over ``max_alerts``) is kept in each event's fields. A version other than "4" is refused (version
+"1" is Grafana's: its own kind); no version at all is read as version 4.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import ValidationError
@@ -64,28 +67,41 @@ def parse(payload: Any, headers: Mapping[str, str] | None = None) -> list[Parsed
     if isinstance(version, (str, int)) and not isinstance(version, bool):
         shown = clean(str(version))
         if shown and shown != SUPPORTED_VERSION:
+            hint = " (version 1 is Grafana's alerting webhook: use kind grafana)" if shown == "1" else ""
             raise ValidationError(f"alertmanager payload version {clip(shown, 32)!r} is not supported; "
-                                  f"varvemem reads version {SUPPORTED_VERSION}")
+                                  f"varvemem reads version {SUPPORTED_VERSION}{hint}")
+    return events("alertmanager", payload)
+
+
+def events(sender: str, payload: dict[str, Any],
+           extra: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> list[ParsedEvent]:
+    """One event per alert of an Alertmanager-shaped notification (Alertmanager's, Grafana's),
+    each source starting with ``sender``; ``extra`` adds the sender's own fields of an alert."""
     alerts = payload.get("alerts")
     if not isinstance(alerts, list):
-        raise ValidationError("alertmanager payload has no alerts list")
+        raise ValidationError(f"{sender} payload has no alerts list")
     if alerts and not any(isinstance(alert, dict) for alert in alerts):
-        raise ValidationError("alertmanager alerts list holds no alert objects")
+        raise ValidationError(f"{sender} alerts list holds no alert objects")
 
     group_status = text(payload.get("status"), 32)
     common_labels = obj(payload.get("commonLabels"))
     common_annotations = obj(payload.get("commonAnnotations"))
+    truncated = payload.get("truncatedAlerts")
     group = prune({
         "receiver": text(payload.get("receiver"), ID_CAP),
         "group_key": text(payload.get("groupKey")),
         "external_url": text(payload.get("externalURL"), 1000),
+        "truncated_alerts": truncated if isinstance(truncated, int) and not isinstance(truncated, bool)
+        and 0 < truncated < 2**53 else None,
     })
-    return [_event(alert, group_status, common_labels, common_annotations, group)
+    return [_event(sender, alert, group_status, common_labels, common_annotations,
+                   {**group, **(extra(alert) if extra else {})})
             for alert in alerts if isinstance(alert, dict)]
 
 
-def _event(alert: dict[str, Any], group_status: str | None, common_labels: dict[str, Any],
-           common_annotations: dict[str, Any], group: dict[str, Any]) -> ParsedEvent:
+def _event(sender: str, alert: dict[str, Any], group_status: str | None,
+           common_labels: dict[str, Any], common_annotations: dict[str, Any],
+           group: dict[str, Any]) -> ParsedEvent:
     labels = _strings(obj(alert.get("labels")), common_labels, 200)
     annotations = _strings(obj(alert.get("annotations")), common_annotations, 1000)
     status_word = norm(text(alert.get("status"), 32) or group_status)
@@ -114,8 +130,11 @@ def _event(alert: dict[str, Any], group_status: str | None, common_labels: dict[
         f"Labels: {clip(others, 600)}" if others else None,
         f"Started {iso(starts_at)}" if starts_at else None,
         f"Resolved {iso(ends_at)}" if resolved and ends_at else None,
+        f"Value: {clip(group['value_string'], 600)}" if group.get("value_string") else None,
         f"Runbook: {runbook}" if runbook else None,
         f"Source: {generator}" if generator else None,
+        f"Dashboard: {group.get('panel_url') or group['dashboard_url']}"
+        if group.get("panel_url") or group.get("dashboard_url") else None,
     )
     start_key = iso(starts_at) or text(starts_raw, 64) or "-"
     fields = prune({
@@ -126,9 +145,10 @@ def _event(alert: dict[str, Any], group_status: str | None, common_labels: dict[
     })
     return ParsedEvent(
         content=finish(content),
-        source=f"alertmanager:{fingerprint}:{outcome}:{start_key}",
+        source=f"{sender}:{fingerprint}:{outcome}:{start_key}",
         outcome=outcome,
-        tags=make_tags("alert", outcome, name, f"severity:{severity}" if severity else None),
+        tags=make_tags("alert", outcome, name, f"severity:{severity}" if severity else None,
+                       sender if sender != "alertmanager" else None),
         fields=fields,
         occurred_at=ends_at if resolved else starts_at,
         link_key=fingerprint,

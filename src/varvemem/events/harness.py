@@ -8,6 +8,13 @@ recognised by size); ``startTime``/``endTime`` are Java date strings or ISO 8601
 No event type is refused: start/success/failure-like types (and ``PipelineEnd`` by its
 ``nodeStatus``) get those outcomes, anything else (``PipelinePaused``, ``WaitingForUserAction``,
 unknown types) is kept with the outcome "event".
+
+FirstGen (Harness CD's event rules) posts ``{"id", "version": "v1", "eventType", "data"}``:
+``eventType`` ``pipeline_start``/``pipeline_end`` (``workflow_*`` too, any case), ``data``
+with ``application``/``pipeline``/``workflow`` objects (``id``, ``name``), ``status``,
+``startedAt``/``completedAt`` (epoch milliseconds), ``triggeredBy`` (``name``, ``email``),
+``triggeredByType``, ``pipelineExecution``/``workflowExecution`` (``id``) or ``executionId``,
+``environments`` and ``services``. It becomes the same kind of event.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from ._common import (
     make_tags,
     norm,
     obj,
+    objects,
     outcome_from_status,
     parse_time,
     pick,
@@ -117,10 +125,99 @@ def _quoted(name: str | None, ident: str | None) -> str | None:
     return f'"{name}"' if name else ident
 
 
+def _is_firstgen(payload: dict[str, Any]) -> bool:
+    data = payload.get("data")
+    return isinstance(data, dict) and "eventData" not in payload and (
+        "eventType" in payload or any(k in data for k in ("application", "pipelineExecution",
+                                                         "workflowExecution")))
+
+
+def _named(value: Any) -> tuple[str | None, str | None]:
+    found = obj(value)
+    return text(found.get("id"), ID_CAP), text(found.get("name"), ID_CAP)
+
+
+def _firstgen(payload: dict[str, Any]) -> ParsedEvent:
+    data = obj(payload.get("data"))
+    event_type = text(payload.get("eventType"), 64) or text(data.get("eventType"), 64)
+    app, app_name = _named(data.get("application"))
+    pipeline, pipeline_name = _named(data.get("pipeline"))
+    workflow, workflow_name = _named(data.get("workflow"))
+    execution = (text(obj(data.get("workflowExecution")).get("id"), ID_CAP) if workflow else None) \
+        or text(obj(data.get("pipelineExecution")).get("id"), ID_CAP) \
+        or text(data.get("executionId"), ID_CAP)
+    if not (pipeline or pipeline_name or workflow or workflow_name or execution):
+        raise ValidationError("harness FirstGen payload names no pipeline, workflow or execution "
+                              "under data")
+    status = text(data.get("status"), 64)
+    word = norm(event_type)
+    level = "workflow" if word.startswith("workflow") or (
+        (workflow or workflow_name) and not word.startswith("pipeline")) else "pipeline"
+    if word.endswith(("end", "complete", "completed")):
+        outcome: Outcome = outcome_from_status(status) or "event"
+    else:
+        outcome = _outcome(event_type, status)
+    started_at, ended_at = parse_time(data.get("startedAt")), parse_time(data.get("completedAt"))
+    user = obj(data.get("triggeredBy"))
+    by_name, by_email = text(user.get("name")), text(user.get("email"))
+    trigger_type = text(data.get("triggeredByType"), 64)
+    environments = [n for n in (text(e.get("name"), 64) or text(e.get("id"), 64)
+                                for e in objects(data.get("environments"), 20)) if n]
+    services = [n for n in (text(e.get("name"), 64) or text(e.get("id"), 64)
+                            for e in objects(data.get("services"), 20)) if n]
+    notes = text(obj(data.get("executionArgs")).get("notes"), 1000)
+    error = text(data.get("errorMessage"), 2000) or text(data.get("message"), 2000)
+
+    subject = f"pipeline {_quoted(pipeline_name, pipeline) or 'execution ' + (execution or '?')}"
+    if level == "workflow":
+        subject = f"workflow {_quoted(workflow_name, workflow) or '?'}" + (
+            f" of pipeline {_quoted(pipeline_name, pipeline)}" if pipeline or pipeline_name else "")
+    verb = STATE_WORDS.get(outcome)
+    if verb is None:
+        verb = f"reported {event_type or 'an event'}" + (f" (status {status})" if status else "")
+    app_shown = _quoted(app_name, app)
+    by = f"{by_name} <{by_email}>" if by_name and by_email else (by_name or by_email)
+    times = ", ".join(p for p in (f"started {iso(started_at)}" if started_at else None,
+                                  f"ended {iso(ended_at)}" if ended_at else None) if p)
+    content = sentence(
+        f"Harness {subject} {verb}" + (f" in application {app_shown}" if app_shown else ""),
+        f"Execution {execution}" if execution else None,
+        f"Error: {error}" if error else None,
+        f"Environments: {', '.join(environments)}" if environments else None,
+        f"Services: {', '.join(services)}" if services else None,
+        f"Triggered by {by}" + (f" ({trigger_type})" if trigger_type else "") if by else None,
+        f"Notes: {notes}" if notes else None,
+        times[:1].upper() + times[1:],
+    )
+    execution_key = execution or f"h{digest(payload)}"
+    path = "/".join(p or "-" for p in (app, pipeline or pipeline_name, execution_key))
+    if level == "workflow":
+        path += f"/{workflow or workflow_name or '-'}"
+    source = f"harness:firstgen/{path}:{word or outcome}"
+    fields = prune({
+        "generation": "firstgen", "event_id": text(payload.get("id"), ID_CAP),
+        "application": app, "application_name": app_name, "pipeline": pipeline,
+        "pipeline_name": pipeline_name, "workflow": workflow, "workflow_name": workflow_name,
+        "execution_id": execution, "event_type": event_type, "status": status, "level": level,
+        "error": error, "started_at": iso(started_at), "ended_at": iso(ended_at),
+        "triggered_by": by_name, "triggered_by_email": by_email, "trigger_type": trigger_type,
+        "environments": environments, "services": services, "notes": notes,
+    })
+    occurred_at = (ended_at or started_at) if outcome in ("failure", "success") else (started_at or ended_at)
+    state = STATE_WORDS.get(outcome) or norm(status) or word or "event"
+    tags = make_tags("harness", "pipeline", level if level != "pipeline" else None, state,
+                     pipeline or pipeline_name, f"app:{app_name or app}" if app_name or app else None,
+                     *(f"env:{e}" for e in environments[:5]))
+    return ParsedEvent(content=finish(content), source=source, outcome=outcome, tags=tags,
+                       fields=fields, occurred_at=occurred_at)
+
+
 def parse(payload: Any, headers: Mapping[str, str] | None = None) -> list[ParsedEvent]:
-    """The one event of a Harness pipeline/stage/step notification."""
+    """The one event of a Harness pipeline/stage/step notification (NextGen or FirstGen)."""
     if not isinstance(payload, dict):
         raise ValidationError("harness payload must be a JSON object")
+    if _is_firstgen(payload):
+        return [_firstgen(payload)]
     sources = [_event_data(payload), payload]
 
     def get(keys: tuple[str, ...], cap: int = ID_CAP) -> str | None:

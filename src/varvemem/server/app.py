@@ -120,6 +120,13 @@ def _status(exc: VarvememError) -> tuple[int, str]:
     return 400, "error"
 
 
+_GATE = "varvemem.gate_refused"  # scope["state"] key: the status BodyLimit answered with
+
+
+def _refused(scope: Scope, status: int) -> None:
+    scope.setdefault("state", {})[_GATE] = status
+
+
 class BodyLimit:
     """Refuse a body over ``limit`` bytes (413) and a body that is not JSON (415), before any
     route reads it: by its ``Content-Length``, and by counting a streamed body."""
@@ -135,12 +142,14 @@ class BodyLimit:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         length = headers.get("content-length", "")
         if length.isdigit() and int(length) > self.limit:
+            _refused(scope, 413)
             await _error(413, "payload_too_large",
                          f"the body is over {self.limit} bytes")(scope, receive, send)
             return
         ctype = headers.get("content-type", "").split(";")[0].strip().lower()
         has_body = length not in ("", "0") or "transfer-encoding" in headers
         if has_body and not (ctype == "application/json" or ctype.endswith("+json")):
+            _refused(scope, 415)
             await _error(415, "unsupported_media_type",
                          "send JSON with Content-Type: application/json")(scope, receive, send)
             return
@@ -157,6 +166,7 @@ class BodyLimit:
             seen += len(chunks[-1])
             more = message.get("more_body", False)
             if seen > self.limit:
+                _refused(scope, 413)
                 await _error(413, "payload_too_large",
                              f"the body is over {self.limit} bytes")(scope, receive, send)
                 return
@@ -178,6 +188,7 @@ def create_app(settings: Settings | None = None, *, memory: Memory | None = None
     """The ASGI app. ``memory`` (owned by the app from then on) or one opened from
     ``settings`` (default: ``Settings.load()``) at startup."""
     from .routes import router
+    from .webhooks import count_gate_refusal
     from .webhooks import router as webhook_router
 
     settings = memory.settings if memory is not None else (settings or Settings.load())
@@ -265,6 +276,8 @@ def create_app(settings: Settings | None = None, *, memory: Memory | None = None
             service = holder.get("service")
             if service is not None:
                 service.metrics.request(request.method, path, status, elapsed)
+                if request.scope.get("state", {}).get(_GATE) == status:  # never routed
+                    count_gate_refusal(service, request.url.path, status)
             fields = {"method": request.method, "path": request.url.path, "route": path,
                       "status": status, "ms": round(elapsed * 1000, 2),
                       "tenant": getattr(request.state, "tenant", None)}

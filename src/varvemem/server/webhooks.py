@@ -9,7 +9,7 @@ import anyio.to_thread
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from ..engines.inbox import Receipt
+from ..engines.inbox import PayloadTooLargeError, Receipt
 from ..errors import (
     AuthError,
     NotFoundError,
@@ -21,20 +21,27 @@ from ..settings import URL_TOKEN_HEADER
 from .app import Service
 
 router = APIRouter(tags=["webhooks"])
+WEBHOOK_PREFIX = "/v1/webhooks/"
 
 _RESPONSES: dict[int | str, dict[str, Any]] = {
     202: {"description": "Committed to the inbox; its memories follow"},
-    200: {"description": "Nothing to remember (e.g. GitHub's ping)"},
+    200: {"description": "Nothing to remember (GitHub's ping, an event type or action varvemem "
+                 "does not read: `ignored` with its `reason`), or a repeat notification of "
+                 "alerts in the same states (`repeat`)"},
     401: {"description": "Missing or bad signature or token"},
     404: {"description": "No such webhook source"},
-    409: {"description": "This delivery was received before (no second memory)"},
+    409: {"description": "This delivery (its delivery id, or its body) was received before (no "
+                 "second memory)"},
     413: {"description": "Body over server.max_body_bytes"},
     415: {"description": "Not JSON"},
-    422: {"description": "Malformed payload, or an event type varvemem does not handle"},
+    422: {"description": "Malformed payload"},
 }
 
 
-def _outcome(exc: VarvememError) -> str:
+def outcome_of(exc: VarvememError) -> str:
+    """The ``outcome`` label a refused delivery is counted under."""
+    if isinstance(exc, PayloadTooLargeError):
+        return "too_large"
     if isinstance(exc, AuthError):
         return "bad_signature"
     if isinstance(exc, NotFoundError):
@@ -47,7 +54,7 @@ def _outcome(exc: VarvememError) -> str:
 
 
 @router.post("/v1/webhooks/{source}", status_code=202, responses=_RESPONSES,
-             summary="Receive a Harness, GitHub, Alertmanager or generic JSON event")
+             summary="Receive a Harness, GitHub, Alertmanager, Grafana or generic JSON event")
 async def receive(source: str, request: Request) -> JSONResponse:
     service: Service = request.app.state.service
     body = await request.body()
@@ -60,11 +67,17 @@ async def receive(source: str, request: Request) -> JSONResponse:
         receipt: Receipt = await anyio.to_thread.run_sync(
             service.memory.inbox.receive, source, body, headers, limiter=service.receiving)
     except VarvememError as exc:
-        service.metrics.delivery(known, _outcome(exc))
+        service.metrics.delivery(known, outcome_of(exc))
         raise
     if receipt.ignored:
         service.metrics.delivery(known, "ignored")
-        return JSONResponse({"status": "ignored"}, status_code=200)
+        return JSONResponse({"status": "ignored", "reason": receipt.reason or "nothing to remember"},
+                            status_code=200)
+    if receipt.repeat:
+        service.metrics.delivery(known, "repeat")
+        return JSONResponse({"status": "repeat", "event_id": receipt.event_id,
+                             "message": "these alerts were received in these states before; "
+                                        "no new memory"}, status_code=200)
     if receipt.duplicate:
         service.metrics.delivery(known, "duplicate")
         return JSONResponse({"error": {
@@ -74,3 +87,13 @@ async def receive(source: str, request: Request) -> JSONResponse:
     service.metrics.delivery(known, "accepted")
     return JSONResponse({"status": "accepted", "event_id": receipt.event_id,
                          "events": receipt.events}, status_code=202)
+
+
+def count_gate_refusal(service: Service, path: str, status: int) -> None:
+    """Count a delivery the body gate refused before any route (413, 415) as the route does
+    its own refusals: by source (``unknown`` for a source not configured) and outcome."""
+    name = path.removeprefix(WEBHOOK_PREFIX)
+    if not path.startswith(WEBHOOK_PREFIX) or not name or "/" in name:
+        return
+    known = name if name in service.settings.webhooks.sources else "unknown"
+    service.metrics.delivery(known, "too_large" if status == 413 else "unsupported_media_type")
