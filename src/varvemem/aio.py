@@ -19,8 +19,11 @@ Why one typed line per method (``add = _Call(Memory.add)``) and not a loop that 
 attributes: a generated attribute is invisible to mypy (every call would be ``Any``), and a
 stub would copy some forty signatures that can drift. :class:`_Call` takes the ``Memory``
 method itself and gives its parameters (a ``ParamSpec``) to the coroutine, so mypy checks every
-call against the real signature, and ``tests/unit/test_aio.py`` fails when a public method of
-``Memory`` or of a namespace has no counterpart here.
+call against the real signature. The two methods with ``**kwargs`` (``add_many``,
+``context``) do not fit ``Concatenate[Any, P]`` and are written out. ``tests/unit/test_aio.py``
+fails when a public method of ``Memory`` or of a namespace has no counterpart here, when a
+``_Call`` wraps another method than its name says, or when a written-out one's signature
+differs.
 """
 
 from __future__ import annotations
