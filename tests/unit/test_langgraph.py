@@ -31,7 +31,7 @@ from varvemem.integrations.langgraph import VarvememStore
 FIELDS = ["text"]
 
 
-@pytest.fixture(params=["in_memory", "varvemem"])
+@pytest.fixture(params=["in_memory", "varvemem", "varvemem_async"])
 def store(request: pytest.FixtureRequest, make_memory: Callable[..., Memory],
           embedder: USEEmbedder) -> Iterator[BaseStore]:
     """The reference and ours, both reading the value's ``text`` for search (the reference
@@ -39,8 +39,10 @@ def store(request: pytest.FixtureRequest, make_memory: Callable[..., Memory],
     if request.param == "in_memory":
         yield InMemoryStore(index={"dims": embedder.dim, "fields": FIELDS,
                                    "embed": lambda texts: embedder.embed_documents(texts).tolist()})
-    else:
+    elif request.param == "varvemem":
         yield VarvememStore(make_memory(), index={"fields": FIELDS})
+    else:  # over an AsyncMemory: the same store, the same worker
+        yield VarvememStore(AsyncMemory(make_memory()), index={"fields": FIELDS})
 
 
 def triple(item: Item | None) -> tuple[tuple[str, ...], str, dict[str, Any]] | None:
