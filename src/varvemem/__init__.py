@@ -3,6 +3,7 @@
 The public API is :class:`Memory` and the model types; everything else is private plumbing.
 """
 
+from .aio import AsyncMemory
 from .api import AskResult, Memory, upgrade_store
 from .engines.erasure import DeletionReport
 from .engines.lifecycle import ConsolidationReport, JobReport
@@ -35,6 +36,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AddResult",
     "AskResult",
+    "AsyncMemory",
     "ConfigError",
     "ConsolidationReport",
     "DeletionReport",

@@ -20,7 +20,7 @@ from langchain_core.messages import (
 from langchain_core.runnables import RunnableLambda
 from tests.conftest import Clock
 
-from varvemem import ConfigError, Memory, ValidationError
+from varvemem import AsyncMemory, ConfigError, Memory, ValidationError
 from varvemem.integrations.langchain import VarvememChatMessageHistory, VarvememRetriever
 
 QUESTION = "How do I deploy the billing service?\n\n## Context\n- region: eu-west-1\n- `v2.3`"
@@ -282,3 +282,79 @@ def test_missing_langchain_core_is_a_config_error(monkeypatch: pytest.MonkeyPatc
     monkeypatch.delitem(sys.modules, "varvemem.integrations.langchain")
     with pytest.raises(ConfigError, match=r"pip install 'varvemem\[langchain\]'"):
         importlib.import_module("varvemem.integrations.langchain")
+
+
+# --- retriever: k, filters and search_kwargs, at construction and per call ---------------------
+
+def test_retriever_k_and_top_k_are_one_setting(mem: Memory, stocked: dict[str, str]) -> None:
+    query = "staging cluster"
+    retriever = VarvememRetriever(memory=mem, k=2)
+    assert retriever.top_k == retriever.k == 2 and len(retriever.invoke(query)) == 2
+    assert len(retriever.invoke(query, k=1)) == 1
+    assert len(retriever.invoke(query, top_k=3)) == 3
+    assert len(VarvememRetriever(memory=mem, k=3, top_k=3).invoke(query)) == 3
+    with pytest.raises(ValueError, match="differ"):
+        VarvememRetriever(memory=mem, k=2, top_k=3)
+    with pytest.raises(ValueError, match="differ"):
+        retriever.invoke(query, k=1, top_k=2)
+    with pytest.raises(ValueError):
+        retriever.invoke(query, k=0)
+
+
+def test_retriever_filters_per_call_override_construction(
+        mem: Memory, stocked: dict[str, str]) -> None:
+    query = "staging cluster"
+    retriever = VarvememRetriever(memory=mem, top_k=10, types=["knowledge"])
+    assert stocked["chat"] not in {d.id for d in retriever.invoke(query)}
+    assert [d.id for d in retriever.invoke(query, types=["dialogue"])] == [stocked["chat"]]
+    assert [d.id for d in retriever.invoke(query, types=None, session="chat-9")] == [
+        stocked["chat"]]
+    assert {d.id for d in retriever.invoke(query, memory_tags=["infra"])} == {
+        stocked["staging"], stocked["prod"]}
+    assert retriever.invoke(query, tenant="other") == []
+    assert retriever.invoke(query, user="nobody") == []
+    assert len(retriever.invoke(query, agent=None, profile="default")) >= 1
+    with pytest.raises(ValidationError, match="profile"):
+        retriever.invoke(query, profile="no-such-profile")
+
+
+def test_retriever_search_kwargs(mem: Memory, stocked: dict[str, str]) -> None:
+    query = "staging cluster"
+    tagged = VarvememRetriever(memory=mem, search_kwargs={"tags": ["infra"], "top_k": 10})
+    assert {d.id for d in tagged.invoke(query)} == {stocked["staging"], stocked["prod"]}
+    assert len(tagged.invoke(query, search_kwargs={"top_k": 1})) == 1
+    # a field set by name wins over search_kwargs given beside it; the call wins over both
+    both = VarvememRetriever(memory=mem, k=1, search_kwargs={"top_k": 10, "tags": ["infra"]})
+    assert len(both.invoke(query)) == 1 and len(both.invoke(query, k=2)) == 2
+    social = tagged.invoke("cluster lunch", search_kwargs={"tags": ["social"]})
+    assert [d.id for d in social] == [stocked["lunch"]]
+
+
+def test_retriever_refuses_unknown_fields_and_arguments(mem: Memory) -> None:
+    with pytest.raises(ValueError, match="extra"):
+        VarvememRetriever(memory=mem, nonsense=1)  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="no argument"):
+        VarvememRetriever(memory=mem, search_kwargs={"topk": 3})
+    retriever = VarvememRetriever(memory=mem)
+    with pytest.raises(ValueError, match="unknown retriever argument"):
+        retriever.invoke("anything", topk=3)
+    with pytest.raises(ValueError, match="no argument"):
+        retriever.invoke("anything", search_kwargs={"query": "x"})
+    with pytest.raises(ValueError):
+        VarvememRetriever(memory="not a memory")
+
+
+def test_retriever_over_async_memory(mem: Memory, stocked: dict[str, str]) -> None:
+    amem = AsyncMemory(mem)
+    retriever = VarvememRetriever(memory=amem, k=2)
+    sync = retriever.invoke("which cluster is staging?")
+
+    async def run() -> list[list[Document]]:
+        return list(await asyncio.gather(
+            retriever.ainvoke("which cluster is staging?"),
+            retriever.ainvoke("which cluster is staging?", k=1),
+            VarvememRetriever(memory=mem, k=2).ainvoke("which cluster is staging?")))
+
+    two, one, plain = asyncio.run(run())
+    assert [d.id for d in two] == [d.id for d in sync] == [d.id for d in plain]
+    assert [d.id for d in one] == [sync[0].id] and sync[0].id == stocked["staging"]

@@ -76,7 +76,8 @@ def test_the_wheel_is_typed_and_classified(wheel: tuple[Message, set[str]]) -> N
 def test_all_brings_every_backend_and_dev_reuses_it(wheel: tuple[Message, set[str]]) -> None:
     by_extra = extras(wheel[0])
     backends = set(by_extra) - NOT_IN_ALL
-    assert backends >= {"server", "mcp", "langchain", "postgres", "redis", "milvus", "s3", "e5"}
+    assert backends >= {"server", "mcp", "langchain", "langgraph", "postgres", "redis", "milvus",
+                        "s3", "e5"}
     # A new extra goes into `all` or into NOT_IN_ALL.
     assert by_extra["all"] == set().union(*(by_extra[b] for b in backends))
     assert "fastapi-offline" in names(by_extra["server"])

@@ -4,7 +4,9 @@
   becomes a dialogue memory (TIER-1, searchable, consolidated on varvemem's schedule) and a turn
   of the session's Markdown history (L1), which :attr:`~VarvememChatMessageHistory.messages`
   reads back in full.
-* :class:`VarvememRetriever` is a ``BaseRetriever`` over :meth:`varvemem.Memory.search`.
+* :class:`VarvememRetriever` is a ``BaseRetriever`` over :meth:`varvemem.Memory.search`
+  (``k``, filters and ``search_kwargs`` at construction and per call; ``ainvoke`` through
+  :class:`varvemem.AsyncMemory`).
 
 Needs ``langchain-core``: ``pip install 'varvemem[langchain]'``. Only the public
 :class:`varvemem.Memory` API is used.
@@ -12,14 +14,20 @@ Needs ``langchain-core``: ``pip install 'varvemem[langchain]'``. Only the public
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ..aio import AsyncMemory
+from ..api import Memory
 from ..errors import ConfigError
 
 try:
-    from langchain_core.callbacks import CallbackManagerForRetrieverRun
+    from langchain_core.callbacks import (
+        AsyncCallbackManagerForRetrieverRun,
+        CallbackManagerForRetrieverRun,
+    )
     from langchain_core.chat_history import BaseChatMessageHistory
     from langchain_core.documents import Document
     from langchain_core.messages import (
@@ -33,13 +41,10 @@ try:
         messages_from_dict,
     )
     from langchain_core.retrievers import BaseRetriever
-    from pydantic import ConfigDict, Field
+    from pydantic import ConfigDict, Field, field_validator, model_validator
 except ImportError as exc:  # the optional extra is not installed
     raise ConfigError(f"varvemem.integrations.langchain needs langchain-core ({exc}): "
                       "pip install 'varvemem[langchain]'") from None
-
-if TYPE_CHECKING:
-    from ..api import Memory
 
 __all__ = ["VarvememChatMessageHistory", "VarvememRetriever"]
 
@@ -180,13 +185,29 @@ class VarvememRetriever(BaseRetriever):
     Each hit becomes a ``Document`` (id: the memory id) whose metadata holds ``memory_id``,
     ``score``, ``scores`` (the breakdown), ``channels``, ``type``, ``tier``, ``tags``,
     ``created_at`` (ISO 8601) and ``source``.
+
+    ``memory`` is a :class:`varvemem.Memory` or a :class:`varvemem.AsyncMemory`; either way
+    the search runs on the memory's worker thread (:mod:`varvemem.aio`), so sync ``invoke``
+    and async ``ainvoke`` calls of one memory never run at the same time, and ``ainvoke``
+    does not block the event loop.
+
+    The number of documents is ``k`` (or its other name ``top_k``); the filters are
+    ``tenant``, ``user``, ``agent``, ``session``, ``types``, ``memory_tags`` and ``profile``;
+    ``search_kwargs`` passes any other argument of :meth:`~varvemem.Memory.search` under its
+    own name (``{"tags": [...], "since": ..., "include_superseded": True}``). Each may be given
+    at construction and again per call (``retriever.invoke(q, k=1, user="alice")``, or
+    ``search_kwargs={...}``), the call's winning; a field set by name wins over the same key
+    in ``search_kwargs`` given at the same place. Unknown fields or arguments are refused.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
-    memory: Any
-    """The :class:`varvemem.Memory` to search."""
+    memory: Memory | AsyncMemory
+    """The memory to search."""
     top_k: int = Field(5, ge=1)
+    """How many documents at most (also accepted as ``k``)."""
+    search_kwargs: dict[str, Any] = Field(default_factory=dict)
+    """More arguments of :meth:`varvemem.Memory.search`, by its own names."""
     tenant: str | None = None
     user: str | None = None
     agent: str | None = None
@@ -199,12 +220,83 @@ class VarvememRetriever(BaseRetriever):
     profile: str | None = None
     """A scoring profile of the settings; ``None``: the default."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _k_is_top_k(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "k" in data:
+            data = dict(data)
+            data["top_k"] = _one_k(data.pop("k"), data.get("top_k", _UNSET))
+        return data
+
+    @field_validator("search_kwargs")
+    @classmethod
+    def _known(cls, value: dict[str, Any]) -> dict[str, Any]:
+        _check_search_kwargs(value)
+        return value
+
+    @property
+    def k(self) -> int:
+        """The number of documents (``top_k``)."""
+        return self.top_k
+
+    def _search_args(self, call: dict[str, Any]) -> dict[str, Any]:
+        """Memory.search's arguments: the defaults, then construction, then the call."""
+        args: dict[str, Any] = {"top_k": self.top_k, **self.search_kwargs}
+        for name in self.model_fields_set & _FIELD_ARGS.keys():
+            args[_FIELD_ARGS[name]] = getattr(self, name)
+        call = dict(call)
+        extra = call.pop("search_kwargs", None) or {}
+        if not isinstance(extra, dict):
+            raise ValueError("search_kwargs must be a dict of Memory.search's arguments")
+        _check_search_kwargs(extra)
+        args.update(extra)
+        if "k" in call:
+            call["top_k"] = _one_k(call.pop("k"), call.get("top_k", _UNSET))
+        unknown = sorted(set(call) - _FIELD_ARGS.keys())
+        if unknown:
+            raise ValueError(f"unknown retriever argument(s) {', '.join(unknown)} (known: k, "
+                             f"{', '.join(sorted(_FIELD_ARGS))}, search_kwargs)")
+        for name, value in call.items():
+            args[_FIELD_ARGS[name]] = value
+        return args
+
+    def _async_memory(self) -> AsyncMemory:
+        return self.memory if isinstance(self.memory, AsyncMemory) else AsyncMemory(self.memory)
+
     def _get_relevant_documents(self, query: str, *,
-                                run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
-        hits = self.memory.search(query, top_k=self.top_k, type=self.types, tags=self.memory_tags,
-                                  user=self.user, agent=self.agent, session=self.session,
-                                  tenant=self.tenant, profile=self.profile)
+                                run_manager: CallbackManagerForRetrieverRun,
+                                **kwargs: Any) -> list[Document]:
+        args = self._search_args(kwargs)
+        hits = self._async_memory().run_blocking(Memory.search, query, **args)
         return [_document(hit) for hit in hits]
+
+    async def _aget_relevant_documents(self, query: str, *,
+                                       run_manager: AsyncCallbackManagerForRetrieverRun,
+                                       **kwargs: Any) -> list[Document]:
+        args = self._search_args(kwargs)
+        hits = await self._async_memory().search(query, **args)
+        return [_document(hit) for hit in hits]
+
+
+_UNSET: Any = object()
+
+# The retriever's fields (and per-call arguments) and the Memory.search argument each sets.
+_FIELD_ARGS = {"top_k": "top_k", "tenant": "tenant", "user": "user", "agent": "agent",
+               "session": "session", "types": "type", "memory_tags": "tags",
+               "profile": "profile"}
+_SEARCH_ARGS = frozenset(inspect.signature(Memory.search).parameters) - {"self", "query"}
+
+
+def _one_k(k: Any, top_k: Any) -> Any:
+    if top_k is not _UNSET and top_k != k:
+        raise ValueError(f"k={k!r} and top_k={top_k!r} differ (they are one setting)")
+    return k
+
+
+def _check_search_kwargs(value: dict[str, Any]) -> None:
+    unknown = sorted(set(value) - _SEARCH_ARGS)
+    if unknown:
+        raise ValueError(f"search_kwargs: Memory.search has no argument {', '.join(unknown)}")
 
 
 def _document(hit: Any) -> Document:
