@@ -198,6 +198,7 @@ class AsyncSessions(_Facade):
     save = _Call(SessionHistory.save)
     delete_session = _Call(SessionHistory.delete_session)
     erase_user = _Call(SessionHistory.erase_user)
+    sessions = _Call(SessionHistory.sessions)
     load_session = _Call(SessionHistory.load_session)
     compress_history = _Call(SessionHistory.compress_history)
     summarise = _Call(SessionHistory.summarise)
