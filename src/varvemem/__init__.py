@@ -4,6 +4,7 @@ The public API is :class:`Memory` and the model types; everything else is privat
 """
 
 from .api import AskResult, Memory, upgrade_store
+from .engines.ingest import IngestProgress
 from .engines.lifecycle import ConsolidationReport, JobReport
 from .errors import (
     ConfigError,
@@ -39,6 +40,7 @@ __all__ = [
     "EmbedderError",
     "EmbedderMismatchError",
     "HistoryEntry",
+    "IngestProgress",
     "IngestReport",
     "JobReport",
     "LLMError",

@@ -1,0 +1,91 @@
+"""Document ingest of one big Markdown file: seconds, peak RSS and chunks (issue 18).
+
+Generates a deterministic Markdown file of ``--mb`` megabytes (sections with headings and
+paragraphs, English and Chinese mixed) in a temporary folder and ingests it into a fresh home
+with the default settings and embedder through :meth:`varvemem.Memory.ingest`, in this process;
+prints the seconds the ingest took, the process's peak RSS (``getrusage``) and the chunk count.
+One size per run, so the peak is that size's:
+
+    .venv/bin/python bench/bench_ingest.py --mb 5
+    .venv/bin/python bench/bench_ingest.py --mb 5 --again   # then re-ingest, unchanged
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+WORDS = ("deploy", "cluster", "staging", "rollback", "pipeline", "helm", "chart", "version",
+         "pin", "alert", "latency", "budget", "runbook", "owner", "service", "queue", "retry",
+         "timeout", "canary", "release", "database", "replica", "backup", "restore", "token",
+         "secret", "rotate", "ingress", "certificate", "metrics", "dashboard", "oncall")
+HANZI = ("部署", "集群", "回滚", "流水线", "版本", "告警", "延迟", "负责人", "服务", "队列",
+         "重试", "超时", "发布", "数据库", "备份", "恢复", "证书", "监控", "值班", "配置")
+
+
+def paragraph(rng: random.Random) -> str:
+    if rng.random() < 0.25:  # a Chinese paragraph
+        return "，".join("".join(rng.choice(HANZI) for _ in range(rng.randint(2, 5)))
+                        for _ in range(rng.randint(6, 20))) + "。"
+    sentences = []
+    for _ in range(rng.randint(2, 6)):
+        words = [rng.choice(WORDS) for _ in range(rng.randint(6, 16))]
+        if rng.random() < 0.3:
+            words.insert(rng.randrange(len(words)), f"eks-stg-{rng.randint(1, 99)}")
+        sentences.append(" ".join(words).capitalize() + ".")
+    return " ".join(sentences)
+
+
+def document(size: int, seed: int = 18) -> str:
+    """About ``size`` bytes of Markdown: a title, ``##`` sections with ``###`` subsections."""
+    rng = random.Random(seed)
+    parts = ["# Operations handbook\n"]
+    total = len(parts[0])
+    section = 0
+    while total < size:
+        section += 1
+        head = f"\n## {section}. {rng.choice(WORDS).title()} {rng.choice(HANZI)}\n\n"
+        if rng.random() < 0.5:
+            head += f"### {rng.choice(WORDS)} {rng.choice(WORDS)}\n\n"
+        body = "\n\n".join(paragraph(rng) for _ in range(rng.randint(1, 8))) + "\n"
+        parts.append(head + body)
+        total += len((head + body).encode("utf-8"))
+    return "".join(parts)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--mb", type=float, default=1.0, help="file size in megabytes (MiB)")
+    ap.add_argument("--again", action="store_true", help="re-ingest the unchanged file after")
+    args = ap.parse_args()
+    from varvemem import Memory
+
+    with tempfile.TemporaryDirectory() as tmp:
+        doc = Path(tmp, "handbook.md")
+        doc.write_text(document(int(args.mb * 1024 * 1024)), encoding="utf-8")
+        with Memory(home=Path(tmp, "home")) as mem:
+            mem.embedder().embed_documents(["warm up"])  # the model's load is not the ingest's
+            t0 = time.perf_counter()
+            report = mem.ingest(doc)
+            seconds = time.perf_counter() - t0
+            out = {"mb": args.mb, "bytes": doc.stat().st_size, "seconds": round(seconds, 2),
+                   "chunks": len(report.added)}
+            if args.again:
+                t0 = time.perf_counter()
+                again = mem.ingest(doc)
+                out["again_seconds"] = round(time.perf_counter() - t0, 2)
+                out["again_unchanged"] = again.unchanged_files
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    out["peak_rss_mb"] = round(peak / 1024, 1)
+    json.dump(out, sys.stdout)
+    print()
+
+
+if __name__ == "__main__":
+    main()
