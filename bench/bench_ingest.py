@@ -3,11 +3,16 @@
 Generates a deterministic Markdown file of ``--mb`` megabytes (sections with headings and
 paragraphs, English and Chinese mixed) in a temporary folder and ingests it into a fresh home
 with the default settings and embedder through :meth:`varvemem.Memory.ingest`, in this process;
-prints the seconds the ingest took, the process's peak RSS (``getrusage``) and the chunk count.
-One size per run, so the peak is that size's:
+prints the seconds the ingest took (wall clock, and the process's CPU seconds, which depend
+less on what else the machine runs), the process's peak RSS (``getrusage``) and the chunk
+count. One size per run, so the peak is that size's:
 
     .venv/bin/python bench/bench_ingest.py --mb 5
     .venv/bin/python bench/bench_ingest.py --mb 5 --again   # then re-ingest, unchanged
+    .venv/bin/python bench/bench_ingest.py --mb 50 --hash-embedder  # the ingest alone
+
+``--hash-embedder`` replaces the model by a hash of each text (64-d, no model to load), so the
+figures are those of reading, chunking and storing: what grows with the file's size.
 """
 
 from __future__ import annotations
@@ -19,7 +24,9 @@ import resource
 import sys
 import tempfile
 import time
+import zlib
 from pathlib import Path
+from typing import Any
 
 WORDS = ("deploy", "cluster", "staging", "rollback", "pipeline", "helm", "chart", "version",
          "pin", "alert", "latency", "budget", "runbook", "owner", "service", "queue", "retry",
@@ -59,23 +66,43 @@ def document(size: int, seed: int = 18) -> str:
     return "".join(parts)
 
 
+def hash_embedder() -> Any:
+    import numpy as np
+
+    from varvemem.embeddings import Embedder
+
+    class HashEmbedder(Embedder):
+        model_id, dim = "bench-hash-64", 64
+
+        def embed_documents(self, texts: Any) -> Any:
+            out = np.stack([np.random.default_rng(zlib.crc32(t.encode("utf-8")))
+                            .standard_normal(64).astype(np.float32) for t in texts]) \
+                if texts else np.zeros((0, 64), np.float32)
+            return out / np.linalg.norm(out, axis=1, keepdims=True).clip(1e-9)
+
+    return HashEmbedder()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--mb", type=float, default=1.0, help="file size in megabytes (MiB)")
     ap.add_argument("--again", action="store_true", help="re-ingest the unchanged file after")
+    ap.add_argument("--hash-embedder", action="store_true", help="no model: a hash per text")
     args = ap.parse_args()
     from varvemem import Memory
 
     with tempfile.TemporaryDirectory() as tmp:
         doc = Path(tmp, "handbook.md")
         doc.write_text(document(int(args.mb * 1024 * 1024)), encoding="utf-8")
-        with Memory(home=Path(tmp, "home")) as mem:
+        embedder = hash_embedder() if args.hash_embedder else None
+        with Memory(home=Path(tmp, "home"), embedder=embedder) as mem:
             mem.embedder().embed_documents(["warm up"])  # the model's load is not the ingest's
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             report = mem.ingest(doc)
-            seconds = time.perf_counter() - t0
-            out = {"mb": args.mb, "bytes": doc.stat().st_size, "seconds": round(seconds, 2),
-                   "chunks": len(report.added)}
+            seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+            out: dict[str, Any] = {
+                "mb": args.mb, "bytes": doc.stat().st_size, "seconds": round(seconds, 2),
+                "cpu_seconds": round(cpu, 2), "chunks": len(report.added)}
             if args.again:
                 t0 = time.perf_counter()
                 again = mem.ingest(doc)

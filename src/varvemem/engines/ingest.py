@@ -229,9 +229,16 @@ class DocumentIngest:
         current = [s for s in stored if s.current]
         key = done_key(scope.tenant, source)
         complete = self.stores.records.get_meta(key)
+
+        def tell(done_bytes: int, chunks: int, added: int, done: bool = False) -> None:
+            if progress is not None:
+                progress(IngestProgress(source, position[0], position[1], done_bytes,
+                                        scan.size, chunks, added, done))
+
         if current and complete == h and all(s.doc_hash == h for s in current):
             report.unchanged_files += 1
             report.kept += len(current)
+            tell(scan.size, len(current), 0, done=True)
             return
         by_hash = {s.content_hash for s in current}
         # A chunk that a newer memory (not this document) superseded stays superseded.
@@ -243,11 +250,6 @@ class DocumentIngest:
                if s.doc_hash == h and complete != h]
         del stored
         self.stores.check_model()
-
-        def tell(done_bytes: int, chunks: int, added: int, done: bool = False) -> None:
-            if progress is not None:
-                progress(IngestProgress(source, position[0], position[1], done_bytes,
-                                        scan.size, chunks, added, done))
 
         seen: set[str] = set()  # the hashes of this version's chunks
         pending: list[Draft] = []
