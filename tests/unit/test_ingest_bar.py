@@ -22,5 +22,6 @@ def test_the_bar_follows_files_and_batches(monkeypatch) -> None:
         tasks = {t.description: t for t in bar.progress.tasks}
         assert set(tasks) == {"files", "c.md"}  # a finished file's task makes room
         assert tasks["files"].completed == 2 and tasks["c.md"].completed == 1000
-        assert tasks["c.md"].fields["chunks"] == "90 chunks, 70 new"
+        assert tasks["c.md"].fields["done"] == "1.0 kB/1.0 kB, 90 chunks, 70 new"
+        assert tasks["files"].fields["done"] == "2/2"
     assert "a [b].md" in out.getvalue()  # shown as it is, no markup

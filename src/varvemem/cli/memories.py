@@ -88,17 +88,11 @@ class _IngestBar:
     and, for more than one file, how many are done."""
 
     def __init__(self) -> None:
-        from rich.progress import (
-            BarColumn,
-            DownloadColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-        )
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.progress = Progress(
-            TextColumn("{task.description}", markup=False), BarColumn(), DownloadColumn(),
-            TextColumn("{task.fields[chunks]}", markup=False), TimeElapsedColumn(),
+            TextColumn("{task.description}", markup=False), BarColumn(),
+            TextColumn("{task.fields[done]}", markup=False), TimeElapsedColumn(),
             console=console, transient=True)
         self.files: Any = None
         self.file: Any = None
@@ -112,18 +106,21 @@ class _IngestBar:
         self.progress.__exit__(None, None, None)
 
     def show(self, p: IngestProgress) -> None:
+        from rich.filesize import decimal
+
         if p.files > 1 and self.files is None:
-            self.files = self.progress.add_task("files", total=p.files, chunks="")
+            self.files = self.progress.add_task("files", total=p.files, done=f"0/{p.files}")
         if p.source != self.source:
             if self.file is not None:
                 self.progress.remove_task(self.file)
             self.source = p.source
             name = Path(p.source.removeprefix("document:")).name
-            self.file = self.progress.add_task(clip(name, 40), total=p.bytes_total, chunks="")
+            self.file = self.progress.add_task(clip(name, 40), total=p.bytes_total, done="")
         self.progress.update(self.file, completed=p.bytes_done,
-                             chunks=f"{p.chunks} chunks, {p.added} new")
+                             done=f"{decimal(p.bytes_done)}/{decimal(p.bytes_total)}, "
+                                  f"{p.chunks} chunks, {p.added} new")
         if p.done and self.files is not None:
-            self.progress.update(self.files, completed=p.file)
+            self.progress.update(self.files, completed=p.file, done=f"{p.file}/{p.files}")
 
 
 @app.command()

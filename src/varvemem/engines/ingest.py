@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from .update import UpdateEngine
 
 BLOCK_CHARS = 64 * 1024  # a text given whole is read in blocks of this many characters
-BLOCK_BYTES = 256 * 1024  # a file, in blocks of this many bytes
+BLOCK_BYTES = 64 * 1024  # a file, in blocks of this many bytes
 _PAGE = 1000  # records read (or vectors compared) at a time while finishing a document
 LIMIT_KEY = "update.ingest_max_file_bytes"
 
