@@ -253,7 +253,7 @@ class DocumentIngest:
 
         seen: set[str] = set()  # the hashes of this version's chunks
         pending: list[Draft] = []
-        added: list[str] = []
+        added = 0
         chunks = 0
         check = hashlib.sha256()
         read = 0
@@ -289,9 +289,10 @@ class DocumentIngest:
                 # is committed with the document's completion (a small document at once).
                 for p in self._commit(pending, source, actor, now):
                     new.append(_New(p.record.memory_id, section_of(p), chunk_of(p)))
-                    added.append(p.record.memory_id)
+                    report.added.append(p.record.memory_id)  # committed, whatever comes next
+                    added += 1
                 pending = []
-                tell(read, chunks, len(added))
+                tell(read, chunks, added)
             pending.append(d)
         if check.hexdigest()[:32] != h:  # changed between the two readings: finish next time
             raise _Unreadable("changed while it was read; ingest it again")
@@ -302,11 +303,10 @@ class DocumentIngest:
         self._finish(source, scope, h, last, new, stale, [s for s in current
                                                         if s.content_hash in kept
                                                         and s.doc_hash != h], actor, now)
-        added.extend(p.record.memory_id for p in last)
-        report.added.extend(added)
+        report.added.extend(p.record.memory_id for p in last)
         report.kept += len(kept)
         report.invalidated.extend(s.memory_id for s in stale)
-        tell(read, chunks, len(added), done=True)
+        tell(read, chunks, added + len(last), done=True)
 
     # -- steps --------------------------------------------------------------------------------
     def _prepared(self, drafts: list[Draft]) -> list[_Prepared]:
