@@ -6,6 +6,7 @@ The public API is :class:`Memory` and the model types; everything else is privat
 from .aio import AsyncMemory
 from .api import AskResult, Memory, upgrade_store
 from .engines.erasure import DeletionReport
+from .engines.ingest import IngestProgress
 from .engines.lifecycle import ConsolidationReport, JobReport
 from .errors import (
     ConfigError,
@@ -43,6 +44,7 @@ __all__ = [
     "EmbedderError",
     "EmbedderMismatchError",
     "HistoryEntry",
+    "IngestProgress",
     "IngestReport",
     "JobReport",
     "LLMError",

@@ -21,6 +21,7 @@ from .engines.erasure import DeletionReport, ErasureEngine
 from .engines.faq import ASK_PROMPT, FaqEngine
 from .engines.faq import AskResult as AskResult
 from .engines.inbox import InboxEngine
+from .engines.ingest import IngestProgress
 from .engines.lifecycle import ConsolidationReport, LifecycleEngine
 from .engines.reads import ReadEngine
 from .engines.retrieval import RetrievalEngine
@@ -209,25 +210,33 @@ class Memory:
         return self._update.add([draft])[0]
 
     def ingest(self, paths: str | Path | Sequence[str | Path], *,
-               tags: Sequence[str] | None = None, tenant: str | None = None) -> IngestReport:
+               tags: Sequence[str] | None = None, tenant: str | None = None,
+               progress: Callable[[IngestProgress], None] | None = None) -> IngestReport:
         """Ingest Markdown/text files or folders as knowledge; a changed file replaces its old
-        chunks (kept in history, no longer served), an unchanged one is skipped."""
+        chunks (kept in history, no longer served), an unchanged one is skipped.
+
+        A file is read and stored ``update.ingest_batch_chunks`` new chunks at a time: an
+        interrupted ingest resumes when run again, and invalidates nothing. A file over
+        ``update.ingest_max_file_bytes`` is skipped in a folder, refused when named.
+        ``progress`` hears after each batch how far the ingest is (:class:`IngestProgress`)."""
         if isinstance(paths, (str, Path)):
             paths = [paths]
         return self._update.ingest_paths([Path(p) for p in paths],
                                          self._scope(tenant, None, None, None),
-                                         normalise_tags(tags))
+                                         normalise_tags(tags), progress)
 
     def ingest_text(self, text: str, source: str, *, tags: Sequence[str] | None = None,
-                    tenant: str | None = None) -> IngestReport:
-        """Ingest a document given as text under a stable ``source`` name."""
+                    tenant: str | None = None,
+                    progress: Callable[[IngestProgress], None] | None = None) -> IngestReport:
+        """Ingest a document given as text under a stable ``source`` name (at most
+        ``update.ingest_max_file_bytes``; see :meth:`ingest`)."""
         if not isinstance(text, str) or not text.strip():
             raise ValidationError("document is empty")
         if not isinstance(source, str) or not source.strip():
             raise ValidationError("source must be non-empty text")
         report = IngestReport(files=1)
         self._update.ingest_text(text, source, self._scope(tenant, None, None, None),
-                                 normalise_tags(tags), report)
+                                 normalise_tags(tags), report, progress=progress)
         return report
 
     def update(self, memory_id: str, *, content: str | None = None,

@@ -8,10 +8,12 @@ unless ``update.follow_symlinks_outside`` is on."""
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -140,6 +142,38 @@ def read_regular(path: Path, limit: int | None = None) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise ValueError("not UTF-8 text") from None
+
+
+def read_blocks(path: Path, limit: int | None = None,
+                block: int = 256 * 1024) -> Iterator[str]:
+    """The UTF-8 text of a regular file as :func:`read_regular` reads it, ``block`` bytes at a
+    time, decoded as it goes (a character cut between two blocks is whole in the next); the
+    same ``ValueError`` s, raised when the first block is asked for (the file's kind and size)
+    or when the reading comes to the fault (bad UTF-8, a file grown past ``limit``)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise ValueError(f"cannot open: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError("not a regular file")
+        if limit is not None and info.st_size > limit:
+            raise ValueError(f"larger than {limit} bytes")
+        decoder = codecs.getincrementaldecoder("utf-8-sig")()
+        size = 0
+        while data := f.read(block):
+            size += len(data)
+            if limit is not None and size > limit:
+                raise ValueError(f"larger than {limit} bytes")
+            try:
+                yield decoder.decode(data)
+            except UnicodeDecodeError:
+                raise ValueError("not UTF-8 text") from None
+        try:
+            yield decoder.decode(b"", final=True)
+        except UnicodeDecodeError:
+            raise ValueError("not UTF-8 text") from None
 
 
 def candidates(folder: Path, cfg: UpdateSettings) -> tuple[list[Path], dict[str, str]]:

@@ -351,6 +351,13 @@ class UpdateSettings(_Section):
     context_embed: int = Field(1, ge=0, le=20)
     chunk_max_chars: int = Field(1200, ge=100)
     ingest_extensions: list[str] = Field(default_factory=lambda: [".md", ".markdown", ".txt"])
+    # Document ingest (engines/ingest.py): a file is read section by section and its new chunks
+    # are embedded and committed ``ingest_batch_chunks`` at a time, so memory stays bounded and
+    # an interrupted ingest resumes when run again. A file (or text) of more than
+    # ``ingest_max_file_bytes`` is refused: skipped with its reason in a folder, an error when
+    # named alone.
+    ingest_batch_chunks: int = Field(64, ge=1, le=100_000)
+    ingest_max_file_bytes: int = Field(256 * 1024 * 1024, ge=1024)
     # Reading folders (document ingest, ``qa import``): a symlink whose target is outside the
     # folder named is skipped unless this is on; FIFOs, devices and sockets are always skipped.
     follow_symlinks_outside: bool = False

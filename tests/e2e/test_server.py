@@ -233,6 +233,22 @@ def test_an_expired_key_is_refused(tmp_path: Path, embedder: Any, clock_factory:
         thread.join(30)
 
 
+def test_a_document_over_the_ingest_limit_is_refused(tmp_path: Path, embedder: Any) -> None:
+    server, thread, url, mem = start_server(tmp_path / "home", embedder,
+                                            update={"ingest_max_file_bytes": 2048})
+    try:
+        key = mem.keys.create("acme", "write")[1]
+        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}) as c:
+            doc = {"source": "big.md", "text": "# Big\n\n" + "word " * 500}
+            body = refused(c.post("/v1/documents", json=doc), 422)
+            assert "update.ingest_max_file_bytes" in body["message"]
+            small = {"source": "small.md", "text": "# Small\n\nPin chart versions.\n"}
+            assert len(ok(c.post("/v1/documents", json=small))["added"]) == 1
+    finally:
+        server.should_exit = True
+        thread.join(30)
+
+
 def test_bad_requests_get_a_4xx_and_a_json_error(srv: Server) -> None:
     with srv.client(srv.writer) as c:
         refused(c.post("/v1/memories", content=b'{"content": "x"', headers={

@@ -10,6 +10,7 @@ from typing import Any
 import typer
 from rich.text import Text
 
+from ..engines.ingest import IngestProgress
 from ..model import HistoryEntry
 from ._app import (
     AS_OF,
@@ -61,8 +62,17 @@ def ingest(
     json_out: bool = typer.Option(False, "--json"),
     now: str | None = NOW,
 ) -> None:
-    """Ingest documents; a changed file replaces its old chunks, an unchanged one is skipped."""
-    report = memory_of(ctx).ingest(paths, tags=split_csv(tags), tenant=tenant)
+    """Ingest documents; a changed file replaces its old chunks, an unchanged one is skipped.
+
+    A big file is stored a batch of chunks at a time (update.ingest_batch_chunks): an
+    interrupted ingest resumes when run again. Files over update.ingest_max_file_bytes are
+    skipped (refused when named). On a terminal a progress bar shows each file."""
+    mem = memory_of(ctx)
+    if json_out or not console.is_terminal:
+        report = mem.ingest(paths, tags=split_csv(tags), tenant=tenant)
+    else:
+        with _IngestBar() as bar:
+            report = mem.ingest(paths, tags=split_csv(tags), tenant=tenant, progress=bar.show)
     if json_out:
         print_json(report.model_dump())
         return
@@ -71,6 +81,46 @@ def ingest(
                   "file(s) unchanged")
     for skipped in report.skipped:
         console.print(f"skipped {skipped}")
+
+
+class _IngestBar:
+    """A rich progress bar for ``ingest``: the file being read (bytes, chunks read, new ones)
+    and, for more than one file, how many are done."""
+
+    def __init__(self) -> None:
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.progress = Progress(
+            TextColumn("{task.description}", markup=False), BarColumn(),
+            TextColumn("{task.fields[done]}", markup=False), TimeElapsedColumn(),
+            console=console, transient=True)
+        self.files: Any = None
+        self.file: Any = None
+        self.source = ""
+
+    def __enter__(self) -> _IngestBar:
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.__exit__(None, None, None)
+
+    def show(self, p: IngestProgress) -> None:
+        from rich.filesize import decimal
+
+        if p.files > 1 and self.files is None:
+            self.files = self.progress.add_task("files", total=p.files, done=f"0/{p.files}")
+        if p.source != self.source:
+            if self.file is not None:
+                self.progress.remove_task(self.file)
+            self.source = p.source
+            name = Path(p.source.removeprefix("document:")).name
+            self.file = self.progress.add_task(clip(name, 40), total=p.bytes_total, done="")
+        self.progress.update(self.file, completed=p.bytes_done,
+                             done=f"{decimal(p.bytes_done)}/{decimal(p.bytes_total)}, "
+                                  f"{p.chunks} chunks, {p.added} new")
+        if p.done and self.files is not None:
+            self.progress.update(self.files, completed=p.file, done=f"{p.file}/{p.files}")
 
 
 @app.command()

@@ -16,11 +16,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import qa_files
 from ..embeddings import Embedder, normalise
 from ..errors import LLMError, ValidationError, VarvememError
 from ..llm import ChatClient
@@ -42,7 +41,9 @@ from ..settings import Settings
 from ..stores import Stores, StoreTx
 from ..text import analyse, extract_keywords, identifiers, index_terms
 from . import claims, outcome, rules
-from .extract import from_document
+
+if TYPE_CHECKING:
+    from .ingest import IngestProgress
 
 ACTOR = "update-engine"
 log = logging.getLogger("varvemem.llm")  # the LLM steps' fallbacks
@@ -906,116 +907,22 @@ class UpdateEngine:
                       new={"related_memory_ids_added": [new_id_]})
 
     # -- documents ----------------------------------------------------------------------------
+    # Read a batch at a time, committed as it goes and resumable: engines/ingest.py.
     def ingest_text(self, text: str, source: str, scope: Scope, tags: list[str],
-                    report: IngestReport, actor: str = ACTOR) -> None:
+                    report: IngestReport, actor: str = ACTOR,
+                    progress: Callable[[IngestProgress], None] | None = None) -> None:
         """Store a document's chunks; on re-ingestion keep unchanged chunks, add new ones and
         invalidate the rest (kept in history, no longer served)."""
-        now = self.clock()
-        doc_hash = content_hash(text)
-        # Only the document's own chunks: other memories may carry the same source string.
-        every = [r for r in self.stores.records.find_by_source(scope.tenant, source,
-                                                                include_superseded=True)
-                 if "doc_hash" in r.metadata]
-        current = [r for r in every if r.valid_to is None]
-        if current and all(r.metadata.get("doc_hash") == doc_hash for r in current):
-            report.unchanged_files += 1
-            report.kept += len(current)
-            return
-        drafts = from_document(text, source, scope, self.cfg.chunk_max_chars, tags=tags)
-        drafts = [d for d in drafts if d.content.strip()]
-        for d in drafts:
-            d.metadata["doc_hash"] = doc_hash
-            self.validate(d)
-        by_hash = {r.content_hash: r for r in current}
-        # A chunk that a newer memory (not this document) superseded stays superseded.
-        overruled = {r.content_hash for r in every if r.valid_to is not None
-                     and r.superseded_by and r.superseded_by not in {x.memory_id for x in every}}
-        fresh = [d for d in drafts if content_hash(d.content) not in by_hash
-                 and content_hash(d.content) not in overruled]
-        kept_hashes = {content_hash(d.content) for d in drafts} & set(by_hash)
-        stale = [r for r in current if r.content_hash not in kept_hashes]
-        self.stores.check_model()
-        batch = [self._prepare(d) for d in fresh]
-        for p in batch:
-            p.steps["classify"] = "document"
-        if batch:
-            self._embed(batch, None)
-        successor = {old.memory_id: self._successor(old, batch) for old in stale}
-        changed = f"document {source} re-ingested: section changed"
-        self.stores.sync()
-        with self.stores.transaction() as tx:
-            self.stores.claim_model(tx)
-            live = self._current({r.memory_id: "" for r in stale}, scope.tenant, {})
-            stale = [live[r.memory_id] for r in stale if r.memory_id in live]
-            for p in batch:
-                olds = [r for r in stale if successor[r.memory_id] is p]
-                _inherit(p.record, olds)
-                succeeded = {r.memory_id: changed for r in olds}
-                tx.insert(p.record, p.vector)
-                record_change(tx, p.record, "create", now, actor,
-                              _succession(f"ingested from {source}", succeeded),
-                              new=_created(p.record, list(succeeded)))
-            for r in current:  # bookkeeping only (which version of the file a chunk is in)
-                if r.content_hash in kept_hashes and r.metadata.get("doc_hash") != doc_hash:
-                    r.metadata["doc_hash"] = doc_hash
-                    tx.update(r, fields=["metadata"])
-            for old in stale:
-                succ = successor[old.memory_id]
-                _supersede(tx, old, succ.record if succ else None, changed if succ else
-                           f"document {source} re-ingested: section removed", actor, now)
-        self.stores.sync()
-        report.added.extend(p.record.memory_id for p in batch)
-        report.kept += len(kept_hashes)
-        report.invalidated.extend(r.memory_id for r in stale)
+        from .ingest import DocumentIngest
 
-    def _successor(self, old: MemoryRecord, batch: list[_Prepared]) -> _Prepared | None:
-        """The new chunk that replaces ``old``: same section, else the most similar
-        (cosine >= ``update.successor_threshold``)."""
-        for p in batch:
-            if p.record.metadata.get("section") == old.metadata.get("section"):
-                return p
-        vec = self.stores.vectors.vectors([old.memory_id]).get(old.memory_id)
-        if vec is None or not batch:
-            return None
-        best = max(batch, key=lambda p: float(p.vector @ vec) if p.vector is not None else -1.0)
-        return best if best.vector is not None and \
-            float(best.vector @ vec) >= self.cfg.successor_threshold else None
+        DocumentIngest(self).ingest_text(text, source, scope, tags, report, actor, progress)
 
-    def ingest_paths(self, paths: Sequence[Path], scope: Scope, tags: list[str]) -> IngestReport:
-        """Ingest files and folders (recursively, by ``update.ingest_extensions``). In a folder,
-        only regular files are read (a FIFO, device or socket is skipped unopened) and a
-        symlink leading out of it is skipped unless ``update.follow_symlinks_outside``."""
-        report = IngestReport()
-        files: list[Path] = []
-        for path in paths:
-            path = Path(path).expanduser()
-            if path.is_dir():
-                for f in sorted(path.rglob("*")):
-                    if f.suffix.lower() not in self.cfg.ingest_extensions or f.is_dir():
-                        continue
-                    why = qa_files.file_problem(f, path, self.cfg.follow_symlinks_outside)
-                    if why is None:
-                        files.append(f)
-                    else:
-                        report.skipped.append(f"{f}: {why}")
-            elif path.is_file():
-                files.append(path)
-            elif path.exists():
-                raise ValidationError(f"{path} is not a regular file")
-            else:
-                raise ValidationError(f"{path} does not exist")
-        for f in files:
-            try:
-                text = qa_files.read_regular(f)
-            except ValueError as exc:
-                report.skipped.append(f"{f}: {exc}")
-                continue
-            if not text.strip():
-                report.skipped.append(f"{f}: empty")
-                continue
-            report.files += 1
-            self.ingest_text(text, f"document:{f.resolve()}", scope, tags, report)
-        return report
+    def ingest_paths(self, paths: Sequence[Path], scope: Scope, tags: list[str],
+                     progress: Callable[[IngestProgress], None] | None = None) -> IngestReport:
+        """Ingest files and folders (see :meth:`.ingest.DocumentIngest.ingest_paths`)."""
+        from .ingest import DocumentIngest
+
+        return DocumentIngest(self).ingest_paths(paths, scope, tags, progress)
 
     # -- LLM paths ------------------------------------------------------------------------------
     def _llm_for(self, step: str) -> bool:
