@@ -322,8 +322,8 @@ class SqliteStore(SqlStore):
         match = fts_query(list(tokens))
         rank = f"bm25(1.0, {float(context_weight):.6f})"
         # Fast path: FTS5 keeps only the best rows (ORDER BY rank LIMIT) and the filter runs on
-        # those. When the filter drops too many (a small tenant or user in a big store), one
-        # join ranks only the rows that pass it.
+        # those (the table holds the tenant's rows only). When the filter drops too many (a small
+        # user, a tier, a time range in a big tenant), one join ranks only the rows that pass it.
         fetch = limit * 4
         ranked = self._query(f"SELECT rowid, -rank FROM {fts} WHERE {fts} MATCH %s "
                              "AND rank MATCH %s ORDER BY rank LIMIT %s", (match, rank, fetch))
