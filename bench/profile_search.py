@@ -66,8 +66,11 @@ def main() -> None:
                                                    30))
     # FTS5 alone: how much the context column and its weight cost (the store's own query).
     conn = store._c  # type: ignore[attr-defined]
-    kept = [store._selective(index_terms(q), 5000) for q in qs]  # type: ignore[attr-defined]
-    df = [dict(conn.execute(f"SELECT term, doc FROM memories_fts_vocab WHERE term IN "
+    from varvemem.stores.sqlite import _fts_table
+
+    fts = _fts_table(conn, flt.tenant)  # the tenant's own FTS5 table (one per tenant)
+    kept = [store._selective(fts, index_terms(q), 5000) for q in qs]  # type: ignore[attr-defined]
+    df = [dict(conn.execute(f"SELECT term, doc FROM {fts}_vocab WHERE term IN "
                             f"({','.join('?' * len(k))})", k).fetchall()) for k in kept]
     print(f"query terms kept {statistics.fmean(len(k) for k in kept):.1f}, rows they match "
           f"(sum of document frequencies) {statistics.fmean(sum(d.values()) for d in df):,.0f}")
@@ -76,10 +79,10 @@ def main() -> None:
             ("  FTS5 bm25() both columns weight 1", "", ()),
     ):
         per_query(label, lambda i, sql=sql, extra=extra: conn.execute(
-            f"SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? {sql}"
+            f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? {sql}"
             "ORDER BY rank LIMIT 400", (fts_query(kept[i]), *extra)).fetchall())
     per_query("  FTS5 bm25() own text column only", lambda i: conn.execute(
-        "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT 400",
+        f"SELECT rowid FROM {fts} WHERE {fts} MATCH ? ORDER BY rank LIMIT 400",
         ("terms : (" + fts_query(kept[i]) + ")",)).fetchall())
     prof = cProfile.Profile()
     prof.enable()

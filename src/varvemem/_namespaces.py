@@ -123,9 +123,10 @@ class Inbox:
             self._update.after_write()
         return report
 
-    def counts(self) -> dict[str, int]:
-        """Inbox events by status (``pending``, ``processing``, ``done``, ``failed``)."""
-        return self._engine.queue.inbox_counts()
+    def counts(self, *, tenant: str | None = None) -> dict[str, int]:
+        """Inbox events by status (``pending``, ``processing``, ``done``, ``failed``), of one
+        tenant or (``None``) of all."""
+        return self._engine.queue.inbox_counts(None if tenant is None else self._mem._tenant(tenant))
 
     def events(self, *, tenant: str | None = None, status: str | None = None,
                limit: int = 100, after: int = 0) -> list[InboxEvent]:

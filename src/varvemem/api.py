@@ -399,6 +399,11 @@ class Memory:
         """Counts by type and tier, sizes on disk, the embedding model."""
         return self._reads.stats(self._tenant(tenant))
 
+    def check_store(self) -> None:
+        """Read from the store of record (one small row): a :class:`StorageError` when it does
+        not answer. The service's readiness check; it tells nothing about any tenant."""
+        self._stores.records.get_meta("vector_seq")
+
     def index_stats(self) -> dict[str, Any]:
         """The vector index, opened and caught up: ``vectors`` (how many) and ``hnsw`` (an
         approximate HNSW graph, else an exact scan)."""

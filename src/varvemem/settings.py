@@ -861,6 +861,10 @@ class ServerSettings(_Section):
     max_page_size: int = Field(500, ge=1, le=10_000)
     shutdown_seconds: float = Field(10.0, ge=0)  # graceful shutdown: finish the batch in hand
     log_json: bool = True  # one JSON object per log line
+    # /metrics also exports gauges read from the store: memories by tier and webhook inbox
+    # events by status, counted over every tenant. Off by default, since /metrics needs no key
+    # and those counts tell about every tenant's data (a tenant's own: GET /v1/status).
+    metrics_store_gauges: bool = False
     log_level: Literal["debug", "info", "warning", "error", "critical"] = "info"
 
 

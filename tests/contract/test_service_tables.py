@@ -42,6 +42,10 @@ def test_enqueue_is_idempotent_per_tenant_source_and_delivery(store: RecordStore
     assert stored.body == '{"a": 1}' and stored.status == "pending"
     assert stored.headers == {"x-github-event": "issue_comment"}
     assert store.inbox_counts() == {"pending": 2}
+    store.enqueue_event(_event("d2", tenant="other"))
+    assert store.inbox_counts("acme") == {"pending": 1}  # one tenant's, for GET /v1/status
+    assert store.inbox_counts("other") == {"pending": 2}
+    assert store.inbox_counts("nobody") == {}
 
 
 def test_a_lease_is_held_by_one_worker_until_it_runs_out(store: RecordStore) -> None:

@@ -110,7 +110,7 @@ def test_the_api_documents_itself_and_reports_health(srv: Server) -> None:
             schema["paths"])
         assert "HTTPBearer" in schema["components"]["securitySchemes"]
         assert ok(c.get("/healthz")) == {"status": "ok"}
-        assert ok(c.get("/readyz"))["status"] == "ready"
+        assert ok(c.get("/readyz")) == {"status": "ready"}  # no counts: it needs no key
 
 
 def test_memories_search_context_and_history(srv: Server) -> None:
@@ -329,7 +329,7 @@ def test_webhooks_are_accepted_once_and_become_memories(srv: Server) -> None:
         refused(c.post("/v1/webhooks/ci?token=wrong", json=run), 401)
         ok(c.post("/v1/webhooks/ci?token=harness-token-1", json=run), 202)
     with srv.client(srv.admin) as c:
-        wait_for(lambda: ok(c.get("/readyz"))["inbox"].get("done") == 3)
+        wait_for(lambda: ok(c.get("/v1/status"))["inbox"]["done"] == 3)
         inbox = ok(c.get("/v1/inbox"))["items"]
         assert [e["status"] for e in inbox] == ["done", "done", "done"]
         hits = ok(c.post("/v1/search", json={"query": "is the redis cache shared?",
@@ -340,10 +340,52 @@ def test_webhooks_are_accepted_once_and_become_memories(srv: Server) -> None:
         assert 'varvemem_webhook_deliveries_total{outcome="duplicate",source="gh"} 1.0' in metrics
         assert 'varvemem_webhook_deliveries_total{outcome="ignored",source="gh"} 2.0' in metrics
         assert 'varvemem_webhook_deliveries_total{outcome="repeat",source="am"} 1.0' in metrics
-        assert 'varvemem_inbox_events{status="done"} 3.0' in metrics
-        assert 'varvemem_memories{tier="mid_term"}' in metrics
+        # The store's gauges count every tenant's data: off unless server.metrics_store_gauges.
+        assert "varvemem_inbox_events" not in metrics and "varvemem_memories" not in metrics
         assert "varvemem_http_request_duration_seconds_bucket" in metrics
         assert 'varvemem_inbox_processed_events_total{outcome="done"}' in metrics
+
+
+def test_status_shows_the_admin_key_tenant_only(srv: Server) -> None:
+    """GET /v1/status: the key's tenant's memories by tier and inbox by status (what /readyz
+    showed for all tenants), for an admin key; other tenants' data never shows."""
+    with srv.client(None) as c:
+        raw, headers = gh(COMMENT, "del-s")
+        ok(c.post("/v1/webhooks/gh", content=raw, headers=headers), 202)  # tenant acme
+    with srv.client(srv.writer) as c:
+        ok(c.post("/v1/memories", json={"content": "acme keeps its runbooks in the wiki"}), 201)
+    with srv.client(srv.admin) as c:
+        wait_for(lambda: ok(c.get("/v1/status"))["inbox"]["done"] == 1)
+        acme = ok(c.get("/v1/status"))
+        assert acme["tenant"] == "acme"
+        assert acme["inbox"] == {"pending": 0, "processing": 0, "done": 1, "failed": 0}
+        assert sum(acme["memories_by_tier"].values()) == 2
+    with srv.client(srv.other) as c:
+        globex = ok(c.get("/v1/status"))
+        assert globex["tenant"] == "globex" and set(globex["inbox"].values()) == {0}
+        assert set(globex["memories_by_tier"].values()) == {0}
+        assert set(globex["memories_by_tier"]) == set(acme["memories_by_tier"])
+    for key in (srv.writer, srv.reader):
+        with srv.client(key) as c:
+            refused(c.get("/v1/status"), 403)
+    with srv.client(None) as c:
+        refused(c.get("/v1/status"), 401)
+
+
+def test_store_gauges_are_exported_when_configured(tmp_path: Path, embedder: Any) -> None:
+    server, thread, url, mem = start_server(tmp_path / "home", embedder,
+                                            server={"metrics_store_gauges": True})
+    try:
+        key = mem.keys.create("acme", "write")[1]
+        with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}) as c:
+            ok(c.post("/v1/memories", json={"content": "the gauges count this memory"}), 201)
+            metrics = c.get("/metrics").text
+        assert 'varvemem_inbox_events{status="pending"} 0.0' in metrics
+        assert 'varvemem_memories{tier="long_term"} 1.0' in metrics or \
+            'varvemem_memories{tier="mid_term"} 1.0' in metrics
+    finally:
+        server.should_exit = True
+        thread.join(30)
 
 
 def test_failed_webhook_events_are_retried_by_an_admin(srv: Server) -> None:

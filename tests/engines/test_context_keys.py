@@ -126,7 +126,7 @@ def test_the_full_text_index_is_refilled_when_the_analyser_changes(tmp_path: Pat
         tx.update(MemoryRecord(memory_id="m2499", content="note 2499 swimming", created_at=t0,
                                memory_type=MemoryType.KNOWLEDGE, tier=Tier.LONG_TERM,
                                updated_at=t0, valid_from=t0))
-    store._c.execute("DELETE FROM memories_fts WHERE rowid > 2000")  # a stale index
+    store._c.execute("DELETE FROM memories_fts_1 WHERE rowid > 2000")  # a stale index
     store.close()
     store = SqliteStore(tmp_path / "varvemem.db")
     try:

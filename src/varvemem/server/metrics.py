@@ -1,7 +1,9 @@
-"""Prometheus metrics for ``/metrics``: request latency, webhook outcomes, inbox work, and
-gauges read from the store at scrape time (memories by tier, the inbox's depth: the same for
-every process of a deployment). With ``PROMETHEUS_MULTIPROC_DIR`` set (``varvemem serve
---workers N`` sets it) the counts are those of every server process together."""
+"""Prometheus metrics for ``/metrics``: request latency, webhook outcomes, inbox work, and, with
+``server.metrics_store_gauges``, gauges read from the store at scrape time (memories by tier,
+the inbox's depth, over every tenant: the same for every process of a deployment). Those are
+off by default: ``/metrics`` needs no key, and nothing it shows may tell about a tenant's data.
+With ``PROMETHEUS_MULTIPROC_DIR`` set (``varvemem serve --workers N`` sets it) the counts are
+those of every server process together."""
 
 from __future__ import annotations
 
@@ -77,7 +79,8 @@ class Metrics:
 
             # prometheus_client leaves MultiProcessCollector's __init__ unannotated.
             multiprocess.MultiProcessCollector(self.registry)  # type: ignore[no-untyped-call]
-        self.registry.register(_StoreGauges(service))
+        if service.settings.server.metrics_store_gauges:
+            self.registry.register(_StoreGauges(service))
 
     def request(self, method: str, route: str, status: int, seconds: float) -> None:
         self.latency.labels(method, route, str(status)).observe(seconds)

@@ -25,12 +25,14 @@ from .schemas import (
     ContextIn,
     DocumentIn,
     FeedbackIn,
+    InboxCounts,
     InboxRetryIn,
     MemoryIn,
     MemoryPatch,
     Name,
     Page,
     SearchIn,
+    TenantStatus,
     TurnsIn,
 )
 
@@ -98,14 +100,15 @@ async def health() -> dict[str, str]:
 
 @router.get("/readyz", tags=["operations"], summary="The store of record answers",
             responses={503: {"description": "The store is unreachable"}})
-async def ready(request: Request) -> dict[str, Any]:
+async def ready(request: Request) -> dict[str, str]:
+    # No counts: /readyz needs no key, and every tenant's would show (GET /v1/status has the
+    # key's tenant's own).
     service: Service = request.app.state.service
     try:
-        inbox = await anyio.to_thread.run_sync(service.memory.inbox.counts,
-                                               limiter=service.receiving)
+        await anyio.to_thread.run_sync(service.memory.check_store, limiter=service.receiving)
     except StorageError as exc:
         raise StorageError(f"not ready: {exc}") from None
-    return {"status": "ready", "inbox": inbox}
+    return {"status": "ready"}
 
 
 @router.get("/metrics", tags=["operations"], summary="Prometheus metrics",
@@ -286,6 +289,15 @@ def stats(caller: Caller = need("read")) -> dict[str, Any]:
     for key in ("home", "disk_bytes"):  # the server's, shared by every tenant
         out.pop(key, None)
     return out
+
+
+@router.get("/v1/status", tags=["operations"],
+            summary="The tenant's memories by tier and webhook inbox by status")
+def status(caller: Caller = need("admin")) -> TenantStatus:
+    tiers = caller.call(lambda m: m.tier_counts(tenant=caller.tenant))
+    inbox = caller.service.memory.inbox.counts(tenant=caller.tenant)  # the store is thread-safe
+    return TenantStatus(tenant=caller.tenant, memories_by_tier=tiers,
+                        inbox=InboxCounts(**{s: inbox.get(s, 0) for s in InboxCounts.model_fields}))
 
 
 @router.delete("/v1/users/{user}", tags=["operations"],

@@ -1,4 +1,5 @@
-"""Request bodies of the REST API (responses are the library's own models)."""
+"""Request bodies of the REST API, and the few responses that are not the library's own
+models."""
 
 from __future__ import annotations
 
@@ -160,3 +161,21 @@ class Page(BaseModel):
 
     items: list[Any]
     next: str | None = None
+
+
+class InboxCounts(BaseModel):
+    """Webhook inbox events by status."""
+
+    pending: int = 0
+    processing: int = 0
+    done: int = 0
+    failed: int = 0
+
+
+class TenantStatus(BaseModel):
+    """The key's tenant at a glance (``GET /v1/status``, admin): its memories by tier (the
+    archive too) and its webhook inbox by status."""
+
+    tenant: str
+    memories_by_tier: dict[str, int]
+    inbox: InboxCounts

@@ -631,8 +631,10 @@ class SqlStore(RecordStore):
             f"SELECT {INBOX_COLUMNS} FROM inbox WHERE {' AND '.join(where)} ORDER BY event_id "
             "LIMIT %s", (*args, limit))]
 
-    def inbox_counts(self) -> dict[str, int]:
-        return {s: n for s, n in self._query("SELECT status, COUNT(*) FROM inbox GROUP BY status")}
+    def inbox_counts(self, tenant: str | None = None) -> dict[str, int]:
+        where, args = ("WHERE tenant = %s ", (tenant,)) if tenant is not None else ("", ())
+        return {s: n for s, n in self._query(
+            f"SELECT status, COUNT(*) FROM inbox {where}GROUP BY status", args)}
 
     def retry_events(self, tenant: str, event_ids: Sequence[int] | None = None) -> list[int]:
         if event_ids is not None and not event_ids:

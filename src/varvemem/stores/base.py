@@ -422,8 +422,8 @@ class InboxQueue(ABC):
         """Inbox events by id, ``after`` the given id."""
 
     @abstractmethod
-    def inbox_counts(self) -> dict[str, int]:
-        """How many events are in each status."""
+    def inbox_counts(self, tenant: str | None = None) -> dict[str, int]:
+        """How many events (of ``tenant``, else of every tenant) are in each status."""
 
     @abstractmethod
     def retry_events(self, tenant: str, event_ids: Sequence[int] | None = None) -> list[int]:

@@ -293,16 +293,18 @@ class PostgresStore(SqlStore):
                   ) -> tuple[str, list[Any]]:
         return f"{alias}.tags && %s", [list(tags)]
 
-    def _doc_freq(self, tokens: Sequence[str]) -> tuple[dict[str, int], int]:
-        """How many memories hold each token, and how many there are (the ``term_df`` table a
-        trigger keeps)."""
-        rows = dict(self._query("SELECT term, df FROM term_df WHERE term = ANY(%s)",
-                                ([*tokens, ""],)))
+    def _doc_freq(self, tenant: str, tokens: Sequence[str]) -> tuple[dict[str, int], int]:
+        """How many of ``tenant``'s memories hold each token, and how many it has (the
+        ``term_df`` table a trigger keeps, per tenant: no tenant's scores may depend on
+        another's data)."""
+        rows = dict(self._query("SELECT term, df FROM term_df WHERE tenant = %s AND "
+                                "term = ANY(%s)", (tenant, [*tokens, ""])))
         return {t: int(rows.get(t, 0)) for t in tokens}, int(rows.get("", 0))
 
     def compact_text(self, tenant: str) -> None:
         # The trigger counts a term down to 0 and leaves its row: a deleted memory's words.
-        self._write("DELETE FROM term_df WHERE df <= 0 AND term <> ''")
+        self._write("DELETE FROM term_df WHERE tenant = %s AND df <= 0 AND term <> ''",
+                    (tenant,))
 
     def keyword_search(self, tokens: Sequence[str], flt: SearchFilter, now: datetime,
                        limit: int, context_weight: float = 0.5,
@@ -310,7 +312,7 @@ class PostgresStore(SqlStore):
         tokens = list(dict.fromkeys(t for t in tokens if t))
         if not tokens:
             return []
-        df, total = self._doc_freq(tokens)
+        df, total = self._doc_freq(flt.tenant, tokens)
         if max_docs is not None:
             kept = [t for t in tokens if df[t] <= max_docs]
             tokens = kept or [min(tokens, key=lambda t: df[t])]

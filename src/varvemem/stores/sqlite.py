@@ -113,18 +113,50 @@ class _SqliteTx(SqlTx):
         if row is None:
             return None
         self._c.execute("DELETE FROM memory_tags WHERE memory_rowid = ?", (row[0],))
-        self._c.execute("DELETE FROM memories_fts WHERE rowid = ?", (row[0],))
+        table = _fts_table(self._c, tenant)
+        if table is not None:
+            self._c.execute(f"DELETE FROM {table} WHERE rowid = ?", (row[0],))
         return (row[1],)
 
 
+# The full text is indexed per tenant: one FTS5 table for each, ``memories_fts_<n>`` (``n`` from
+# the fts_tenants table, made on the tenant's first write), and its fts5vocab table. bm25()
+# takes its document count, average length and document frequencies from the whole table, and
+# FTS5 has no way to count them over a subset of its rows: in one shared table a tenant's
+# scores told whether another tenant stored a word, and another tenant could push its memories
+# down (issue 18). Scoring outside FTS5 from per-tenant counts would lose its ranking path
+# (ORDER BY rank LIMIT keeps only the best rows); separate tables keep it, and a search reads
+# the searching tenant's rows only. The cost: a table (and its shadow tables) per tenant, and
+# one primary-key read to find it.
+_FTS_SPEC = "terms, context, tokenize = 'unicode61 remove_diacritics 0'"
+
+
+def _fts_table(c: sqlite3.Connection, tenant: str, create: bool = False) -> str | None:
+    """The name of ``tenant``'s FTS5 table (its fts5vocab table is that name + ``_vocab``);
+    None when it has none yet, unless ``create`` (inside the write transaction)."""
+    row = c.execute("SELECT n FROM fts_tenants WHERE tenant = ?", (tenant,)).fetchone()
+    if row is not None:
+        return f"memories_fts_{int(row[0])}"
+    if not create:
+        return None
+    # Rows of fts_tenants are never deleted: a number always names the same tenant.
+    n = int(c.execute("SELECT COALESCE(MAX(n), 0) + 1 FROM fts_tenants").fetchone()[0])
+    c.execute("INSERT INTO fts_tenants (tenant, n) VALUES (?, ?)", (tenant, n))
+    c.execute(f"CREATE VIRTUAL TABLE memories_fts_{n} USING fts5 ({_FTS_SPEC})")
+    c.execute(f"CREATE VIRTUAL TABLE memories_fts_{n}_vocab USING fts5vocab "
+              f"(memories_fts_{n}, 'row')")
+    return f"memories_fts_{n}"
+
+
 def _index_text(c: sqlite3.Connection, rowid: int, r: MemoryRecord) -> None:
-    """(Re)write the row's full text: its terms, and its context column (the neighbouring
-    turns and the date in words)."""
-    c.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
+    """(Re)write the row's full text in its tenant's table: its terms, and its context column
+    (the neighbouring turns and the date in words)."""
+    table = _fts_table(c, r.scope.tenant, create=True)
+    c.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
     terms = index_terms(r.content + " " + " ".join(r.tags))
     context = index_terms(" ".join([*r.context_before, *r.context_after,
                                     date_terms(r.created_at)]))
-    c.execute("INSERT INTO memories_fts (rowid, terms, context) VALUES (?, ?, ?)",
+    c.execute(f"INSERT INTO {table} (rowid, terms, context) VALUES (?, ?, ?)",
               (rowid, " ".join(terms), " ".join(context)))
 
 
@@ -174,13 +206,15 @@ class SqliteStore(SqlStore):
                                   f"PRAGMA user_version = {number};\nCOMMIT;")
 
     def _refresh_fts(self) -> None:
-        """Refill the full-text index when it was built by another analyser version."""
+        """Refill the full-text index when it was built by another analyser version (or in
+        another layout: schema 6 moved it to a table per tenant)."""
         row = self._c.execute("SELECT value FROM meta WHERE key = 'fts_version'").fetchone()
         if row is not None and row[0] == INDEX_VERSION:
             return
         self._c.execute("BEGIN IMMEDIATE")
         try:
-            self._c.execute("DELETE FROM memories_fts")
+            for (n,) in self._c.execute("SELECT n FROM fts_tenants").fetchall():
+                self._c.execute(f"DELETE FROM memories_fts_{int(n)}")
             last = 0
             while rows := self._c.execute(f"SELECT rowid, {SELECT} FROM memories WHERE rowid > ? "
                                           "ORDER BY rowid LIMIT 2000", (last,)).fetchall():
@@ -276,7 +310,11 @@ class SqliteStore(SqlStore):
     def keyword_search(self, tokens: Sequence[str], flt: SearchFilter, now: datetime,
                        limit: int, context_weight: float = 0.5,
                        max_docs: int | None = None) -> list[tuple[str, float]]:
-        tokens = self._selective(tokens, max_docs)
+        with self._lock:  # the tenant's own index: its own statistics
+            fts = _fts_table(self._c, flt.tenant)
+        if fts is None:
+            return []
+        tokens = self._selective(fts, tokens, max_docs)
         if not tokens:
             return []
         where, args = self._filter_sql(flt, now)
@@ -284,10 +322,10 @@ class SqliteStore(SqlStore):
         match = fts_query(list(tokens))
         rank = f"bm25(1.0, {float(context_weight):.6f})"
         # Fast path: FTS5 keeps only the best rows (ORDER BY rank LIMIT) and the filter runs on
-        # those. When the filter drops too many (a small tenant or user in a big store), one
-        # join ranks only the rows that pass it.
+        # those (the table holds the tenant's rows only). When the filter drops too many (a small
+        # user, a tier, a time range in a big tenant), one join ranks only the rows that pass it.
         fetch = limit * 4
-        ranked = self._query("SELECT rowid, -rank FROM memories_fts WHERE memories_fts MATCH %s "
+        ranked = self._query(f"SELECT rowid, -rank FROM {fts} WHERE {fts} MATCH %s "
                              "AND rank MATCH %s ORDER BY rank LIMIT %s", (match, rank, fetch))
         score = dict(ranked)
         inside, rowids = self.d.in_("m.rowid", list(score))
@@ -297,31 +335,34 @@ class SqliteStore(SqlStore):
             hits = sorted(((mid, float(score[rid])) for rid, mid in rows), key=lambda kv: -kv[1])
             return hits[:limit]
         rows = self._query(
-            "SELECT m.memory_id, -memories_fts.rank FROM memories_fts "
-            "JOIN memories m ON m.rowid = memories_fts.rowid WHERE memories_fts MATCH %s "
-            f"AND memories_fts.rank MATCH %s AND {where} ORDER BY memories_fts.rank LIMIT %s",
+            f"SELECT m.memory_id, -{fts}.rank FROM {fts} JOIN memories m ON m.rowid = "
+            f"{fts}.rowid WHERE {fts} MATCH %s AND {fts}.rank MATCH %s AND {where} "
+            f"ORDER BY {fts}.rank LIMIT %s",
             (match, rank, *args, limit))
         return [(r[0], float(r[1])) for r in rows]
 
     def compact_text(self, tenant: str) -> None:
-        # FTS5 marks deleted rows in new segments; 'optimize' merges every segment into one,
-        # and secure_delete zeroes the pages the old ones leave free.
+        # FTS5 marks deleted rows in new segments; 'optimize' merges every segment of the
+        # tenant's table into one, and secure_delete zeroes the pages the old ones leave free.
         with self._lock:
+            table = _fts_table(self._c, tenant)
+            if table is None:
+                return
             self._c.execute("PRAGMA secure_delete = ON")
             try:
-                self._write("INSERT INTO memories_fts (memories_fts) VALUES ('optimize')")
+                self._write(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
             finally:
                 self._c.execute("PRAGMA secure_delete = OFF")
 
-    def _selective(self, tokens: Sequence[str], max_docs: int | None) -> list[str]:
-        """``tokens`` without those in more than ``max_docs`` memories (FTS5 scores every row
-        that matches any query term, and such terms barely change the ranking); the rarest one
-        is kept when all are that common."""
+    def _selective(self, fts: str, tokens: Sequence[str], max_docs: int | None) -> list[str]:
+        """``tokens`` without those in more than ``max_docs`` memories of the table ``fts``'s
+        tenant (FTS5 scores every row that matches any query term, and such terms barely
+        change the ranking); the rarest one is kept when all are that common."""
         tokens = list(dict.fromkeys(tokens))
         if max_docs is None or not tokens:
             return tokens
         inside, args = self.d.in_("term", tokens)
-        df = dict(self._query(f"SELECT term, doc FROM memories_fts_vocab WHERE {inside}", args))
+        df = dict(self._query(f"SELECT term, doc FROM {fts}_vocab WHERE {inside}", args))
         kept = [t for t in tokens if df.get(t, 0) <= max_docs]
         return kept or [min(tokens, key=lambda t: df.get(t, 0))]
 
