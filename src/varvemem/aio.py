@@ -344,6 +344,7 @@ class AsyncMemory(_Facade):
     session_window = _Call(Memory.session_window)
     stats = _Call(Memory.stats)
     index_stats = _Call(Memory.index_stats)
+    check_store = _Call(Memory.check_store)
     save_qa = _Call(QA.save)
     load_all_qa = _Call(QA.all)
     search_qa = _Call(QA.search)
