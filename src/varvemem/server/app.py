@@ -23,6 +23,7 @@ import anyio.to_thread
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -183,6 +184,12 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
 
+def _operation_id(route: APIRoute) -> str:
+    """A route's operationId: its function's name (``add_memory``, ``search``...), which
+    generated clients name their calls after."""
+    return route.name
+
+
 def create_app(settings: Settings | None = None, *, memory: Memory | None = None,
                clock: Callable[[], datetime] | None = None) -> FastAPI:
     """The ASGI app. ``memory`` (owned by the app from then on) or one opened from
@@ -213,6 +220,7 @@ def create_app(settings: Settings | None = None, *, memory: Memory | None = None
     # Like /openapi.json it needs no key (auth is per route: routes.need). No /redoc: ReDoc's
     # bundle loads its logo from its vendor's CDN whatever it is told.
     app = FastAPIOffline(title="varvemem", version=__version__, lifespan=lifespan,
+                         generate_unique_id_function=_operation_id,
                          static_url=DOCS_ASSETS, redoc_url=None,
                          swagger_ui_parameters={"validatorUrl": None},
                          description="Long-term memory for LLM agents: memories, hybrid search, "

@@ -1,4 +1,5 @@
-"""Request bodies of the REST API (responses are the library's own models)."""
+"""Request and response bodies of the REST API (responses reuse the library's own models where
+they fit), and the error body every refusal carries."""
 
 from __future__ import annotations
 
@@ -14,8 +15,23 @@ from pydantic import (
     ValidationInfo,
     field_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 
-from ..model import check_text, in_utc
+from ..engines.faq import AskResult
+from ..engines.lifecycle import ConsolidationReport
+from ..model import (
+    AddResult,
+    HistoryEntry,
+    IngestReport,
+    MemoryRecord,
+    MemoryType,
+    Tier,
+    TTLMode,
+    check_text,
+    in_utc,
+)
+
+__all__ = ["AddResult", "AskResult", "ConsolidationReport", "HistoryEntry", "IngestReport"]
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 
@@ -44,15 +60,15 @@ class MemoryIn(_Body):
     """One memory to add (``POST /v1/memories``)."""
 
     content: str = Field(min_length=1)
-    type: str | None = None
+    type: MemoryType | None = None
     tags: list[str] | None = Field(None, max_length=100)
     source: str = Field("api", min_length=1, max_length=1000)
     importance: float | None = Field(None, ge=0.0, le=1.0)
     user: Name | None = None
     agent: Name | None = None
     session: Name | None = None
-    tier: str | None = None
-    ttl_mode: str | None = None
+    tier: Tier | None = None
+    ttl_mode: TTLMode | None = None
     ttl_days: float | None = Field(None, gt=0, le=36_500)
     metadata: dict[str, Any] | None = None
     supersedes: list[str] | None = Field(None, max_length=100)
@@ -89,8 +105,8 @@ class SearchIn(_Body):
 
     query: str = Field(min_length=1)
     top_k: int | None = Field(None, ge=1, le=1000)
-    types: list[str] | None = None
-    tiers: list[str] | None = None
+    types: list[MemoryType] | None = None
+    tiers: list[Tier] | None = None
     tags: list[str] | None = Field(None, max_length=100)
     user: Name | None = None
     agent: Name | None = None
@@ -105,9 +121,9 @@ class SearchIn(_Body):
     def args(self) -> dict[str, Any]:
         out = self.model_dump(exclude={"query", "types", "tiers"}, exclude_none=True)
         if self.types is not None:
-            out["type"] = self.types
+            out["type"] = [t.value for t in self.types]
         if self.tiers is not None:
-            out["tier"] = self.tiers
+            out["tier"] = [t.value for t in self.tiers]
         return out
 
 
@@ -155,8 +171,207 @@ class ConsolidateIn(_Body):
                        "inbox"]] | None = Field(None, min_length=1)
 
 
-class Page(BaseModel):
-    """A page of a list: pass ``next`` as ``after`` for the next one (absent on the last)."""
+InboxStatus = Literal["pending", "processing", "done", "failed"]
 
-    items: list[Any]
+
+# -- responses ---------------------------------------------------------------------------------
+class ErrorInfo(BaseModel):
+    """What went wrong: ``type`` a stable name (``invalid``, ``not_found``, ``unauthorized``,
+    ``forbidden``, ``payload_too_large``, ``unavailable``...), ``message`` for people,
+    ``request_id`` on a 500 (the server's log line has it); some errors add fields of their own
+    (a duplicate webhook delivery's ``event_id``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str
+    message: str
+    request_id: str | None = None
+
+
+class ErrorResponse(BaseModel):
+    """The body of every refusal (4xx) and failure (5xx)."""
+
+    error: ErrorInfo
+
+
+_ERROR_TEXT = {
+    400: "Malformed JSON, or a request the server cannot handle",
+    401: "No API key, or an unknown or revoked one",
+    403: "The key's role does not allow this",
+    404: "No such memory (of the key's tenant), or no such route",
+    409: "The stored vectors were made by another embedding model",
+    413: "The body is over server.max_body_bytes",
+    415: "The body is not JSON",
+    422: "The request breaks the schema or the settings' limits",
+    503: "The store of record is unreachable",
+}
+
+
+def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """``responses=`` for a route: each of ``codes`` answered with an :class:`ErrorResponse`."""
+    return {code: {"model": ErrorResponse, "description": _ERROR_TEXT[code]} for code in codes}
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+
+
+class StoredMemory(MemoryRecord):
+    """A stored memory, as the API shows it (without its embedding)."""
+
+    embedding: SkipJsonSchema[list[float] | None] = Field(default=None, exclude=True,
+                                                         repr=False)
+
+
+class AddResults(BaseModel):
+    """One result per input, in order."""
+
+    results: list[AddResult]
+
+
+class MemoryPage(BaseModel):
+    """A page of memories: pass ``next`` as ``after`` for the next one (null on the last)."""
+
+    items: list[StoredMemory]
     next: str | None = None
+
+
+class History(BaseModel):
+    items: list[HistoryEntry]
+
+
+class HitScores(BaseModel):
+    """A hit's score components (each in 0..1), those computed for it."""
+
+    semantic: float | None = None
+    keyword: float | None = None
+    tag: float | None = None
+    recency: float | None = None
+    importance: float | None = None
+    reliability: float | None = None
+    ttl_weight: float | None = None
+    quality: float | None = None
+    evidence: float | None = None
+    time_match: float | None = None
+    cross_keyword: float | None = None
+    second_semantic: float | None = None
+
+
+class Hit(BaseModel):
+    """A search hit: the memory's main fields, its score, the components, the channels."""
+
+    memory_id: str
+    content: str
+    memory_type: MemoryType
+    tier: Tier
+    tags: list[str]
+    source: str
+    score: float
+    scores: HitScores
+    channels: list[str]
+    created_at: str = Field(json_schema_extra={"format": "date-time"})
+    conflict: str | None = Field(None, description="Set when a newer current hit states the "
+                                                   "same claim with another value")
+
+
+class SearchResult(BaseModel):
+    query: str
+    hits: list[Hit]
+
+
+class ContextResult(BaseModel):
+    query: str
+    context: str = Field(description="Markdown")
+
+
+class SessionWindow(BaseModel):
+    session: str
+    items: list[StoredMemory]
+
+
+class SessionClosed(BaseModel):
+    session: str
+    moved: int = Field(description="Active memories moved to short-term")
+
+
+class Embedder(BaseModel):
+    model: str
+    dim: int
+
+
+class Stats(BaseModel):
+    """The tenant's counts."""
+
+    model_config = ConfigDict(extra="allow")
+
+    memories: int
+    current: int
+    superseded: int
+    archived: int
+    by_type: dict[str, int]
+    by_tier: dict[str, int]
+    open_sessions: int
+    history_entries: int
+    schema_version: int
+    embedder: Embedder | None = None
+
+
+class Deleted(BaseModel):
+    """What erasing a user deleted, where (counts)."""
+
+    live: int = 0
+    archived: int = 0
+    derived: int = 0
+    rederived: int = 0
+    history: int = 0
+    cached_answers: int = 0
+    cached_sessions: int = 0
+    session_files: int = 0
+    session_turns: int = 0
+    inbox: int = 0
+
+
+class UserDeleted(BaseModel):
+    user: str
+    deleted: Deleted
+
+
+class Retried(BaseModel):
+    retried: list[int] = Field(description="The event ids re-armed")
+
+
+class InboxEvent(BaseModel):
+    event_id: int
+    source: str
+    kind: str
+    delivery: str
+    status: InboxStatus
+    attempts: int
+    received_at: str = Field(json_schema_extra={"format": "date-time"})
+    error: str | None = None
+    memory_ids: list[str]
+
+
+class InboxPage(BaseModel):
+    """A page of inbox events: pass ``next`` as ``after`` for the next one (null on the last)."""
+
+    items: list[InboxEvent]
+    next: str | None = None
+
+
+class DeliveryAccepted(BaseModel):
+    """A webhook delivery committed to the inbox (202): its memories follow."""
+
+    status: Literal["accepted"]
+    event_id: int
+    events: int = Field(description="Events in it (an Alertmanager delivery may hold several)")
+
+
+class DeliveryNoted(BaseModel):
+    """A webhook delivery with nothing new to remember (200): ``ignored`` (with its ``reason``)
+    or ``repeat`` (alerts in states received before: the event's ``event_id``)."""
+
+    status: Literal["ignored", "repeat"]
+    reason: str | None = None
+    event_id: int | None = None
+    message: str | None = None
