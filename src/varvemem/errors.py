@@ -18,6 +18,11 @@ class NotFoundError(VarvememError, KeyError):
         return str(self.args[0]) if self.args else "not found"
 
 
+class UnknownMemoryError(NotFoundError, ValidationError):
+    """An input names a memory that does not exist (``supersedes``): bad input, and not found
+    (the REST API's 404)."""
+
+
 class ConfigError(VarvememError):
     """Settings that cannot be used; the message names the offending key."""
 

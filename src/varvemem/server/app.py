@@ -26,6 +26,7 @@ from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__
@@ -190,6 +191,31 @@ def _operation_id(route: APIRoute) -> str:
     return route.name
 
 
+def _allowed(app: FastAPI, scope: Scope) -> list[str]:
+    """The methods the routes of ``scope``'s path answer."""
+    methods: set[str] = set()
+    for route in app.router.routes:
+        if isinstance(route, Route) and route.methods and \
+                route.matches(scope)[0] is not Match.NONE:
+            methods |= route.methods
+    return sorted(methods)
+
+
+def _list_profiles(app: FastAPI, names: list[str]) -> None:
+    """The schema's ``profile`` fields name the settings' retrieval profiles (an enum)."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            for model in build()["components"]["schemas"].values():
+                for branch in model.get("properties", {}).get("profile", {}).get("anyOf", []):
+                    if branch.get("type") == "string":
+                        branch["enum"] = names
+        return build()
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
 def create_app(settings: Settings | None = None, *, memory: Memory | None = None,
                clock: Callable[[], datetime] | None = None) -> FastAPI:
     """The ASGI app. ``memory`` (owned by the app from then on) or one opened from
@@ -250,7 +276,13 @@ def create_app(settings: Settings | None = None, *, memory: Memory | None = None
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         kind = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "error")
-        return _error(exc.status_code, kind, str(exc.detail))
+        response = _error(exc.status_code, kind, str(exc.detail))
+        response.headers.update(exc.headers or {})
+        if exc.status_code == 405:  # every method of the path, not only its first route's
+            response.headers["Allow"] = ", ".join(_allowed(app, request.scope))
+        return response
+
+    _list_profiles(app, sorted(settings.retrieval.profiles))
 
     # Added before _observe, so _observe is the outer one: refused bodies are logged too.
     app.add_middleware(BodyLimit, limit=settings.server.max_body_bytes)

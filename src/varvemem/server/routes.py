@@ -20,6 +20,7 @@ from ..keys import ApiKey
 from ..model import MemoryType, Tier
 from .app import Service
 from .schemas import (
+    EVENT_ID_MAX,
     AddResult,
     AddResults,
     AskIn,
@@ -351,7 +352,7 @@ def inbox_retry(body: InboxRetryIn, caller: Caller = need("admin")) -> dict[str,
             response_model=InboxPage, responses=errors(*READ))
 def inbox(caller: Caller = need("admin"), status: InboxStatus | None = None,
           limit: int | None = Query(None, ge=1),
-          after: int = Query(0, ge=0, le=2**63 - 1)) -> dict[str, Any]:
+          after: int = Query(0, ge=0, le=EVENT_ID_MAX)) -> dict[str, Any]:
     size = min(limit or caller.service.settings.server.page_size,
                caller.service.settings.server.max_page_size)
     events = caller.service.memory.inbox.events(tenant=caller.tenant, status=status,

@@ -9,10 +9,12 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StringConstraints,
     ValidationInfo,
+    WithJsonSchema,
     field_validator,
 )
 from pydantic.json_schema import SkipJsonSchema
@@ -34,14 +36,39 @@ from ..model import (
 __all__ = ["AddResult", "AskResult", "ConsolidationReport", "HistoryEntry", "IngestReport"]
 
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+EVENT_ID_MAX = 2**53 - 1
+"""The largest inbox event id a request may name: every JSON parser holds it exactly (a double's
+integers), and it is far from the store's 64-bit ids' limit."""
 
 
 def _utc(value: datetime, info: ValidationInfo) -> datetime:
     return in_utc(value, info.field_name or "date")
 
 
-When = Annotated[datetime, AfterValidator(_utc)]
+def _text_date(value: Any) -> Any:
+    if not isinstance(value, (str, datetime)):  # not a number of seconds: the schema's string
+        raise ValueError("must be an ISO 8601 date-time string")
+    return value
+
+
+def _whole(value: Any) -> Any:
+    """JSON's integers, ``5.0`` too (JSON Schema's ``integer``), not booleans nor strings."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError("must be an integer")
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+def _whole_or_none(cls: Any, value: Any) -> Any:
+    return None if value is None else _whole(value)
+
+
+When = Annotated[datetime, BeforeValidator(_text_date), AfterValidator(_utc)]
 """A date, normalised to UTC: one whose offset leaves the range of dates is refused (422)."""
+
+Created = Annotated[When, WithJsonSchema({
+    "type": "string", "format": "date-time", "pattern": r"^(190[1-9]|19[1-9]\d|2[0-7]\d\d)-",
+    "description": "A date of the years 1900 to 2800 once in UTC (the schema says 1901 to 2799, "
+                   "which holds whatever the offset)"})]
+"""A memory's ``created_at``: the library refuses one outside the years 1900..2800 in UTC."""
 
 
 class _Body(BaseModel):
@@ -63,19 +90,19 @@ class MemoryIn(_Body):
     type: MemoryType | None = None
     tags: list[str] | None = Field(None, max_length=100)
     source: str = Field("api", min_length=1, max_length=1000)
-    importance: float | None = Field(None, ge=0.0, le=1.0)
+    importance: float | None = Field(None, ge=0.0, le=1.0, strict=True)
     user: Name | None = None
     agent: Name | None = None
     session: Name | None = None
     tier: Tier | None = None
     ttl_mode: TTLMode | None = None
-    ttl_days: float | None = Field(None, gt=0, le=36_500)
+    ttl_days: float | None = Field(None, gt=0, le=36_500, strict=True)
     metadata: dict[str, Any] | None = None
     supersedes: list[str] | None = Field(None, max_length=100)
-    created_at: When | None = None
+    created_at: Created | None = None
     question: str | None = None
     answer: str | None = None
-    score: float | None = Field(None, ge=0.0, le=1.0)
+    score: float | None = Field(None, ge=0.0, le=1.0, strict=True)
 
 
 class BatchIn(_Body):
@@ -89,14 +116,14 @@ class MemoryPatch(_Body):
 
     content: str | None = Field(None, min_length=1)
     tags: list[str] | None = Field(None, max_length=100)
-    importance: float | None = Field(None, ge=0.0, le=1.0)
+    importance: float | None = Field(None, ge=0.0, le=1.0, strict=True)
     metadata: dict[str, Any] | None = None
     reason: str = Field("", max_length=1000)
 
 
 class FeedbackIn(_Body):
-    helpful: bool
-    weight: float = Field(0.1, gt=0.0, le=1.0)
+    helpful: bool = Field(strict=True)
+    weight: float = Field(0.1, gt=0.0, le=1.0, strict=True)
     reason: str = Field("", max_length=1000)
 
 
@@ -114,9 +141,11 @@ class SearchIn(_Body):
     since: When | None = None
     until: When | None = None
     as_of: When | None = None
-    include_superseded: bool = False
-    include_archive: bool = False
+    include_superseded: bool = Field(False, strict=True)
+    include_archive: bool = Field(False, strict=True)
     profile: str | None = Field(None, max_length=100)
+
+    _whole_top_k = field_validator("top_k", mode="before")(_whole_or_none)
 
     def args(self) -> dict[str, Any]:
         out = self.model_dump(exclude={"query", "types", "tiers"}, exclude_none=True)
@@ -131,6 +160,8 @@ class ContextIn(SearchIn):
     """``POST /v1/context``: a search packed as Markdown within ``max_tokens``."""
 
     max_tokens: int | None = Field(None, ge=16, le=1_000_000)
+
+    _whole_max_tokens = field_validator("max_tokens", mode="before")(_whole_or_none)
 
 
 class AskIn(_Body):
@@ -162,8 +193,13 @@ class DocumentIn(_Body):
 
 
 class InboxRetryIn(_Body):
-    event_ids: list[Annotated[int, Field(ge=1, le=2**63 - 1)]] | None = Field(
+    event_ids: list[Annotated[int, Field(ge=1, le=EVENT_ID_MAX)]] | None = Field(
         None, max_length=10_000, description="The failed events to retry; all if absent.")
+
+    @field_validator("event_ids", mode="before")
+    @classmethod
+    def _whole_ids(cls, v: Any) -> Any:
+        return [_whole(i) for i in v] if isinstance(v, list) else v
 
 
 class ConsolidateIn(_Body):
