@@ -36,6 +36,7 @@ from ..errors import (
     ArchiveError,
     AuthError,
     ConfigError,
+    ConflictError,
     EmbedderMismatchError,
     NotFoundError,
     StorageError,
@@ -113,6 +114,8 @@ def _status(exc: VarvememError) -> tuple[int, str]:
         return 413, "payload_too_large"
     if isinstance(exc, UnsupportedEventError):
         return 422, "unsupported_event"
+    if isinstance(exc, ConflictError):
+        return 409, "conflict"
     if isinstance(exc, ValidationError):
         return 422, "invalid"
     if isinstance(exc, EmbedderMismatchError):

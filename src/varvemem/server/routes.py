@@ -225,7 +225,7 @@ def memory_history(memory_id: str, caller: Caller = need("read")) -> dict[str, A
 
 @router.post("/v1/memories/{memory_id}/feedback", tags=["memories"],
              summary="Score a memory up (helpful) or down",
-             response_model=StoredMemory, responses=errors(*WRITE, 404))
+             response_model=StoredMemory, responses=errors(*WRITE, 404, 409))
 def feedback(memory_id: str, body: FeedbackIn, caller: Caller = need("write")) -> dict[str, Any]:
     def run(m: Memory) -> dict[str, Any]:
         _record(m.get(memory_id, tenant=caller.tenant))  # answerable, before it is written

@@ -235,7 +235,9 @@ _ERROR_TEXT = {
     401: "No API key, or an unknown or revoked one",
     403: "The key's role does not allow this",
     404: "No such memory (of the key's tenant), or no such route",
-    409: "The stored vectors were made by another embedding model",
+    409: "The memory's state refuses the change (`conflict`: it is archived, restore it "
+         "first), or the stored vectors were made by another embedding model "
+         "(`embedder_mismatch`)",
     413: "The body is over server.max_body_bytes",
     415: "The body is not JSON",
     422: "The request breaks the schema or the settings' limits",
