@@ -38,11 +38,12 @@ def test_no_input_makes_a_server_error(served: tuple[str, str]) -> None:
 
 
 def test_the_server_keeps_to_its_schema(served: tuple[str, str], tmp_path: Path) -> None:
-    """schemathesis' own runner with every check on (response_schema_conformance,
+    """schemathesis' own runner with every check but one on (response_schema_conformance,
     status_code_conformance, content_type_conformance, positive and negative data, undeclared
     methods' 405 and Allow, the stateful links...) over its coverage, fuzzing and stateful
     phases finds nothing. A schema-breaking body the body gate refuses first (a documented 413)
-    counts as refused."""
+    counts as refused. Left out: use_after_free, which wants a deleted memory's history gone;
+    the history outlives the memory on purpose (its ``delete`` entry is the audit trail)."""
     url, key = served
     config = tmp_path / "schemathesis.toml"
     config.write_text("[checks.negative_data_rejection]\nexpected-statuses = "
@@ -50,6 +51,7 @@ def test_the_server_keeps_to_its_schema(served: tuple[str, str], tmp_path: Path)
     out = subprocess.run(
         [sys.executable, "-c", "from schemathesis.cli import schemathesis; schemathesis()",
          "--config-file", str(config), "run", f"{url}/openapi.json", "--checks", "all",
+         "--exclude-checks", "use_after_free",
          "-H", f"Authorization: Bearer {key}", "--max-examples", "10", "--seed", "0",
          "--no-color"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
     report = out.stdout + out.stderr

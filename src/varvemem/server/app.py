@@ -219,6 +219,24 @@ def _list_profiles(app: FastAPI, names: list[str]) -> None:
     app.openapi = openapi  # type: ignore[method-assign]
 
 
+def _limit_tags(app: FastAPI, most: int, chars: int) -> None:
+    """The schema's stored ``tags`` hold the settings' limits (``update.tags_max``,
+    ``update.tag_max_chars``)."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schemas = build()["components"]["schemas"]
+            for name in ("MemoryIn", "MemoryPatch", "DocumentIn"):
+                for branch in schemas[name]["properties"]["tags"].get("anyOf", []):
+                    if branch.get("type") == "array":
+                        branch["maxItems"] = min(most, branch.get("maxItems", most))
+                        branch["items"]["maxLength"] = chars
+        return build()
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
 def create_app(settings: Settings | None = None, *, memory: Memory | None = None,
                clock: Callable[[], datetime] | None = None) -> FastAPI:
     """The ASGI app. ``memory`` (owned by the app from then on) or one opened from
@@ -286,6 +304,7 @@ def create_app(settings: Settings | None = None, *, memory: Memory | None = None
         return response
 
     _list_profiles(app, sorted(settings.retrieval.profiles))
+    _limit_tags(app, settings.update.tags_max, settings.update.tag_max_chars)
 
     # Added before _observe, so _observe is the outer one: refused bodies are logged too.
     app.add_middleware(BodyLimit, limit=settings.server.max_body_bytes)

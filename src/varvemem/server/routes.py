@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
-from fastapi import APIRouter, Depends, Query, Request, Response, Security
+from fastapi import APIRouter, Depends, Path, Query, Request, Response, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel
 
@@ -21,6 +21,8 @@ from ..model import MemoryType, Tier
 from .app import Service
 from .schemas import (
     EVENT_ID_MAX,
+    NAME_PATTERN,
+    SESSION_PATTERN,
     AddResult,
     AddResults,
     AskIn,
@@ -62,6 +64,8 @@ READ = (400, 401, 403, 422, 503)
 WRITE = (*READ, 413, 415)
 bearer = HTTPBearer(auto_error=False, description="An API key (`varvemem keys create`)")
 T = TypeVar("T")
+SessionPath = Annotated[str, Path(pattern=SESSION_PATTERN, max_length=512)]
+UserPath = Annotated[str, Path(pattern=NAME_PATTERN)]
 
 
 @dataclass
@@ -270,7 +274,7 @@ def ask(body: AskIn, caller: Caller = need("write")) -> dict[str, Any]:
 @router.post("/v1/sessions/{session}/turns", status_code=201, tags=["sessions"],
              summary="Append messages to a session (each a dialogue memory)",
              response_model=AddResults, responses=errors(*WRITE, 409))
-def append_turns(session: str, body: TurnsIn, caller: Caller = need("write")) -> dict[str, Any]:
+def append_turns(session: SessionPath, body: TurnsIn, caller: Caller = need("write")) -> dict[str, Any]:
     by_who: dict[tuple[str | None, str | None], list[dict[str, Any]]] = {}
     for msg in body.messages:
         by_who.setdefault((msg.user, msg.agent), []).append(
@@ -289,7 +293,7 @@ def append_turns(session: str, body: TurnsIn, caller: Caller = need("write")) ->
 @router.get("/v1/sessions/{session}", tags=["sessions"],
             summary="A session's recent turns and tool calls (TIER-1), oldest first",
             response_model=SessionWindow, responses=errors(*READ))
-def read_session(session: str, caller: Caller = need("read"), user: Name | None = None,
+def read_session(session: SessionPath, caller: Caller = need("read"), user: Name | None = None,
                  agent: Name | None = None) -> dict[str, Any]:
     window = caller.call(lambda m: m.session_window(session, tenant=caller.tenant, user=user,
                                                     agent=agent))
@@ -299,7 +303,7 @@ def read_session(session: str, caller: Caller = need("read"), user: Name | None 
 @router.post("/v1/sessions/{session}/close", tags=["sessions"],
              summary="End a session: its active memories move to short-term",
              response_model=SessionClosed, responses=errors(*WRITE))
-def close_session(session: str, caller: Caller = need("write")) -> dict[str, Any]:
+def close_session(session: SessionPath, caller: Caller = need("write")) -> dict[str, Any]:
     moved = caller.call(lambda m: m.close_session(session, tenant=caller.tenant))
     return {"session": session, "moved": moved}
 
@@ -336,7 +340,7 @@ def stats(caller: Caller = need("read")) -> dict[str, Any]:
 @router.delete("/v1/users/{user}", tags=["operations"],
                summary="Delete a user's memories from every tier, the archive and the caches",
                response_model=UserDeleted, responses=errors(*READ, 409))
-def delete_user(user: str, caller: Caller = need("admin")) -> dict[str, Any]:
+def delete_user(user: UserPath, caller: Caller = need("admin")) -> dict[str, Any]:
     report = caller.call(lambda m: m.delete_user(user, tenant=caller.tenant))
     return {"user": user, "deleted": report.model_dump(exclude={"tenant", "user"})}
 

@@ -35,7 +35,13 @@ from ..model import (
 
 __all__ = ["AddResult", "AskResult", "ConsolidationReport", "HistoryEntry", "IngestReport"]
 
-Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+# The library's rules, in the schema: a name holds a character other than white space, a
+# session id no control character either.
+NAME_PATTERN = r"[^\s\x1c-\x1f\x85]"
+SESSION_PATTERN = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f\x85][^\x00-\x1f\x7f]*$"
+Name = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=NAME_PATTERN)]
+SessionId = Annotated[str, StringConstraints(min_length=1, max_length=200,
+                                             pattern=SESSION_PATTERN)]
 EVENT_ID_MAX = 2**53 - 1
 """The largest inbox event id a request may name: every JSON parser holds it exactly (a double's
 integers), and it is far from the store's 64-bit ids' limit."""
@@ -86,14 +92,14 @@ class _Body(BaseModel):
 class MemoryIn(_Body):
     """One memory to add (``POST /v1/memories``)."""
 
-    content: str = Field(min_length=1)
+    content: str = Field(min_length=1, pattern=NAME_PATTERN)
     type: MemoryType | None = None
     tags: list[str] | None = Field(None, max_length=100)
     source: str = Field("api", min_length=1, max_length=1000)
     importance: float | None = Field(None, ge=0.0, le=1.0, strict=True)
     user: Name | None = None
     agent: Name | None = None
-    session: Name | None = None
+    session: SessionId | None = None
     tier: Tier | None = None
     ttl_mode: TTLMode | None = None
     ttl_days: float | None = Field(None, gt=0, le=36_500, strict=True)
@@ -114,7 +120,7 @@ class BatchIn(_Body):
 class MemoryPatch(_Body):
     """The fields to change (``PATCH /v1/memories/{id}``); a new content re-embeds."""
 
-    content: str | None = Field(None, min_length=1)
+    content: str | None = Field(None, min_length=1, pattern=NAME_PATTERN)
     tags: list[str] | None = Field(None, max_length=100)
     importance: float | None = Field(None, ge=0.0, le=1.0, strict=True)
     metadata: dict[str, Any] | None = None
@@ -130,14 +136,14 @@ class FeedbackIn(_Body):
 class SearchIn(_Body):
     """A hybrid search (``POST /v1/search``); the filters of the library's ``search``."""
 
-    query: str = Field(min_length=1)
+    query: str = Field(min_length=1, pattern=NAME_PATTERN)
     top_k: int | None = Field(None, ge=1, le=1000)
     types: list[MemoryType] | None = None
     tiers: list[Tier] | None = None
     tags: list[str] | None = Field(None, max_length=100)
     user: Name | None = None
     agent: Name | None = None
-    session: Name | None = None
+    session: SessionId | None = None
     since: When | None = None
     until: When | None = None
     as_of: When | None = None
@@ -165,8 +171,8 @@ class ContextIn(SearchIn):
 
 
 class AskIn(_Body):
-    question: str = Field(min_length=1)
-    session: Name | None = None
+    question: str = Field(min_length=1, pattern=NAME_PATTERN)
+    session: SessionId | None = None
     user: Name | None = None
 
 
@@ -174,7 +180,7 @@ class TurnIn(_Body):
     """A message appended to a session (``POST /v1/sessions/{session}/turns``)."""
 
     role: Literal["user", "assistant", "system", "tool"] = "user"
-    content: str = Field(min_length=1)
+    content: str = Field(min_length=1, pattern=NAME_PATTERN)
     user: Name | None = None
     agent: Name | None = None
 
@@ -188,7 +194,7 @@ class DocumentIn(_Body):
     unchanged chunks are kept, new ones added, the rest invalidated."""
 
     source: str = Field(min_length=1, max_length=1000)
-    text: str = Field(min_length=1)
+    text: str = Field(min_length=1, pattern=NAME_PATTERN)
     tags: list[str] | None = Field(None, max_length=100)
 
 
