@@ -26,7 +26,7 @@ from .engines.lifecycle import ConsolidationReport, LifecycleEngine
 from .engines.reads import ReadEngine
 from .engines.retrieval import RetrievalEngine
 from .engines.update import UpdateEngine
-from .errors import ValidationError
+from .errors import ConflictError, ValidationError
 from .history import SessionHistory
 from .keys import KeyRing
 from .llm import ChatClient
@@ -283,7 +283,7 @@ class Memory:
         """The memory, which must not be archived (changing one needs a restore first)."""
         rec = self.get(memory_id, tenant=tenant)
         if rec.tier is Tier.ARCHIVE:
-            raise ValidationError(f"memory {memory_id} is archived; restore it first")
+            raise ConflictError(f"memory {memory_id} is archived; restore it first")
         return rec
 
     # -- reads ---------------------------------------------------------------------------------

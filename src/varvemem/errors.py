@@ -18,6 +18,16 @@ class NotFoundError(VarvememError, KeyError):
         return str(self.args[0]) if self.args else "not found"
 
 
+class ConflictError(ValidationError):
+    """A valid request the memory's state refuses (changing an archived memory before a
+    restore): the REST API's 409."""
+
+
+class UnknownMemoryError(NotFoundError, ValidationError):
+    """An input names a memory that does not exist (``supersedes``): bad input, and not found
+    (the REST API's 404)."""
+
+
 class ConfigError(VarvememError):
     """Settings that cannot be used; the message names the offending key."""
 

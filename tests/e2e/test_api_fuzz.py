@@ -5,6 +5,9 @@ admin key. No response may be a server error (5xx), whatever the input. (The pro
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,13 +37,13 @@ def test_no_input_makes_a_server_error(served: tuple[str, str]) -> None:
     assert out.ok and out.server_errors == 0, out.report()
 
 
-def test_the_server_keeps_to_its_schema(served: tuple[str, str],
-                                        tmp_path: Path) -> None:
-    """schemathesis' own runner, every check on (response_schema_conformance,
-    status_code_conformance, content_type_conformance, negative and positive data, the
-    unsupported methods' 405 and Allow, the stateful links...) over its coverage, fuzzing and
-    stateful phases: it finds nothing. A schema-breaking body the body gate refuses first (413,
-    documented) counts as rejected."""
+def test_the_server_keeps_to_its_schema(served: tuple[str, str], tmp_path: Path) -> None:
+    """schemathesis' own runner with every check but one on (response_schema_conformance,
+    status_code_conformance, content_type_conformance, positive and negative data, undeclared
+    methods' 405 and Allow, the stateful links...) over its coverage, fuzzing and stateful
+    phases finds nothing. A schema-breaking body the body gate refuses first (a documented 413)
+    counts as refused. Left out: use_after_free, which wants a deleted memory's history gone;
+    the history outlives the memory on purpose (its ``delete`` entry is the audit trail)."""
     url, key = served
     config = tmp_path / "schemathesis.toml"
     config.write_text("[checks.negative_data_rejection]\nexpected-statuses = "
@@ -48,8 +51,10 @@ def test_the_server_keeps_to_its_schema(served: tuple[str, str],
     out = subprocess.run(
         [sys.executable, "-c", "from schemathesis.cli import schemathesis; schemathesis()",
          "--config-file", str(config), "run", f"{url}/openapi.json", "--checks", "all",
+         "--exclude-checks", "use_after_free",
          "-H", f"Authorization: Bearer {key}", "--max-examples", "10", "--seed", "0",
          "--no-color"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
     report = out.stdout + out.stderr
     assert out.returncode == 0 and "Failures:" not in report, report[-20_000:]
-    assert "Tested: 24" in report or "Tested: 25" in report, report[-3000:]
+    tested = re.search(r"Tested: (\d+)", report)
+    assert tested and int(tested[1]) >= 24, report[-3000:]  # every operation

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..embeddings import Embedder, normalise
-from ..errors import LLMError, ValidationError, VarvememError
+from ..errors import LLMError, UnknownMemoryError, ValidationError, VarvememError
 from ..llm import ChatClient
 from ..model import (
     AddResult,
@@ -632,7 +632,7 @@ class UpdateEngine:
         found = self.stores.records.get_many(tenant, d.supersedes)
         missing = [i for i in d.supersedes if i not in found]
         if missing:
-            raise ValidationError(f"cannot supersede unknown memory {missing[0]}")
+            raise UnknownMemoryError(f"cannot supersede unknown memory {missing[0]}")
         return {i: "superseded explicitly" for i in d.supersedes}
 
     def lexicon(self) -> claims.Lexicon:

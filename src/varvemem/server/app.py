@@ -23,8 +23,10 @@ import anyio.to_thread
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from fastapi_offline import FastAPIOffline
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__
@@ -34,6 +36,7 @@ from ..errors import (
     ArchiveError,
     AuthError,
     ConfigError,
+    ConflictError,
     EmbedderMismatchError,
     NotFoundError,
     StorageError,
@@ -111,6 +114,8 @@ def _status(exc: VarvememError) -> tuple[int, str]:
         return 413, "payload_too_large"
     if isinstance(exc, UnsupportedEventError):
         return 422, "unsupported_event"
+    if isinstance(exc, ConflictError):
+        return 409, "conflict"
     if isinstance(exc, ValidationError):
         return 422, "invalid"
     if isinstance(exc, EmbedderMismatchError):
@@ -183,6 +188,55 @@ class BodyLimit:
         await self.app(scope, replay, send)
 
 
+def _operation_id(route: APIRoute) -> str:
+    """A route's operationId: its function's name (``add_memory``, ``search``...), which
+    generated clients name their calls after."""
+    return route.name
+
+
+def _allowed(app: FastAPI, scope: Scope) -> list[str]:
+    """The methods the routes of ``scope``'s path answer."""
+    methods: set[str] = set()
+    for route in app.router.routes:
+        if isinstance(route, Route) and route.methods and \
+                route.matches(scope)[0] is not Match.NONE:
+            methods |= route.methods
+    return sorted(methods)
+
+
+def _list_profiles(app: FastAPI, names: list[str]) -> None:
+    """The schema's ``profile`` fields name the settings' retrieval profiles (an enum)."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            for model in build()["components"]["schemas"].values():
+                for branch in model.get("properties", {}).get("profile", {}).get("anyOf", []):
+                    if branch.get("type") == "string":
+                        branch["enum"] = names
+        return build()
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
+def _limit_tags(app: FastAPI, most: int, chars: int) -> None:
+    """The schema's stored ``tags`` hold the settings' limits (``update.tags_max``,
+    ``update.tag_max_chars``)."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schemas = build()["components"]["schemas"]
+            for name in ("MemoryIn", "MemoryPatch", "DocumentIn"):
+                for branch in schemas[name]["properties"]["tags"].get("anyOf", []):
+                    if branch.get("type") == "array":
+                        branch["maxItems"] = min(most, branch.get("maxItems", most))
+                        branch["items"]["maxLength"] = chars
+        return build()
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
 def create_app(settings: Settings | None = None, *, memory: Memory | None = None,
                clock: Callable[[], datetime] | None = None) -> FastAPI:
     """The ASGI app. ``memory`` (owned by the app from then on) or one opened from
@@ -213,6 +267,7 @@ def create_app(settings: Settings | None = None, *, memory: Memory | None = None
     # Like /openapi.json it needs no key (auth is per route: routes.need). No /redoc: ReDoc's
     # bundle loads its logo from its vendor's CDN whatever it is told.
     app = FastAPIOffline(title="varvemem", version=__version__, lifespan=lifespan,
+                         generate_unique_id_function=_operation_id,
                          static_url=DOCS_ASSETS, redoc_url=None,
                          swagger_ui_parameters={"validatorUrl": None},
                          description="Long-term memory for LLM agents: memories, hybrid search, "
@@ -242,7 +297,14 @@ def create_app(settings: Settings | None = None, *, memory: Memory | None = None
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         kind = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "error")
-        return _error(exc.status_code, kind, str(exc.detail))
+        response = _error(exc.status_code, kind, str(exc.detail))
+        response.headers.update(exc.headers or {})
+        if exc.status_code == 405:  # every method of the path, not only its first route's
+            response.headers["Allow"] = ", ".join(_allowed(app, request.scope))
+        return response
+
+    _list_profiles(app, sorted(settings.retrieval.profiles))
+    _limit_tags(app, settings.update.tags_max, settings.update.tag_max_chars)
 
     # Added before _observe, so _observe is the outer one: refused bodies are logged too.
     app.add_middleware(BodyLimit, limit=settings.server.max_body_bytes)

@@ -6,10 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import anyio.to_thread
-from fastapi import APIRouter, Depends, Query, Request, Response, Security
+from fastapi import APIRouter, Depends, Path, Query, Request, Response, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel
 
@@ -17,28 +17,58 @@ from .. import _validate
 from ..api import Memory
 from ..errors import StorageError
 from ..keys import ApiKey
+from ..model import MemoryType, Tier
 from .app import Service
 from .schemas import (
+    EVENT_ID_MAX,
+    NAME_PATTERN,
+    SESSION_PATTERN,
+    AddResult,
+    AddResults,
     AskIn,
+    AskResult,
     BatchIn,
     ConsolidateIn,
+    ConsolidationReport,
     ContextIn,
+    ContextResult,
     DocumentIn,
     FeedbackIn,
+    Health,
+    History,
     InboxCounts,
+    InboxPage,
     InboxRetryIn,
+    InboxStatus,
+    IngestReport,
     MemoryIn,
+    MemoryPage,
     MemoryPatch,
     Name,
-    Page,
+    Ready,
+    Retried,
     SearchIn,
+    SearchResult,
+    SessionClosed,
+    SessionWindow,
+    Stats,
+    StoredMemory,
     TenantStatus,
     TurnsIn,
+    UserDeleted,
+    errors,
 )
 
 router = APIRouter()
+# The errors a keyed route may answer with: a bad request, no or a bad key (401), a key whose
+# role falls short (403), a bad parameter (422), the store away (503); a route with a body also
+# the body gate's 413 and 415.
+READ = (400, 401, 403, 422, 503)
+WRITE = (*READ, 413, 415)
 bearer = HTTPBearer(auto_error=False, description="An API key (`varvemem keys create`)")
 T = TypeVar("T")
+SessionPath = Annotated[str, Path(pattern=SESSION_PATTERN, max_length=512)]
+UserPath = Annotated[str, Path(pattern=NAME_PATTERN)]
 
 
 @dataclass
@@ -94,13 +124,13 @@ def _stored(caller: Caller, args: dict[str, Any], where: str = "") -> dict[str, 
 
 # -- health ------------------------------------------------------------------------------------
 @router.get("/healthz", tags=["operations"], summary="The process is up")
-async def health() -> dict[str, str]:
-    return {"status": "ok"}  # async: answered on the event loop, even with every thread busy
+async def health() -> Health:
+    return Health(status="ok")  # async: answered on the event loop, even with every thread busy
 
 
 @router.get("/readyz", tags=["operations"], summary="The store of record answers",
-            responses={503: {"description": "The store is unreachable"}})
-async def ready(request: Request) -> dict[str, str]:
+            responses=errors(503))
+async def ready(request: Request) -> Ready:
     # No counts: /readyz needs no key, and every tenant's would show (GET /v1/status has the
     # key's tenant's own).
     service: Service = request.app.state.service
@@ -108,11 +138,13 @@ async def ready(request: Request) -> dict[str, str]:
         await anyio.to_thread.run_sync(service.memory.check_store, limiter=service.receiving)
     except StorageError as exc:
         raise StorageError(f"not ready: {exc}") from None
-    return {"status": "ready"}
+    return Ready(status="ready")
 
 
 @router.get("/metrics", tags=["operations"], summary="Prometheus metrics",
-            response_class=Response)
+            response_class=Response,
+            responses={200: {"description": "The Prometheus text format",
+                             "content": {"text/plain": {"schema": {"type": "string"}}}}})
 def metrics(request: Request) -> Response:
     from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
@@ -121,7 +153,8 @@ def metrics(request: Request) -> Response:
 
 
 # -- memories ----------------------------------------------------------------------------------
-@router.post("/v1/memories", status_code=201, tags=["memories"], summary="Add a memory")
+@router.post("/v1/memories", status_code=201, tags=["memories"], summary="Add a memory",
+             response_model=AddResult, responses=errors(*WRITE, 404, 409))
 def add_memory(body: MemoryIn, caller: Caller = need("write")) -> dict[str, Any]:
     args = _stored(caller, body.model_dump(exclude_none=True))
     content = args.pop("content")
@@ -129,7 +162,8 @@ def add_memory(body: MemoryIn, caller: Caller = need("write")) -> dict[str, Any]
 
 
 @router.post("/v1/memories/batch", status_code=201, tags=["memories"],
-             summary="Add several memories (embedded in batches)")
+             summary="Add several memories (embedded in batches)",
+             response_model=AddResults, responses=errors(*WRITE, 404, 409))
 def add_batch(body: BatchIn, caller: Caller = need("write")) -> dict[str, Any]:
     items = [{**_stored(caller, i.model_dump(exclude_none=True), f"items[{n}]."),
               "tenant": caller.tenant} for n, i in enumerate(body.items)]
@@ -137,11 +171,12 @@ def add_batch(body: BatchIn, caller: Caller = need("write")) -> dict[str, Any]:
     return {"results": [r.model_dump() for r in results]}
 
 
-@router.get("/v1/memories", tags=["memories"], summary="List memories by id, a page at a time")
+@router.get("/v1/memories", tags=["memories"], summary="List memories by id, a page at a time",
+            response_model=MemoryPage, responses=errors(*READ))
 def list_memories(caller: Caller = need("read"),
-                  user: Name | None = None, type: list[str] | None = Query(None),
-                  tier: list[str] | None = Query(None), include_superseded: bool = False,
-                  limit: int | None = Query(None, ge=1), after: str = "") -> Page:
+                  user: Name | None = None, type: list[MemoryType] | None = Query(None),
+                  tier: list[Tier] | None = Query(None), include_superseded: bool = False,
+                  limit: int | None = Query(None, ge=1), after: str = "") -> dict[str, Any]:
     size = min(limit or caller.service.settings.server.page_size,
                caller.service.settings.server.max_page_size)
     recs = caller.call(lambda m: m.get_all(tenant=caller.tenant, user=user, types=type,
@@ -149,16 +184,18 @@ def list_memories(caller: Caller = need("read"),
                                            limit=size + 1, after=after))
     more = len(recs) > size
     recs = recs[:size]
-    return Page(items=[_record(r) for r in recs], next=recs[-1].memory_id if more else None)
+    return {"items": [_record(r) for r in recs], "next": recs[-1].memory_id if more else None}
 
 
-@router.get("/v1/memories/{memory_id}", tags=["memories"], summary="Get a memory")
+@router.get("/v1/memories/{memory_id}", tags=["memories"], summary="Get a memory",
+            response_model=StoredMemory, responses=errors(*READ, 404))
 def get_memory(memory_id: str, caller: Caller = need("read")) -> dict[str, Any]:
     return _record(caller.call(lambda m: m.get(memory_id, tenant=caller.tenant)))
 
 
 @router.patch("/v1/memories/{memory_id}", tags=["memories"],
-              summary="Change a memory (history keeps the old values)")
+              summary="Change a memory (history keeps the old values)",
+              response_model=StoredMemory, responses=errors(*WRITE, 404, 409))
 def update_memory(memory_id: str, body: MemoryPatch,
                   caller: Caller = need("write")) -> dict[str, Any]:
     args = _stored(caller, body.model_dump(exclude_none=True))
@@ -178,7 +215,8 @@ def update_memory(memory_id: str, body: MemoryPatch,
 
 
 @router.delete("/v1/memories/{memory_id}", status_code=204, tags=["memories"],
-               summary="Delete a memory (also from the archive)")
+               summary="Delete a memory (also from the archive)",
+               response_class=Response, responses=errors(*READ, 404))
 def delete_memory(memory_id: str, reason: str = Query("", max_length=1000),
                   caller: Caller = need("write")) -> Response:
     caller.call(lambda m: m.delete(memory_id, tenant=caller.tenant, reason=reason))
@@ -186,14 +224,16 @@ def delete_memory(memory_id: str, reason: str = Query("", max_length=1000),
 
 
 @router.get("/v1/memories/{memory_id}/history", tags=["memories"],
-            summary="Every change to a memory")
+            summary="Every change to a memory",
+            response_model=History, responses=errors(*READ, 404))
 def memory_history(memory_id: str, caller: Caller = need("read")) -> dict[str, Any]:
     entries = caller.call(lambda m: m.history(memory_id, tenant=caller.tenant))
     return {"items": [e.model_dump(mode="json") for e in entries]}
 
 
 @router.post("/v1/memories/{memory_id}/feedback", tags=["memories"],
-             summary="Score a memory up (helpful) or down")
+             summary="Score a memory up (helpful) or down",
+             response_model=StoredMemory, responses=errors(*WRITE, 404, 409))
 def feedback(memory_id: str, body: FeedbackIn, caller: Caller = need("write")) -> dict[str, Any]:
     def run(m: Memory) -> dict[str, Any]:
         _record(m.get(memory_id, tenant=caller.tenant))  # answerable, before it is written
@@ -205,14 +245,17 @@ def feedback(memory_id: str, body: FeedbackIn, caller: Caller = need("write")) -
 
 # -- retrieval ---------------------------------------------------------------------------------
 @router.post("/v1/search", tags=["retrieval"],
-             summary="Hybrid search, each hit with its score components")
+             summary="Hybrid search, each hit with its score components",
+             response_model=SearchResult, response_model_exclude_unset=True,
+             responses=errors(*WRITE, 409))
 def search(body: SearchIn, caller: Caller = need("read")) -> dict[str, Any]:
     hits = caller.call(lambda m: m.search(body.query, tenant=caller.tenant, **body.args()))
     return {"query": body.query, "hits": [h.to_json() for h in hits]}
 
 
 @router.post("/v1/context", tags=["retrieval"],
-             summary="The best memories as Markdown within a token budget")
+             summary="The best memories as Markdown within a token budget",
+             response_model=ContextResult, responses=errors(*WRITE, 409))
 def context(body: ContextIn, caller: Caller = need("read")) -> dict[str, Any]:
     args = body.args()
     max_tokens = args.pop("max_tokens", None)
@@ -223,7 +266,8 @@ def context(body: ContextIn, caller: Caller = need("read")) -> dict[str, Any]:
 
 
 @router.post("/v1/ask", tags=["retrieval"],
-             summary="Answer a question: chit-chat, a reused Q&A pair (fast path) or retrieval")
+             summary="Answer a question: chit-chat, a reused Q&A pair (fast path) or retrieval",
+             response_model=AskResult, responses=errors(*WRITE, 409))
 def ask(body: AskIn, caller: Caller = need("write")) -> dict[str, Any]:
     res = caller.call(lambda m: m.ask(body.question, session=body.session, user=body.user,
                                       tenant=caller.tenant))
@@ -232,8 +276,9 @@ def ask(body: AskIn, caller: Caller = need("write")) -> dict[str, Any]:
 
 # -- sessions ----------------------------------------------------------------------------------
 @router.post("/v1/sessions/{session}/turns", status_code=201, tags=["sessions"],
-             summary="Append messages to a session (each a dialogue memory)")
-def append_turns(session: str, body: TurnsIn, caller: Caller = need("write")) -> dict[str, Any]:
+             summary="Append messages to a session (each a dialogue memory)",
+             response_model=AddResults, responses=errors(*WRITE, 409))
+def append_turns(session: SessionPath, body: TurnsIn, caller: Caller = need("write")) -> dict[str, Any]:
     by_who: dict[tuple[str | None, str | None], list[dict[str, Any]]] = {}
     for msg in body.messages:
         by_who.setdefault((msg.user, msg.agent), []).append(
@@ -250,8 +295,9 @@ def append_turns(session: str, body: TurnsIn, caller: Caller = need("write")) ->
 
 
 @router.get("/v1/sessions/{session}", tags=["sessions"],
-            summary="A session's recent turns and tool calls (TIER-1), oldest first")
-def read_session(session: str, caller: Caller = need("read"), user: Name | None = None,
+            summary="A session's recent turns and tool calls (TIER-1), oldest first",
+            response_model=SessionWindow, responses=errors(*READ))
+def read_session(session: SessionPath, caller: Caller = need("read"), user: Name | None = None,
                  agent: Name | None = None) -> dict[str, Any]:
     window = caller.call(lambda m: m.session_window(session, tenant=caller.tenant, user=user,
                                                     agent=agent))
@@ -259,15 +305,17 @@ def read_session(session: str, caller: Caller = need("read"), user: Name | None 
 
 
 @router.post("/v1/sessions/{session}/close", tags=["sessions"],
-             summary="End a session: its active memories move to short-term")
-def close_session(session: str, caller: Caller = need("write")) -> dict[str, Any]:
+             summary="End a session: its active memories move to short-term",
+             response_model=SessionClosed, responses=errors(*WRITE))
+def close_session(session: SessionPath, caller: Caller = need("write")) -> dict[str, Any]:
     moved = caller.call(lambda m: m.close_session(session, tenant=caller.tenant))
     return {"session": session, "moved": moved}
 
 
 # -- documents ---------------------------------------------------------------------------------
 @router.post("/v1/documents", tags=["documents"],
-             summary="Ingest (or re-ingest) a Markdown or text document")
+             summary="Ingest (or re-ingest) a Markdown or text document",
+             response_model=IngestReport, responses=errors(*WRITE, 409))
 def ingest(body: DocumentIn, caller: Caller = need("write")) -> dict[str, Any]:
     tags = _stored(caller, {"tags": body.tags}).get("tags")
     report = caller.call(lambda m: m.ingest_text(body.text, body.source, tags=tags,
@@ -277,13 +325,15 @@ def ingest(body: DocumentIn, caller: Caller = need("write")) -> dict[str, Any]:
 
 # -- operations --------------------------------------------------------------------------------
 @router.post("/v1/consolidate", tags=["operations"],
-             summary="Run the lifecycle jobs once for the tenant")
+             summary="Run the lifecycle jobs once for the tenant",
+             response_model=ConsolidationReport, responses=errors(*WRITE, 409))
 def consolidate(body: ConsolidateIn, caller: Caller = need("admin")) -> dict[str, Any]:
     report = caller.call(lambda m: m.consolidate(body.jobs, tenant=caller.tenant))
     return report.model_dump(mode="json")
 
 
-@router.get("/v1/stats", tags=["operations"], summary="Counts by type and tier")
+@router.get("/v1/stats", tags=["operations"], summary="Counts by type and tier",
+            response_model=Stats, responses=errors(*READ))
 def stats(caller: Caller = need("read")) -> dict[str, Any]:
     out = caller.call(lambda m: m.stats(tenant=caller.tenant))
     for key in ("home", "disk_bytes"):  # the server's, shared by every tenant
@@ -292,7 +342,8 @@ def stats(caller: Caller = need("read")) -> dict[str, Any]:
 
 
 @router.get("/v1/status", tags=["operations"],
-            summary="The tenant's memories by tier and webhook inbox by status")
+            summary="The tenant's memories by tier and webhook inbox by status",
+            responses=errors(*READ))
 def status(caller: Caller = need("admin")) -> TenantStatus:
     tiers = caller.call(lambda m: m.tier_counts(tenant=caller.tenant))
     inbox = caller.service.memory.inbox.counts(tenant=caller.tenant)  # the store is thread-safe
@@ -301,22 +352,25 @@ def status(caller: Caller = need("admin")) -> TenantStatus:
 
 
 @router.delete("/v1/users/{user}", tags=["operations"],
-               summary="Delete a user's memories from every tier, the archive and the caches")
-def delete_user(user: str, caller: Caller = need("admin")) -> dict[str, Any]:
+               summary="Delete a user's memories from every tier, the archive and the caches",
+               response_model=UserDeleted, responses=errors(*READ, 409))
+def delete_user(user: UserPath, caller: Caller = need("admin")) -> dict[str, Any]:
     report = caller.call(lambda m: m.delete_user(user, tenant=caller.tenant))
     return {"user": user, "deleted": report.model_dump(exclude={"tenant", "user"})}
 
 
 @router.post("/v1/inbox/retry", tags=["webhooks"],
-             summary="Re-arm failed webhook events, once their cause is fixed")
+             summary="Re-arm failed webhook events, once their cause is fixed",
+             response_model=Retried, responses=errors(*WRITE))
 def inbox_retry(body: InboxRetryIn, caller: Caller = need("admin")) -> dict[str, Any]:
     return {"retried": caller.call(lambda m: m.inbox.retry(body.event_ids, tenant=caller.tenant))}
 
 
-@router.get("/v1/inbox", tags=["webhooks"], summary="The tenant's webhook inbox, a page at a time")
-def inbox(caller: Caller = need("admin"), status: str | None = None,
+@router.get("/v1/inbox", tags=["webhooks"], summary="The tenant's webhook inbox, a page at a time",
+            response_model=InboxPage, responses=errors(*READ))
+def inbox(caller: Caller = need("admin"), status: InboxStatus | None = None,
           limit: int | None = Query(None, ge=1),
-          after: int = Query(0, ge=0, le=2**63 - 1)) -> Page:
+          after: int = Query(0, ge=0, le=EVENT_ID_MAX)) -> dict[str, Any]:
     size = min(limit or caller.service.settings.server.page_size,
                caller.service.settings.server.max_page_size)
     events = caller.service.memory.inbox.events(tenant=caller.tenant, status=status,
@@ -327,5 +381,5 @@ def inbox(caller: Caller = need("admin"), status: str | None = None,
               "delivery": e.delivery, "status": e.status, "attempts": e.attempts,
               "received_at": e.received_at.isoformat(), "error": e.error,
               "memory_ids": list(e.memory_ids)} for e in events]
-    return Page(items=items, next=str(events[-1].event_id) if more else None)
+    return {"items": items, "next": str(events[-1].event_id) if more else None}
 

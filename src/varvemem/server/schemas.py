@@ -1,5 +1,5 @@
-"""Request bodies of the REST API, and the few responses that are not the library's own
-models."""
+"""Request and response bodies of the REST API (responses reuse the library's own models where
+they fit), and the error body every refusal carries."""
 
 from __future__ import annotations
 
@@ -9,24 +9,72 @@ from typing import Annotated, Any, Literal
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     StringConstraints,
     ValidationInfo,
+    WithJsonSchema,
     field_validator,
 )
+from pydantic.json_schema import SkipJsonSchema
 
-from ..model import check_text, in_utc
+from ..engines.faq import AskResult
+from ..engines.lifecycle import ConsolidationReport
+from ..model import (
+    AddResult,
+    HistoryEntry,
+    IngestReport,
+    MemoryRecord,
+    MemoryType,
+    Tier,
+    TTLMode,
+    check_text,
+    in_utc,
+)
 
-Name = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+__all__ = ["AddResult", "AskResult", "ConsolidationReport", "HistoryEntry", "IngestReport"]
+
+# The library's rules, in the schema: a name holds a character other than white space, a
+# session id no control character either.
+NAME_PATTERN = r"[^\s\x1c-\x1f\x85]"
+SESSION_PATTERN = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f\x85][^\x00-\x1f\x7f]*$"
+Name = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=NAME_PATTERN)]
+SessionId = Annotated[str, StringConstraints(min_length=1, max_length=200,
+                                             pattern=SESSION_PATTERN)]
+EVENT_ID_MAX = 2**53 - 1
+"""The largest inbox event id a request may name: every JSON parser holds it exactly (a double's
+integers), and it is far from the store's 64-bit ids' limit."""
 
 
 def _utc(value: datetime, info: ValidationInfo) -> datetime:
     return in_utc(value, info.field_name or "date")
 
 
-When = Annotated[datetime, AfterValidator(_utc)]
+def _text_date(value: Any) -> Any:
+    if not isinstance(value, (str, datetime)):  # not a number of seconds: the schema's string
+        raise ValueError("must be an ISO 8601 date-time string")
+    return value
+
+
+def _whole(value: Any) -> Any:
+    """JSON's integers, ``5.0`` too (JSON Schema's ``integer``), not booleans nor strings."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError("must be an integer")
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+def _whole_or_none(cls: Any, value: Any) -> Any:
+    return None if value is None else _whole(value)
+
+
+When = Annotated[datetime, BeforeValidator(_text_date), AfterValidator(_utc)]
 """A date, normalised to UTC: one whose offset leaves the range of dates is refused (422)."""
+
+Created = Annotated[When, WithJsonSchema({
+    "type": "string", "format": "date-time", "pattern": r"^(190[1-9]|19[1-9]\d|2[0-7]\d\d)-",
+    "description": "A date of the years 1900 to 2800 once in UTC (the schema says 1901 to 2799, "
+                   "which holds whatever the offset)"})]
+"""A memory's ``created_at``: the library refuses one outside the years 1900..2800 in UTC."""
 
 
 class _Body(BaseModel):
@@ -44,23 +92,23 @@ class _Body(BaseModel):
 class MemoryIn(_Body):
     """One memory to add (``POST /v1/memories``)."""
 
-    content: str = Field(min_length=1)
-    type: str | None = None
+    content: str = Field(min_length=1, pattern=NAME_PATTERN)
+    type: MemoryType | None = None
     tags: list[str] | None = Field(None, max_length=100)
     source: str = Field("api", min_length=1, max_length=1000)
-    importance: float | None = Field(None, ge=0.0, le=1.0)
+    importance: float | None = Field(None, ge=0.0, le=1.0, strict=True)
     user: Name | None = None
     agent: Name | None = None
-    session: Name | None = None
-    tier: str | None = None
-    ttl_mode: str | None = None
-    ttl_days: float | None = Field(None, gt=0, le=36_500)
+    session: SessionId | None = None
+    tier: Tier | None = None
+    ttl_mode: TTLMode | None = None
+    ttl_days: float | None = Field(None, gt=0, le=36_500, strict=True)
     metadata: dict[str, Any] | None = None
     supersedes: list[str] | None = Field(None, max_length=100)
-    created_at: When | None = None
+    created_at: Created | None = None
     question: str | None = None
     answer: str | None = None
-    score: float | None = Field(None, ge=0.0, le=1.0)
+    score: float | None = Field(None, ge=0.0, le=1.0, strict=True)
 
 
 class BatchIn(_Body):
@@ -72,43 +120,45 @@ class BatchIn(_Body):
 class MemoryPatch(_Body):
     """The fields to change (``PATCH /v1/memories/{id}``); a new content re-embeds."""
 
-    content: str | None = Field(None, min_length=1)
+    content: str | None = Field(None, min_length=1, pattern=NAME_PATTERN)
     tags: list[str] | None = Field(None, max_length=100)
-    importance: float | None = Field(None, ge=0.0, le=1.0)
+    importance: float | None = Field(None, ge=0.0, le=1.0, strict=True)
     metadata: dict[str, Any] | None = None
     reason: str = Field("", max_length=1000)
 
 
 class FeedbackIn(_Body):
-    helpful: bool
-    weight: float = Field(0.1, gt=0.0, le=1.0)
+    helpful: bool = Field(strict=True)
+    weight: float = Field(0.1, gt=0.0, le=1.0, strict=True)
     reason: str = Field("", max_length=1000)
 
 
 class SearchIn(_Body):
     """A hybrid search (``POST /v1/search``); the filters of the library's ``search``."""
 
-    query: str = Field(min_length=1)
+    query: str = Field(min_length=1, pattern=NAME_PATTERN)
     top_k: int | None = Field(None, ge=1, le=1000)
-    types: list[str] | None = None
-    tiers: list[str] | None = None
+    types: list[MemoryType] | None = None
+    tiers: list[Tier] | None = None
     tags: list[str] | None = Field(None, max_length=100)
     user: Name | None = None
     agent: Name | None = None
-    session: Name | None = None
+    session: SessionId | None = None
     since: When | None = None
     until: When | None = None
     as_of: When | None = None
-    include_superseded: bool = False
-    include_archive: bool = False
+    include_superseded: bool = Field(False, strict=True)
+    include_archive: bool = Field(False, strict=True)
     profile: str | None = Field(None, max_length=100)
+
+    _whole_top_k = field_validator("top_k", mode="before")(_whole_or_none)
 
     def args(self) -> dict[str, Any]:
         out = self.model_dump(exclude={"query", "types", "tiers"}, exclude_none=True)
         if self.types is not None:
-            out["type"] = self.types
+            out["type"] = [t.value for t in self.types]
         if self.tiers is not None:
-            out["tier"] = self.tiers
+            out["tier"] = [t.value for t in self.tiers]
         return out
 
 
@@ -117,10 +167,12 @@ class ContextIn(SearchIn):
 
     max_tokens: int | None = Field(None, ge=16, le=1_000_000)
 
+    _whole_max_tokens = field_validator("max_tokens", mode="before")(_whole_or_none)
+
 
 class AskIn(_Body):
-    question: str = Field(min_length=1)
-    session: Name | None = None
+    question: str = Field(min_length=1, pattern=NAME_PATTERN)
+    session: SessionId | None = None
     user: Name | None = None
 
 
@@ -128,7 +180,7 @@ class TurnIn(_Body):
     """A message appended to a session (``POST /v1/sessions/{session}/turns``)."""
 
     role: Literal["user", "assistant", "system", "tool"] = "user"
-    content: str = Field(min_length=1)
+    content: str = Field(min_length=1, pattern=NAME_PATTERN)
     user: Name | None = None
     agent: Name | None = None
 
@@ -142,13 +194,18 @@ class DocumentIn(_Body):
     unchanged chunks are kept, new ones added, the rest invalidated."""
 
     source: str = Field(min_length=1, max_length=1000)
-    text: str = Field(min_length=1)
+    text: str = Field(min_length=1, pattern=NAME_PATTERN)
     tags: list[str] | None = Field(None, max_length=100)
 
 
 class InboxRetryIn(_Body):
-    event_ids: list[Annotated[int, Field(ge=1, le=2**63 - 1)]] | None = Field(
+    event_ids: list[Annotated[int, Field(ge=1, le=EVENT_ID_MAX)]] | None = Field(
         None, max_length=10_000, description="The failed events to retry; all if absent.")
+
+    @field_validator("event_ids", mode="before")
+    @classmethod
+    def _whole_ids(cls, v: Any) -> Any:
+        return [_whole(i) for i in v] if isinstance(v, list) else v
 
 
 class ConsolidateIn(_Body):
@@ -156,10 +213,76 @@ class ConsolidateIn(_Body):
                        "inbox"]] | None = Field(None, min_length=1)
 
 
-class Page(BaseModel):
-    """A page of a list: pass ``next`` as ``after`` for the next one (absent on the last)."""
+InboxStatus = Literal["pending", "processing", "done", "failed"]
 
-    items: list[Any]
+
+# -- responses ---------------------------------------------------------------------------------
+class ErrorInfo(BaseModel):
+    """What went wrong: ``type`` a stable name (``invalid``, ``not_found``, ``unauthorized``,
+    ``forbidden``, ``payload_too_large``, ``unavailable``...), ``message`` for people,
+    ``request_id`` on a 500 (the server's log line has it); some errors add fields of their own
+    (a duplicate webhook delivery's ``event_id``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str
+    message: str
+    request_id: str | None = None
+
+
+class ErrorResponse(BaseModel):
+    """The body of every refusal (4xx) and failure (5xx)."""
+
+    error: ErrorInfo
+
+
+_ERROR_TEXT = {
+    400: "Malformed JSON, or a request the server cannot handle",
+    401: "No API key, or an unknown or revoked one",
+    403: "The key's role does not allow this",
+    404: "No such memory (of the key's tenant), or no such route",
+    409: "The memory's state refuses the change (`conflict`: it is archived, restore it "
+         "first), or the stored vectors were made by another embedding model "
+         "(`embedder_mismatch`)",
+    413: "The body is over server.max_body_bytes",
+    415: "The body is not JSON",
+    422: "The request breaks the schema or the settings' limits",
+    503: "The store of record is unreachable",
+}
+
+
+def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """``responses=`` for a route: each of ``codes`` answered with an :class:`ErrorResponse`."""
+    return {code: {"model": ErrorResponse, "description": _ERROR_TEXT[code]} for code in codes}
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+
+
+class Ready(BaseModel):
+    """``/readyz``: the store of record answers (no counts: the route needs no key)."""
+
+    status: Literal["ready"]
+
+
+class StoredMemory(MemoryRecord):
+    """A stored memory, as the API shows it (without its embedding)."""
+
+    embedding: SkipJsonSchema[list[float] | None] = Field(default=None, exclude=True,
+                                                         repr=False)
+
+
+class AddResults(BaseModel):
+    """One result per input, in order."""
+
+    results: list[AddResult]
+
+
+class MemoryPage(BaseModel):
+    """A page of memories: pass ``next`` as ``after`` for the next one (null on the last)."""
+
+    items: list[StoredMemory]
     next: str | None = None
 
 
@@ -179,3 +302,144 @@ class TenantStatus(BaseModel):
     tenant: str
     memories_by_tier: dict[str, int]
     inbox: InboxCounts
+
+
+class History(BaseModel):
+    items: list[HistoryEntry]
+
+
+class HitScores(BaseModel):
+    """A hit's score components (each in 0..1), those computed for it."""
+
+    semantic: float | None = None
+    keyword: float | None = None
+    tag: float | None = None
+    recency: float | None = None
+    importance: float | None = None
+    reliability: float | None = None
+    ttl_weight: float | None = None
+    quality: float | None = None
+    evidence: float | None = None
+    time_match: float | None = None
+    cross_keyword: float | None = None
+    second_semantic: float | None = None
+
+
+class Hit(BaseModel):
+    """A search hit: the memory's main fields, its score, the components, the channels."""
+
+    memory_id: str
+    content: str
+    memory_type: MemoryType
+    tier: Tier
+    tags: list[str]
+    source: str
+    score: float
+    scores: HitScores
+    channels: list[str]
+    created_at: str = Field(json_schema_extra={"format": "date-time"})
+    conflict: str | None = Field(None, description="Set when a newer current hit states the "
+                                                   "same claim with another value")
+
+
+class SearchResult(BaseModel):
+    query: str
+    hits: list[Hit]
+
+
+class ContextResult(BaseModel):
+    query: str
+    context: str = Field(description="Markdown")
+
+
+class SessionWindow(BaseModel):
+    session: str
+    items: list[StoredMemory]
+
+
+class SessionClosed(BaseModel):
+    session: str
+    moved: int = Field(description="Active memories moved to short-term")
+
+
+class Embedder(BaseModel):
+    model: str
+    dim: int
+
+
+class Stats(BaseModel):
+    """The tenant's counts."""
+
+    model_config = ConfigDict(extra="allow")
+
+    memories: int
+    current: int
+    superseded: int
+    archived: int
+    by_type: dict[str, int]
+    by_tier: dict[str, int]
+    open_sessions: int
+    history_entries: int
+    schema_version: int
+    embedder: Embedder | None = None
+
+
+class Deleted(BaseModel):
+    """What erasing a user deleted, where (counts)."""
+
+    live: int = 0
+    archived: int = 0
+    derived: int = 0
+    rederived: int = 0
+    history: int = 0
+    cached_answers: int = 0
+    cached_sessions: int = 0
+    session_files: int = 0
+    session_turns: int = 0
+    inbox: int = 0
+
+
+class UserDeleted(BaseModel):
+    user: str
+    deleted: Deleted
+
+
+class Retried(BaseModel):
+    retried: list[int] = Field(description="The event ids re-armed")
+
+
+class InboxEvent(BaseModel):
+    event_id: int
+    source: str
+    kind: str
+    delivery: str
+    status: InboxStatus
+    attempts: int
+    received_at: str = Field(json_schema_extra={"format": "date-time"})
+    error: str | None = None
+    memory_ids: list[str]
+
+
+class InboxPage(BaseModel):
+    """A page of inbox events: pass ``next`` as ``after`` for the next one (null on the last)."""
+
+    items: list[InboxEvent]
+    next: str | None = None
+
+
+class DeliveryAccepted(BaseModel):
+    """A webhook delivery committed to the inbox (202): its memories follow."""
+
+    status: Literal["accepted"]
+    event_id: int
+    events: int = Field(description="Events in it (an Alertmanager delivery may hold several)")
+
+
+class DeliveryNoted(BaseModel):
+    """A webhook delivery with nothing new to remember (200): ``ignored`` (with its ``reason``)
+    or ``repeat`` (alerts in states received before: the event's ``event_id``)."""
+
+    status: Literal["ignored", "repeat"]
+    reason: str | None = None
+    event_id: int | None = None
+    message: str | None = None

@@ -19,22 +19,27 @@ from ..errors import (
 )
 from ..settings import URL_TOKEN_HEADER
 from .app import Service
+from .schemas import DeliveryAccepted, DeliveryNoted, ErrorResponse
 
 router = APIRouter(tags=["webhooks"])
 WEBHOOK_PREFIX = "/v1/webhooks/"
 
 _RESPONSES: dict[int | str, dict[str, Any]] = {
-    202: {"description": "Committed to the inbox; its memories follow"},
+    202: {"description": "Committed to the inbox; its memories follow",
+          "model": DeliveryAccepted},
     200: {"description": "Nothing to remember (GitHub's ping, an event type or action varvemem "
                  "does not read: `ignored` with its `reason`), or a repeat notification of "
-                 "alerts in the same states (`repeat`)"},
-    401: {"description": "Missing or bad signature or token"},
-    404: {"description": "No such webhook source"},
+                 "alerts in the same states (`repeat`)", "model": DeliveryNoted},
+    400: {"description": "A delivery the server cannot handle", "model": ErrorResponse},
+    401: {"description": "Missing or bad signature or token", "model": ErrorResponse},
+    404: {"description": "No such webhook source", "model": ErrorResponse},
     409: {"description": "This delivery (its delivery id, or its body) was received before (no "
-                 "second memory)"},
-    413: {"description": "Body over server.max_body_bytes"},
-    415: {"description": "Not JSON"},
-    422: {"description": "Malformed payload"},
+                 "second memory): `duplicate_delivery` with its `event_id`",
+          "model": ErrorResponse},
+    413: {"description": "Body over server.max_body_bytes", "model": ErrorResponse},
+    415: {"description": "Not JSON", "model": ErrorResponse},
+    422: {"description": "Malformed payload", "model": ErrorResponse},
+    503: {"description": "The store of record is unreachable", "model": ErrorResponse},
 }
 
 
