@@ -41,6 +41,23 @@ def under_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
+def install_tool(script: str, env: dict[str, str], ready: Path, what: str) -> None:
+    """Run ``scripts/<script>`` (a test tool installed from a registry into ``.cache/``) unless
+    ``ready`` exists; when it still does not, fail under CI, else skip, naming ``what``."""
+    import subprocess
+
+    if ready.exists():
+        return
+    root = Path(__file__).resolve().parents[1]
+    run = subprocess.run([str(root / "scripts" / script)], env={**os.environ, **env},
+                         capture_output=True, text=True, timeout=600, check=False)
+    if run.returncode != 0 or not ready.exists():
+        why = f"could not install {what}: {run.stderr[-2000:]}"
+        if under_ci():
+            pytest.fail(why, pytrace=False)
+        pytest.skip(why)
+
+
 # --- offline ---------------------------------------------------------------------------------
 
 

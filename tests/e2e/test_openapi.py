@@ -6,7 +6,6 @@ typed results, typed enums, errors read as the typed error."""
 from __future__ import annotations
 
 import importlib
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -15,7 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
-from tests.conftest import under_ci
+from tests.conftest import install_tool
 
 from varvemem.server.app import create_app
 from varvemem.settings import Settings
@@ -110,15 +109,8 @@ def served(tmp_path_factory: pytest.TempPathFactory, embedder: Any
 def client_package(served: tuple[str, str, str],
                    tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     tool = ROOT / ".cache" / "openapi-tool" / "bin" / "openapi-python-client"
-    if not tool.exists():
-        run = subprocess.run([str(ROOT / "scripts" / "openapi-client-tool.sh")],
-                             env={**os.environ, "OPENAPI_PYTHON_CLIENT_VERSION": PINNED},
-                             capture_output=True, text=True, timeout=600, check=False)
-        if run.returncode != 0 or not tool.exists():
-            why = f"could not install openapi-python-client {PINNED}: {run.stderr[-2000:]}"
-            if under_ci():
-                pytest.fail(why, pytrace=False)
-            pytest.skip(why)
+    install_tool("openapi-client-tool.sh", {"OPENAPI_PYTHON_CLIENT_VERSION": PINNED}, tool,
+                 f"openapi-python-client {PINNED}")
     url = served[0]
     where = tmp_path_factory.mktemp("generated")
     (where / "openapi.json").write_text(httpx.get(f"{url}/openapi.json").text)
