@@ -1,9 +1,12 @@
 """The HTTP service (``varvemem serve``): one FastAPI app over one :class:`~varvemem.Memory`.
 
-Requests run in FastAPI's thread pool; a lock gives the ``Memory`` one thread at a time (its
-vector index has no lock of its own). API keys and webhook deliveries only touch the store of
-record, which is thread-safe, so they never wait behind a search. A background thread drains
-the webhook inbox unless ``server.process_inbox`` is off (separate ``varvemem worker``s).
+Routes are coroutines that hand their library calls to an :class:`~varvemem.AsyncMemory`
+over the ``Memory``: its one worker thread runs them in arrival order (the ``Memory`` is meant
+for one thread at a time; its vector index has no lock of its own), and the event loop stays
+free for other requests meanwhile. API keys and webhook deliveries only touch the store of
+record, which is thread-safe, so they run on threads of their own and never wait behind a
+search. A background thread drains the webhook inbox, queued on the same worker, unless
+``server.process_inbox`` is off (separate ``varvemem worker``s).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -30,6 +33,7 @@ from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .. import __version__
+from ..aio import AsyncMemory
 from ..api import Memory
 from ..engines.inbox import PayloadTooLargeError, default_worker_name
 from ..errors import (
@@ -48,20 +52,22 @@ from ..settings import Settings
 from .metrics import Metrics
 
 log = logging.getLogger("varvemem.server")
+T = TypeVar("T")
 DOCS_ASSETS = "/docs/static"  # where /docs loads its assets from
 
 
 class Service:
-    """What the routes share: the ``Memory``, its lock, the metrics, the inbox thread."""
+    """What the routes share: the ``Memory`` (as an ``AsyncMemory``), the metrics, the inbox
+    thread."""
 
     def __init__(self, memory: Memory) -> None:
         self.memory = memory
+        self.amemory = AsyncMemory(memory)
         self.settings = memory.settings
-        self.lock = threading.Lock()
         self.metrics = Metrics(self)
         self.stopping = threading.Event()
-        # Webhook receipts and readiness checks get threads of their own: requests queued
-        # behind the memory's lock must not keep a delivery from being committed.
+        # Webhook receipts and readiness checks get threads of their own: requests queued on
+        # the memory's worker must not keep a delivery from being committed.
         self.receiving = anyio.CapacityLimiter(max(4, self.settings.server.threads // 4))
         self._drainer: threading.Thread | None = None
         self.worker = default_worker_name()
@@ -76,9 +82,8 @@ class Service:
         poll = self.settings.webhooks.poll_seconds
         while not self.stopping.is_set():
             try:
-                with self.lock:
-                    report = self.memory.inbox.process(worker=self.worker,
-                                                       stop=self.stopping)
+                report = self.amemory.run_blocking(
+                    lambda m: m.inbox.process(worker=self.worker, stop=self.stopping))
                 self.metrics.processed(report)
                 if not report.claimed:
                     self.stopping.wait(poll)
@@ -89,13 +94,18 @@ class Service:
                 log.exception("inbox drain failed")
                 self.stopping.wait(max(poll, 5.0))
 
-    def stop(self) -> None:
-        """Finish the event in hand, give the rest of the batch back, close the memory."""
+    async def run(self, fn: Callable[[Memory], T]) -> T:
+        """``fn(memory)`` on the memory's worker thread, after the calls queued before it."""
+        return await self.amemory.run(fn)
+
+    async def stop(self) -> None:
+        """Finish the event in hand, give the rest of the batch back, close the memory (after
+        the calls already queued)."""
         self.stopping.set()
         if self._drainer is not None:
-            self._drainer.join(self.settings.server.shutdown_seconds + 30)
-        with self.lock:
-            self.memory.close()
+            await anyio.to_thread.run_sync(self._drainer.join,
+                                           self.settings.server.shutdown_seconds + 30)
+        await self.amemory.aclose()
         log.info("varvemem stopped: requests and the inbox event in hand finished")
 
 
@@ -250,7 +260,8 @@ def create_app(settings: Settings | None = None, *, memory: Memory | None = None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        # Sync routes run on this pool: a burst waits for a thread, it is not refused.
+        # Sync routes and dependencies (key checks) run on this pool: a burst waits for a
+        # thread, it is not refused.
         anyio.to_thread.current_default_thread_limiter().total_tokens = settings.server.threads
         service = Service(memory or Memory(settings=settings, clock=clock))
         app.state.service = service
@@ -260,7 +271,7 @@ def create_app(settings: Settings | None = None, *, memory: Memory | None = None
         try:
             yield
         finally:
-            service.stop()
+            await service.stop()
 
     # /docs: Swagger UI with its script, style and favicon served from DOCS_ASSETS
     # (fastapi-offline's copy), not from a CDN, and no online validator: it works offline.

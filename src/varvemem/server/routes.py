@@ -3,8 +3,7 @@ key's tenant (a memory of another tenant is a 404, never a 403)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
@@ -82,15 +81,9 @@ class Caller:
     def tenant(self) -> str:
         return self.key.tenant
 
-    @contextmanager
-    def memory(self) -> Iterator[Memory]:
-        """The memory, for this request's thread alone."""
-        with self.service.lock:
-            yield self.service.memory
-
-    def call(self, fn: Callable[[Memory], T]) -> T:
-        with self.memory() as mem:
-            return fn(mem)
+    async def call(self, fn: Callable[[Memory], T]) -> T:
+        """``fn(memory)`` on the memory's worker thread (:meth:`Service.run`)."""
+        return await self.service.run(fn)
 
 
 def need(role: str) -> Any:
@@ -155,33 +148,34 @@ def metrics(request: Request) -> Response:
 # -- memories ----------------------------------------------------------------------------------
 @router.post("/v1/memories", status_code=201, tags=["memories"], summary="Add a memory",
              response_model=AddResult, responses=errors(*WRITE, 404, 409))
-def add_memory(body: MemoryIn, caller: Caller = need("write")) -> dict[str, Any]:
+async def add_memory(body: MemoryIn, caller: Caller = need("write")) -> dict[str, Any]:
     args = _stored(caller, body.model_dump(exclude_none=True))
     content = args.pop("content")
-    return caller.call(lambda m: m.add(content, tenant=caller.tenant, **args)).model_dump()
+    added = await caller.call(lambda m: m.add(content, tenant=caller.tenant, **args))
+    return added.model_dump()
 
 
 @router.post("/v1/memories/batch", status_code=201, tags=["memories"],
              summary="Add several memories (embedded in batches)",
              response_model=AddResults, responses=errors(*WRITE, 404, 409))
-def add_batch(body: BatchIn, caller: Caller = need("write")) -> dict[str, Any]:
+async def add_batch(body: BatchIn, caller: Caller = need("write")) -> dict[str, Any]:
     items = [{**_stored(caller, i.model_dump(exclude_none=True), f"items[{n}]."),
               "tenant": caller.tenant} for n, i in enumerate(body.items)]
-    results = caller.call(lambda m: m.add_many(items))
+    results = await caller.call(lambda m: m.add_many(items))
     return {"results": [r.model_dump() for r in results]}
 
 
 @router.get("/v1/memories", tags=["memories"], summary="List memories by id, a page at a time",
             response_model=MemoryPage, responses=errors(*READ))
-def list_memories(caller: Caller = need("read"),
+async def list_memories(caller: Caller = need("read"),
                   user: Name | None = None, type: list[MemoryType] | None = Query(None),
                   tier: list[Tier] | None = Query(None), include_superseded: bool = False,
                   limit: int | None = Query(None, ge=1), after: str = "") -> dict[str, Any]:
     size = min(limit or caller.service.settings.server.page_size,
                caller.service.settings.server.max_page_size)
-    recs = caller.call(lambda m: m.get_all(tenant=caller.tenant, user=user, types=type,
-                                           tiers=tier, include_superseded=include_superseded,
-                                           limit=size + 1, after=after))
+    recs = await caller.call(lambda m: m.get_all(tenant=caller.tenant, user=user, types=type,
+                                                 tiers=tier, include_superseded=include_superseded,
+                                                 limit=size + 1, after=after))
     more = len(recs) > size
     recs = recs[:size]
     return {"items": [_record(r) for r in recs], "next": recs[-1].memory_id if more else None}
@@ -189,14 +183,14 @@ def list_memories(caller: Caller = need("read"),
 
 @router.get("/v1/memories/{memory_id}", tags=["memories"], summary="Get a memory",
             response_model=StoredMemory, responses=errors(*READ, 404))
-def get_memory(memory_id: str, caller: Caller = need("read")) -> dict[str, Any]:
-    return _record(caller.call(lambda m: m.get(memory_id, tenant=caller.tenant)))
+async def get_memory(memory_id: str, caller: Caller = need("read")) -> dict[str, Any]:
+    return _record(await caller.call(lambda m: m.get(memory_id, tenant=caller.tenant)))
 
 
 @router.patch("/v1/memories/{memory_id}", tags=["memories"],
               summary="Change a memory (history keeps the old values)",
               response_model=StoredMemory, responses=errors(*WRITE, 404, 409))
-def update_memory(memory_id: str, body: MemoryPatch,
+async def update_memory(memory_id: str, body: MemoryPatch,
                   caller: Caller = need("write")) -> dict[str, Any]:
     args = _stored(caller, body.model_dump(exclude_none=True))
 
@@ -211,36 +205,37 @@ def update_memory(memory_id: str, body: MemoryPatch,
         return _record(m.update(memory_id, tenant=caller.tenant,
                                 actor=f"key:{caller.key.key_id}", **args))
 
-    return caller.call(run)
+    return await caller.call(run)
 
 
 @router.delete("/v1/memories/{memory_id}", status_code=204, tags=["memories"],
                summary="Delete a memory (also from the archive)",
                response_class=Response, responses=errors(*READ, 404))
-def delete_memory(memory_id: str, reason: str = Query("", max_length=1000),
+async def delete_memory(memory_id: str, reason: str = Query("", max_length=1000),
                   caller: Caller = need("write")) -> Response:
-    caller.call(lambda m: m.delete(memory_id, tenant=caller.tenant, reason=reason))
+    await caller.call(lambda m: m.delete(memory_id, tenant=caller.tenant, reason=reason))
     return Response(status_code=204)
 
 
 @router.get("/v1/memories/{memory_id}/history", tags=["memories"],
             summary="Every change to a memory",
             response_model=History, responses=errors(*READ, 404))
-def memory_history(memory_id: str, caller: Caller = need("read")) -> dict[str, Any]:
-    entries = caller.call(lambda m: m.history(memory_id, tenant=caller.tenant))
+async def memory_history(memory_id: str, caller: Caller = need("read")) -> dict[str, Any]:
+    entries = await caller.call(lambda m: m.history(memory_id, tenant=caller.tenant))
     return {"items": [e.model_dump(mode="json") for e in entries]}
 
 
 @router.post("/v1/memories/{memory_id}/feedback", tags=["memories"],
              summary="Score a memory up (helpful) or down",
              response_model=StoredMemory, responses=errors(*WRITE, 404, 409))
-def feedback(memory_id: str, body: FeedbackIn, caller: Caller = need("write")) -> dict[str, Any]:
+async def feedback(memory_id: str, body: FeedbackIn,
+                   caller: Caller = need("write")) -> dict[str, Any]:
     def run(m: Memory) -> dict[str, Any]:
         _record(m.get(memory_id, tenant=caller.tenant))  # answerable, before it is written
         return _record(m.feedback(memory_id, body.helpful, weight=body.weight,
                                   reason=body.reason, tenant=caller.tenant))
 
-    return caller.call(run)
+    return await caller.call(run)
 
 
 # -- retrieval ---------------------------------------------------------------------------------
@@ -248,29 +243,29 @@ def feedback(memory_id: str, body: FeedbackIn, caller: Caller = need("write")) -
              summary="Hybrid search, each hit with its score components",
              response_model=SearchResult, response_model_exclude_unset=True,
              responses=errors(*WRITE, 409))
-def search(body: SearchIn, caller: Caller = need("read")) -> dict[str, Any]:
-    hits = caller.call(lambda m: m.search(body.query, tenant=caller.tenant, **body.args()))
+async def search(body: SearchIn, caller: Caller = need("read")) -> dict[str, Any]:
+    hits = await caller.call(lambda m: m.search(body.query, tenant=caller.tenant, **body.args()))
     return {"query": body.query, "hits": [h.to_json() for h in hits]}
 
 
 @router.post("/v1/context", tags=["retrieval"],
              summary="The best memories as Markdown within a token budget",
              response_model=ContextResult, responses=errors(*WRITE, 409))
-def context(body: ContextIn, caller: Caller = need("read")) -> dict[str, Any]:
+async def context(body: ContextIn, caller: Caller = need("read")) -> dict[str, Any]:
     args = body.args()
     max_tokens = args.pop("max_tokens", None)
     top_k = args.pop("top_k", None)
-    text = caller.call(lambda m: m.context(body.query, max_tokens=max_tokens, top_k=top_k,
-                                           tenant=caller.tenant, **args))
+    text = await caller.call(lambda m: m.context(body.query, max_tokens=max_tokens, top_k=top_k,
+                                                 tenant=caller.tenant, **args))
     return {"query": body.query, "context": text}
 
 
 @router.post("/v1/ask", tags=["retrieval"],
              summary="Answer a question: chit-chat, a reused Q&A pair (fast path) or retrieval",
              response_model=AskResult, responses=errors(*WRITE, 409))
-def ask(body: AskIn, caller: Caller = need("write")) -> dict[str, Any]:
-    res = caller.call(lambda m: m.ask(body.question, session=body.session, user=body.user,
-                                      tenant=caller.tenant))
+async def ask(body: AskIn, caller: Caller = need("write")) -> dict[str, Any]:
+    res = await caller.call(lambda m: m.ask(body.question, session=body.session, user=body.user,
+                                            tenant=caller.tenant))
     return res.model_dump()
 
 
@@ -278,7 +273,8 @@ def ask(body: AskIn, caller: Caller = need("write")) -> dict[str, Any]:
 @router.post("/v1/sessions/{session}/turns", status_code=201, tags=["sessions"],
              summary="Append messages to a session (each a dialogue memory)",
              response_model=AddResults, responses=errors(*WRITE, 409))
-def append_turns(session: SessionPath, body: TurnsIn, caller: Caller = need("write")) -> dict[str, Any]:
+async def append_turns(session: SessionPath, body: TurnsIn,
+                       caller: Caller = need("write")) -> dict[str, Any]:
     by_who: dict[tuple[str | None, str | None], list[dict[str, Any]]] = {}
     for msg in body.messages:
         by_who.setdefault((msg.user, msg.agent), []).append(
@@ -291,24 +287,25 @@ def append_turns(session: SessionPath, body: TurnsIn, caller: Caller = need("wri
                                   tenant=caller.tenant)
         return out
 
-    return {"results": [r.model_dump() for r in caller.call(run)]}
+    return {"results": [r.model_dump() for r in await caller.call(run)]}
 
 
 @router.get("/v1/sessions/{session}", tags=["sessions"],
             summary="A session's recent turns and tool calls (TIER-1), oldest first",
             response_model=SessionWindow, responses=errors(*READ))
-def read_session(session: SessionPath, caller: Caller = need("read"), user: Name | None = None,
-                 agent: Name | None = None) -> dict[str, Any]:
-    window = caller.call(lambda m: m.session_window(session, tenant=caller.tenant, user=user,
-                                                    agent=agent))
+async def read_session(session: SessionPath, caller: Caller = need("read"),
+                       user: Name | None = None,
+                       agent: Name | None = None) -> dict[str, Any]:
+    window = await caller.call(lambda m: m.session_window(session, tenant=caller.tenant, user=user,
+                                                          agent=agent))
     return {"session": session, "items": [_record(r) for r in window]}
 
 
 @router.post("/v1/sessions/{session}/close", tags=["sessions"],
              summary="End a session: its active memories move to short-term",
              response_model=SessionClosed, responses=errors(*WRITE))
-def close_session(session: SessionPath, caller: Caller = need("write")) -> dict[str, Any]:
-    moved = caller.call(lambda m: m.close_session(session, tenant=caller.tenant))
+async def close_session(session: SessionPath, caller: Caller = need("write")) -> dict[str, Any]:
+    moved = await caller.call(lambda m: m.close_session(session, tenant=caller.tenant))
     return {"session": session, "moved": moved}
 
 
@@ -316,10 +313,10 @@ def close_session(session: SessionPath, caller: Caller = need("write")) -> dict[
 @router.post("/v1/documents", tags=["documents"],
              summary="Ingest (or re-ingest) a Markdown or text document",
              response_model=IngestReport, responses=errors(*WRITE, 409))
-def ingest(body: DocumentIn, caller: Caller = need("write")) -> dict[str, Any]:
+async def ingest(body: DocumentIn, caller: Caller = need("write")) -> dict[str, Any]:
     tags = _stored(caller, {"tags": body.tags}).get("tags")
-    report = caller.call(lambda m: m.ingest_text(body.text, body.source, tags=tags,
-                                                 tenant=caller.tenant))
+    report = await caller.call(lambda m: m.ingest_text(body.text, body.source, tags=tags,
+                                                       tenant=caller.tenant))
     return report.model_dump()
 
 
@@ -327,15 +324,15 @@ def ingest(body: DocumentIn, caller: Caller = need("write")) -> dict[str, Any]:
 @router.post("/v1/consolidate", tags=["operations"],
              summary="Run the lifecycle jobs once for the tenant",
              response_model=ConsolidationReport, responses=errors(*WRITE, 409))
-def consolidate(body: ConsolidateIn, caller: Caller = need("admin")) -> dict[str, Any]:
-    report = caller.call(lambda m: m.consolidate(body.jobs, tenant=caller.tenant))
+async def consolidate(body: ConsolidateIn, caller: Caller = need("admin")) -> dict[str, Any]:
+    report = await caller.call(lambda m: m.consolidate(body.jobs, tenant=caller.tenant))
     return report.model_dump(mode="json")
 
 
 @router.get("/v1/stats", tags=["operations"], summary="Counts by type and tier",
             response_model=Stats, responses=errors(*READ))
-def stats(caller: Caller = need("read")) -> dict[str, Any]:
-    out = caller.call(lambda m: m.stats(tenant=caller.tenant))
+async def stats(caller: Caller = need("read")) -> dict[str, Any]:
+    out = await caller.call(lambda m: m.stats(tenant=caller.tenant))
     for key in ("home", "disk_bytes"):  # the server's, shared by every tenant
         out.pop(key, None)
     return out
@@ -344,9 +341,9 @@ def stats(caller: Caller = need("read")) -> dict[str, Any]:
 @router.get("/v1/status", tags=["operations"],
             summary="The tenant's memories by tier and webhook inbox by status",
             responses=errors(*READ))
-def status(caller: Caller = need("admin")) -> TenantStatus:
-    tiers = caller.call(lambda m: m.tier_counts(tenant=caller.tenant))
-    inbox = caller.service.memory.inbox.counts(tenant=caller.tenant)  # the store is thread-safe
+async def status(caller: Caller = need("admin")) -> TenantStatus:
+    tiers, inbox = await caller.call(lambda m: (m.tier_counts(tenant=caller.tenant),
+                                                m.inbox.counts(tenant=caller.tenant)))
     return TenantStatus(tenant=caller.tenant, memories_by_tier=tiers,
                         inbox=InboxCounts(**{s: inbox.get(s, 0) for s in InboxCounts.model_fields}))
 
@@ -354,16 +351,17 @@ def status(caller: Caller = need("admin")) -> TenantStatus:
 @router.delete("/v1/users/{user}", tags=["operations"],
                summary="Delete a user's memories from every tier, the archive and the caches",
                response_model=UserDeleted, responses=errors(*READ, 409))
-def delete_user(user: UserPath, caller: Caller = need("admin")) -> dict[str, Any]:
-    report = caller.call(lambda m: m.delete_user(user, tenant=caller.tenant))
+async def delete_user(user: UserPath, caller: Caller = need("admin")) -> dict[str, Any]:
+    report = await caller.call(lambda m: m.delete_user(user, tenant=caller.tenant))
     return {"user": user, "deleted": report.model_dump(exclude={"tenant", "user"})}
 
 
 @router.post("/v1/inbox/retry", tags=["webhooks"],
              summary="Re-arm failed webhook events, once their cause is fixed",
              response_model=Retried, responses=errors(*WRITE))
-def inbox_retry(body: InboxRetryIn, caller: Caller = need("admin")) -> dict[str, Any]:
-    return {"retried": caller.call(lambda m: m.inbox.retry(body.event_ids, tenant=caller.tenant))}
+async def inbox_retry(body: InboxRetryIn, caller: Caller = need("admin")) -> dict[str, Any]:
+    retried = await caller.call(lambda m: m.inbox.retry(body.event_ids, tenant=caller.tenant))
+    return {"retried": retried}
 
 
 @router.get("/v1/inbox", tags=["webhooks"], summary="The tenant's webhook inbox, a page at a time",
