@@ -29,6 +29,8 @@ from .model import (
     SearchHit,
     Tier,
     TTLMode,
+    Verdict,
+    WhyNot,
 )
 from .settings import Settings
 
@@ -61,5 +63,7 @@ __all__ = [
     "Tier",
     "ValidationError",
     "VarvememError",
+    "Verdict",
+    "WhyNot",
     "upgrade_store",
 ]

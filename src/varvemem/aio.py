@@ -340,6 +340,7 @@ class AsyncMemory(_Facade):
     resolve_id = _Call(Memory.resolve_id)
     history = _Call(Memory.history)
     search = _Call(Memory.search)
+    why_not = _Call(Memory.why_not)
     context_budget = _Call(Memory.context_budget)
     session_window = _Call(Memory.session_window)
     stats = _Call(Memory.stats)

@@ -381,3 +381,50 @@ class SearchFilter(VectorFilter):
     # created) at or after it.
     tier_limits: list[TierLimit] = Field(default_factory=list)
 
+
+
+class Verdict(str, Enum):
+    """Why a memory is or is not among a search's hits (:class:`WhyNot`)."""
+
+    RETURNED = "returned"
+    NOT_FOUND = "not_found"  # never in a WhyNot: the API raises NotFoundError instead
+    FILTERED = "filtered"
+    SUPERSEDED = "superseded"
+    EXPIRED = "expired"
+    ARCHIVED = "archived"
+    NOT_RETRIEVED = "not_retrieved"
+    BELOW_FLOOR = "below_floor"
+    RANKED_OUT = "ranked_out"
+
+
+class FloorCheck(BaseModel):
+    """The relevance floor (``retrieval.relevance_floor``) as one search applied it."""
+
+    floor: float
+    evidence: float | None = None  # this memory's, when it was scored
+    best: float | None = None  # the best evidence among the hits within top_k
+    applied: bool = False  # the floor emptied the results
+
+
+class WhyNot(BaseModel):
+    """Why ``memory_id`` is (or is not) in the results of a search for ``query``
+    (:meth:`Memory.why_not`)."""
+
+    memory_id: str
+    query: str
+    verdict: Verdict
+    reason: str
+    rule: str | None = None  # the filter that excluded it
+    superseded_by: str | None = None  # the current memory at the end of its chain
+    chain: list[str] = Field(default_factory=list)  # its successors, in order
+    rank: int | None = None  # 1-based, among every scored candidate
+    score: float | None = None
+    scores: ScoreBreakdown | None = None
+    last_returned: SearchHit | None = None  # the last hit the search returned
+    top_k: int
+    weights: dict[str, float] = Field(default_factory=dict)
+    profile: str
+    mode: str
+    floor: FloorCheck
+    channels: list[str] = Field(default_factory=list)
+    candidates: int = 0  # how many candidates were scored
