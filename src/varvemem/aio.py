@@ -344,6 +344,7 @@ class AsyncMemory(_Facade):
     context_budget = _Call(Memory.context_budget)
     session_window = _Call(Memory.session_window)
     stats = _Call(Memory.stats)
+    overview = _Call(Memory.overview)
     index_stats = _Call(Memory.index_stats)
     check_store = _Call(Memory.check_store)
     save_qa = _Call(QA.save)

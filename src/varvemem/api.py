@@ -38,6 +38,7 @@ from .model import (
     IngestReport,
     MemoryRecord,
     MemoryType,
+    Overview,
     Scope,
     SearchFilter,
     SearchHit,
@@ -47,7 +48,7 @@ from .model import (
     normalise_tags,
     utcnow,
 )
-from .settings import Settings
+from .settings import OVERVIEW_DAYS_MAX, OVERVIEW_RECENT_MAX, Settings
 from .stores import Stores
 from .stores.base import Selection
 from .stores.session_log import SessionLog
@@ -429,6 +430,17 @@ class Memory:
     def stats(self, *, tenant: str | None = None) -> dict[str, Any]:
         """Counts by type and tier, sizes on disk, the embedding model."""
         return self._reads.stats(self._tenant(tenant))
+
+    def overview(self, *, tenant: str | None = None, days: int = 30,
+                 recent: int = 10) -> Overview:
+        """The tenant at a glance: memories by tier, type and both; ``growth``, the memories
+        created on each of the last ``days`` days (UTC) and the running total; the ``recent``
+        latest memories and latest supersessions, merges, deletions and archivings; inbox
+        events by status; each lifecycle job's last run and next due time."""
+        _validate.count(days, "days", 1, OVERVIEW_DAYS_MAX)
+        _validate.count(recent, "recent", 0, OVERVIEW_RECENT_MAX)
+        return self._reads.overview(self._tenant(tenant), days, recent, self._now(),
+                                    self._lifecycle.schedule())
 
     def check_store(self) -> None:
         """Read from the store of record (one small row): a :class:`StorageError` when it does

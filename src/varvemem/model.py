@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from enum import Enum
 from typing import Any, Literal
 
@@ -428,3 +428,37 @@ class WhyNot(BaseModel):
     floor: FloorCheck
     channels: list[str] = Field(default_factory=list)
     candidates: int = 0  # how many candidates were scored
+
+
+class DayCount(BaseModel):
+    """Memories created on one (UTC) day, and the total created up to its end."""
+
+    day: date
+    created: int
+    total: int
+
+
+class JobSchedule(BaseModel):
+    """One lifecycle job's schedule (``lifecycle.<job>_every_minutes``)."""
+
+    job: str
+    every_minutes: float
+    last_run: datetime | None = None  # meta ``lifecycle.<job>.last_run`` (runs of all tenants)
+    next_due: datetime | None = None  # None: never run, due now
+    due: bool = True
+
+
+class Overview(BaseModel):
+    """A tenant's memory at a glance (:meth:`Memory.overview`)."""
+
+    tenant: str
+    now: datetime
+    memories: int  # live and archived
+    by_tier: dict[str, int] = Field(default_factory=dict)
+    by_type: dict[str, int] = Field(default_factory=dict)  # live memories
+    by_tier_type: dict[str, dict[str, int]] = Field(default_factory=dict)  # live memories
+    growth: list[DayCount] = Field(default_factory=list)  # live memories, every day
+    recent_adds: list[MemoryRecord] = Field(default_factory=list)
+    recent_changes: list[HistoryEntry] = Field(default_factory=list)
+    inbox: dict[str, int] = Field(default_factory=dict)
+    lifecycle: list[JobSchedule] = Field(default_factory=list)

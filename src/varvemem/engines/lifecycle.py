@@ -21,7 +21,16 @@ from pydantic import BaseModel, Field
 
 from ..errors import ArchiveError, LLMError, NotFoundError, ValidationError
 from ..llm import ChatClient
-from ..model import Draft, HistoryAction, MemoryRecord, MemoryType, Scope, Tier, VectorFilter
+from ..model import (
+    Draft,
+    HistoryAction,
+    JobSchedule,
+    MemoryRecord,
+    MemoryType,
+    Scope,
+    Tier,
+    VectorFilter,
+)
 from ..settings import Settings
 from ..stores import Stores, StoreTx
 from ..stores.base import Selection
@@ -110,13 +119,22 @@ class LifecycleEngine:
 
     def due(self) -> list[str]:
         """The jobs whose interval (``lifecycle.<job>_every_minutes``) has passed."""
+        return [s.job for s in self.schedule() if s.due]
+
+    def schedule(self) -> list[JobSchedule]:
+        """Each job's last run, interval and next due time at the clock's now."""
         now = self.clock()
         out = []
         for name, job in JOB_TABLE.items():
             last = self.stores.records.get_meta(f"lifecycle.{name}.last_run")
-            every = timedelta(minutes=getattr(self.cfg, job.every))
-            if last is None or now - datetime.fromisoformat(last) >= every:
-                out.append(name)
+            minutes = float(getattr(self.cfg, job.every))
+            if last is None:
+                out.append(JobSchedule(job=name, every_minutes=minutes))
+                continue
+            ran = datetime.fromisoformat(last)
+            nxt = ran + timedelta(minutes=minutes)
+            out.append(JobSchedule(job=name, every_minutes=minutes, last_run=ran, next_due=nxt,
+                                   due=now >= nxt))
         return out
 
     def tier_counts(self, tenant: str | None) -> dict[str, int]:

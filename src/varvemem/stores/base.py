@@ -9,7 +9,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 import numpy as np
@@ -301,6 +301,19 @@ class Memories(ABC):
     @abstractmethod
     def stats(self, tenant: str) -> dict[str, Any]: ...
 
+    @abstractmethod
+    def created_by_day(self, tenant: str, since: datetime) -> tuple[int, list[tuple[date, int]]]:
+        """How many of the tenant's memories were created before ``since``, and how many on
+        each (UTC) day from it on that had any, oldest first: one indexed ``GROUP BY``."""
+
+    @abstractmethod
+    def tier_type_counts(self, tenant: str) -> dict[tuple[str, str], int]:
+        """The tenant's live memories by ``(tier, memory type)``."""
+
+    @abstractmethod
+    def latest(self, tenant: str, limit: int) -> list[MemoryRecord]:
+        """The tenant's ``limit`` most recently created memories, newest first."""
+
 
 class TextIndex(ABC):
     """Full-text and tag search over the memories."""
@@ -353,6 +366,11 @@ class Histories(ABC):
 
     @abstractmethod
     def history(self, tenant: str, memory_id: str) -> list[HistoryEntry]: ...
+
+    @abstractmethod
+    def recent_history(self, tenant: str, actions: Sequence[str], limit: int
+                       ) -> list[HistoryEntry]:
+        """The tenant's ``limit`` latest history entries of ``actions``, newest first."""
 
 
 class Sessions(ABC):
