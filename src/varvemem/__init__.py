@@ -6,6 +6,7 @@ The public API is :class:`Memory` and the model types; everything else is privat
 from .aio import AsyncMemory
 from .api import AskResult, Memory, upgrade_store
 from .engines.erasure import DeletionReport
+from .engines.faq import QaStatus
 from .engines.ingest import IngestProgress
 from .engines.lifecycle import ConsolidationReport, JobReport
 from .errors import (
@@ -56,6 +57,7 @@ __all__ = [
     "MemoryType",
     "NotFoundError",
     "Overview",
+    "QaStatus",
     "Scope",
     "ScoreBreakdown",
     "SearchHit",

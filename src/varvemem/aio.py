@@ -159,6 +159,7 @@ class AsyncQA(_Facade):
     search = _Call(QA.search)
     update = _Call(QA.update)
     feedback = _Call(QA.feedback)
+    report = _Call(QA.report)
     export = _Call(QA.export)
     import_folder = _Call(QA.import_folder)
 
