@@ -8,7 +8,7 @@ from .api import AskResult, Memory, upgrade_store
 from .engines.erasure import DeletionReport
 from .engines.faq import QaStatus
 from .engines.ingest import IngestProgress
-from .engines.lifecycle import ConsolidationReport, JobReport
+from .engines.lifecycle import ConsolidationReport, JobReport, PlannedChange
 from .errors import (
     ConfigError,
     EmbedderError,
@@ -57,6 +57,7 @@ __all__ = [
     "MemoryType",
     "NotFoundError",
     "Overview",
+    "PlannedChange",
     "QaStatus",
     "Scope",
     "ScoreBreakdown",

@@ -478,13 +478,20 @@ class Memory:
         return res
 
     # -- lifecycle -----------------------------------------------------------------------------
-    def consolidate(self, jobs: Sequence[str] | None = None, *,
-                    tenant: str | None = None) -> ConsolidationReport:
+    def consolidate(self, jobs: Sequence[str] | None = None, *, tenant: str | None = None,
+                    dry_run: bool = False) -> ConsolidationReport:
         """Run the lifecycle jobs once at the clock's time (all by default: end idle sessions,
         re-score, promote, abstract, forget). Idempotent: a second run at the same time
-        changes nothing more."""
+        changes nothing more. The report's ``planned`` lists every change; with ``dry_run``
+        nothing is written (records, history, schedule, index, cache, archive) and the report
+        says what a run would do."""
+        if not isinstance(dry_run, bool):
+            raise ValidationError("dry_run must be True or False")
+        if isinstance(jobs, str):
+            jobs = [jobs]
         return self._lifecycle.consolidate(list(jobs) if jobs else None,
-                                           None if tenant is None else self._tenant(tenant))
+                                           None if tenant is None else self._tenant(tenant),
+                                           dry_run)
 
     def due_jobs(self) -> list[str]:
         """The lifecycle jobs whose ``lifecycle.<job>_every_minutes`` has passed."""

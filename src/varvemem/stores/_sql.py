@@ -698,6 +698,14 @@ class SqlStore(RecordStore):
             f"processed_at < %s AND (body <> '' OR headers <> '{{}}'){where} RETURNING event_id",
             args))
 
+    def prunable_inbox(self, processed_before: datetime, tenant: str | None = None) -> int:
+        where, args = "", [self.d.time(processed_before)]
+        if tenant is not None:
+            where, args = " AND tenant = %s", [*args, tenant]
+        return int(self._query(
+            "SELECT COUNT(*) FROM inbox WHERE status = 'done' AND processed_at < %s AND "
+            f"(body <> '' OR headers <> '{{}}'){where}", args)[0][0])
+
     def erase_events(self, tenant: str, event_ids: Sequence[int], error: str) -> int:
         if not event_ids:
             return 0
