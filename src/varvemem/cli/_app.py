@@ -1,4 +1,9 @@
-"""The typer application, its global options and the helpers every command shares."""
+"""The typer application, its global options and the helpers every command shares.
+
+The command modules import only typer, rich and this module when they load (``--help`` and
+``--version`` build every command): the library (settings, pydantic, numpy, the stores, the
+engines) is imported by the commands that use it.
+"""
 
 from __future__ import annotations
 
@@ -7,19 +12,19 @@ import json
 import shlex
 import sys
 from datetime import datetime, timezone
-from importlib.metadata import version as package_version
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
 from typer._click.core import Context  # typer's own click (see Group)
 from typer.core import TyperGroup
 
-from ..api import Memory
 from ..errors import StorageError
-from ..settings import Settings
-from ..stores import store_exists
+
+if TYPE_CHECKING:
+    from ..api import Memory
+    from ..settings import Settings
 
 # The commands that make the home when it does not exist yet; every other one refuses it.
 CREATING = ("init", "add", "ingest", "qa add", "qa import", "keys create", "db upgrade")
@@ -93,6 +98,8 @@ err_console = Console(stderr=True, highlight=False)
 
 
 def version_text() -> str:
+    from importlib.metadata import version as package_version
+
     return f"varvemem {package_version('varvemem')}"
 
 
@@ -117,6 +124,8 @@ def _root(
 
 def settings_of(ctx: typer.Context) -> Settings:
     """The effective settings; reads no data, so the home need not exist."""
+    from ..settings import Settings
+
     obj = ctx.find_root().obj or {}
     return Settings.load(home=obj.get("home"), config_file=obj.get("config"))
 
@@ -125,6 +134,8 @@ def home_settings(ctx: typer.Context) -> Settings:
     """The settings of a command that opens the home. A home that does not exist, or a folder
     without a store in it, is refused (nothing is made) unless the command is one of
     :data:`CREATING`."""
+    from ..stores import store_exists
+
     settings = settings_of(ctx)
     home = settings.home
     if home.exists() and not home.is_dir():
@@ -148,6 +159,8 @@ def memory_of(ctx: typer.Context) -> Memory:
     """Open the Memory for this invocation (the home as :func:`home_settings` allows); it is
     closed (and notices printed) at the end. A command's ``--now`` (see :data:`NOW`) fixes
     the clock."""
+    from ..api import Memory
+
     now = parse_time(ctx.params.get("now"))
     mem = Memory(settings=home_settings(ctx), clock=(lambda: now) if now else None)
 

@@ -6,8 +6,6 @@ from typing import Any
 
 import typer
 
-from ..api import upgrade_store
-from ..settings import redact_url
 from ._app import (
     NOW,
     app,
@@ -69,6 +67,8 @@ def delete_user(
 @config_app.command("show")
 def config_show(ctx: typer.Context, json_out: bool = typer.Option(False, "--json")) -> None:
     """The effective settings (defaults, file, VARVEMEM_* variables), weights included."""
+    from ..settings import redact_url
+
     data = settings_of(ctx).model_dump(mode="json")
     for section, key in (("embedder", "api_key"), ("llm", "api_key"), ("store", "vector_token"),
                          ("archive", "access_key"), ("archive", "secret_key")):
@@ -99,6 +99,9 @@ def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, object]]
 @db_app.command("upgrade")
 def db_upgrade(ctx: typer.Context) -> None:
     """Create or migrate the store of record's schema (store.url) to this release's version."""
+    from ..api import upgrade_store
+    from ..settings import redact_url
+
     settings = home_settings(ctx)
     before, after = upgrade_store(settings)
     where = redact_url(settings.store.url) if settings.store.url else \

@@ -6,14 +6,21 @@ from __future__ import annotations
 import signal
 import threading
 import time
+from typing import TYPE_CHECKING
 
 import typer
 from rich.table import Table
 
-from ..api import Memory
-from ..engines.lifecycle import JOBS, ConsolidationReport
 from ..errors import VarvememError
 from ._app import MEMORY_ID, NOW, app, console, err_console, memory_of, print_json, split_csv
+
+if TYPE_CHECKING:
+    from ..api import Memory
+    from ..engines.lifecycle import ConsolidationReport
+
+# engines.lifecycle.JOBS, spelled out so that --help need not import the engines (a test
+# checks that they agree).
+JOBS = ("sessions", "rescore", "promote", "abstract", "forget", "inbox")
 
 
 def _print_report(report: ConsolidationReport) -> None:

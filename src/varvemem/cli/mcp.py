@@ -6,7 +6,6 @@ from enum import Enum
 
 import typer
 
-from ..mcp_server import run
 from ._app import app, home_settings
 
 
@@ -45,4 +44,6 @@ def mcp_command(
     Needs the MCP SDK: the mcp extra of varvemem.
     """
     hosts = [h for value in allowed_hosts or [] for h in value.split(",")]
+    from ..mcp_server import run
+
     run(home_settings(ctx), transport.value, host, port, tenant, hosts)

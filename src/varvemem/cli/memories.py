@@ -5,13 +5,11 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.text import Text
 
-from ..engines.ingest import IngestProgress
-from ..model import HistoryEntry
 from ._app import (
     AS_OF,
     MEMORY_ID,
@@ -24,6 +22,10 @@ from ._app import (
     split_csv,
 )
 from .render import Indented, clip, fields, render_hits
+
+if TYPE_CHECKING:
+    from ..engines.ingest import IngestProgress
+    from ..model import HistoryEntry
 
 
 @app.command()

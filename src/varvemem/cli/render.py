@@ -5,13 +5,14 @@ hanging indent the other listings wrap their lines with."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.text import Text
 
-from ..model import MemoryType, SearchHit
+if TYPE_CHECKING:
+    from ..model import SearchHit
 
 INDENT = "    "
 
@@ -24,7 +25,7 @@ class Mark(NamedTuple):
     style: str = ""
 
 
-HitMarker = Callable[[SearchHit], "str | Mark | None"]
+HitMarker = Callable[["SearchHit"], "str | Mark | None"]
 """Called with each hit: a label (or a :class:`Mark`) for its first line, or None."""
 
 
@@ -60,6 +61,8 @@ class _Hit:
             rank, hit, max_chars, lines, mark
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from ..model import MemoryType  # loaded already: there is a hit
+
         h, m = self.hit, self.hit.memory
         head = Text.assemble((f"{self.rank:>2}. ", "bold"), (f"{h.score:.3f}", "bold cyan"),
                              "  ", (m.memory_type.value, "magenta"), "  ", m.memory_id)

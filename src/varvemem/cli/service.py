@@ -8,11 +8,9 @@ import socket
 import tempfile
 
 import typer
-from pydantic import ValidationError as PydanticValidationError
 from rich.text import Text
 
 from ..errors import ConfigError
-from ..settings import ServerSettings
 from ._app import Group, app, console, err_console, home_settings, memory_of, print_json
 from .render import Indented
 
@@ -49,6 +47,10 @@ def serve(
                           f"({exc})") from None
     settings = home_settings(ctx)
     if log_level is not None:
+        from pydantic import ValidationError as PydanticValidationError
+
+        from ..settings import ServerSettings
+
         try:
             settings = settings.model_copy(update={"server": ServerSettings.model_validate(
                 {**settings.server.model_dump(), "log_level": log_level.lower()})})
