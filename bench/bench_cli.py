@@ -37,14 +37,26 @@ with Memory(home=sys.argv[1]) as mem:
     print(mem.get_all()[0].memory_id)
 """
 MODEL_LOAD = """
-import time
+import sys, time
 from varvemem.embeddings import create_embedder
-from varvemem.settings import Settings
-cfg = Settings().embedder
+from varvemem.settings import EmbedderSettings
+cfg = EmbedderSettings(**({"cache_dir": sys.argv[1]} if len(sys.argv) > 1 else {}))
 t = time.perf_counter()
 create_embedder(cfg).embed_query("warm up")
 print(time.perf_counter() - t)
 """
+
+
+def model_loads(py: str, n: int, *cache: str) -> list[float] | None:
+    """``n`` timings of the default embedder's load and first query, each in a new process
+    (None when this varvemem has no ``embedder.cache_dir``)."""
+    out = []
+    for _ in range(n + (1 if cache else 0)):  # with a cache, the first run fills it
+        proc = subprocess.run([py, "-c", MODEL_LOAD, *cache], capture_output=True, text=True)
+        if proc.returncode:
+            return None
+        out.append(float(proc.stdout))
+    return out[-n:]
 
 
 def run(args: list[str]) -> float:
@@ -104,9 +116,12 @@ def main() -> None:
     for name, argv in commands.items():
         run(argv)  # warm the page cache and the byte code
         print(f"{name:<22} {figures([run(argv) for _ in range(args.n)])}")
-    loads = [float(subprocess.run([py, "-c", MODEL_LOAD], check=True, capture_output=True,
-                                  text=True).stdout) for _ in range(args.n)]
+    loads = model_loads(py, args.n)
+    assert loads is not None, "the default embedder does not load"
     print(f"{'model load + 1 query':<22} {figures(loads)}")
+    with tempfile.TemporaryDirectory(prefix="bench-cli-models-") as models:
+        cached = model_loads(py, args.n, models)
+    print(f"{'  with cache_dir':<22} {figures(cached) if cached else 'n/a (no embedder.cache_dir)'}")
     if tmp is not None and not args.keep:
         import shutil
 
