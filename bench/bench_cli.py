@@ -59,10 +59,11 @@ def model_loads(py: str, n: int, *cache: str) -> list[float] | None:
     return out[-n:]
 
 
-def run(args: list[str]) -> float:
+def run(args: list[str], env: dict[str, str] | None = None) -> float:
     """Wall time of one process, in seconds; it must succeed."""
     start = time.perf_counter()
-    subprocess.run(args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   env={**os.environ, **(env or {})})
     return time.perf_counter() - start
 
 
@@ -121,7 +122,13 @@ def main() -> None:
     print(f"{'model load + 1 query':<22} {figures(loads)}")
     with tempfile.TemporaryDirectory(prefix="bench-cli-models-") as models:
         cached = model_loads(py, args.n, models)
-    print(f"{'  with cache_dir':<22} {figures(cached) if cached else 'n/a (no embedder.cache_dir)'}")
+        print(f"{'  with cache_dir':<22} "
+              f"{figures(cached) if cached else 'n/a (no embedder.cache_dir)'}")
+        if cached:
+            env = {"VARVEMEM_EMBEDDER__CACHE_DIR": models}
+            run(commands["search"], env)
+            print(f"{'search, cache_dir':<22} "
+                  f"{figures([run(commands['search'], env) for _ in range(args.n)])}")
     if tmp is not None and not args.keep:
         import shutil
 
