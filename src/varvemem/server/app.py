@@ -251,6 +251,7 @@ def create_app(settings: Settings | None = None, *, memory: Memory | None = None
                clock: Callable[[], datetime] | None = None) -> FastAPI:
     """The ASGI app. ``memory`` (owned by the app from then on) or one opened from
     ``settings`` (default: ``Settings.load()``) at startup."""
+    from ..ui import mount_ui
     from .routes import router
     from .webhooks import count_gate_refusal
     from .webhooks import router as webhook_router
@@ -319,6 +320,7 @@ def create_app(settings: Settings | None = None, *, memory: Memory | None = None
 
     # Added before _observe, so _observe is the outer one: refused bodies are logged too.
     app.add_middleware(BodyLimit, limit=settings.server.max_body_bytes)
+    mount_ui(app)  # the inspector at /ui (docs/ui.md)
 
     @app.middleware("http")
     async def _observe(request: Request, call_next: Callable[..., Any]) -> Any:
