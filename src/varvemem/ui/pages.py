@@ -15,7 +15,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import RedirectResponse
 
 from ..api import Memory
-from ..errors import AuthError, NotFoundError, ValidationError
+from ..errors import AuthError, ConfigError, NotFoundError, ValidationError
 from ..model import MemoryRecord, MemoryType, ScoreBreakdown, Tier
 from . import data, forms
 from .auth import (
@@ -160,7 +160,10 @@ def components(scores: Any, weights: dict[str, float] | None) -> list[tuple[str,
 
 
 def _weights(service_settings: Any, profile: str | None) -> tuple[dict[str, float], str]:
-    prof = service_settings.profile(profile)
+    try:
+        prof = service_settings.profile(profile)
+    except ConfigError as exc:  # a profile the form names: bad input, as the API says
+        raise ValidationError(str(exc)) from None
     if prof.mode == "multiplicative":
         rs = prof.relevance_semantic
         return ({"semantic": rs, "keyword": round(1 - rs, 6)},
