@@ -25,7 +25,7 @@ def score_bar(name: str, value: float | None, weight: float | None = None) -> Ma
         f'<rect class="fill" x="0" y="0" width="{width}" height="12"/></svg>')
 
 
-def growth_chart(points: Sequence[tuple[date, int, int]], width: int = 720,
+def growth_chart(points: Sequence[tuple[date, int, int]], width: int = 1180,
                  height: int = 180) -> Markup:
     """Memories created per day (bars) and the running total (a line), one point a day."""
     if not points:

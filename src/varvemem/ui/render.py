@@ -35,6 +35,15 @@ def _when(value: datetime | str | None) -> str:
     return value.strftime("%Y-%m-%d %H:%M:%S")
 
 
+def _minutes(value: float) -> str:
+    """``90`` -> ``1.5 h``; ``1440`` -> ``1 d``."""
+    if value >= 1440:
+        return f"{value / 1440:g} d"
+    if value >= 60:
+        return f"{value / 60:g} h"
+    return f"{value:g} min"
+
+
 def _markdown_html(text: str) -> Markup:
     return Markup(_markdown.render(text or ""))  # raw HTML is off: the text is escaped
 
@@ -46,7 +55,7 @@ def _quote(value: str) -> str:
 env = Environment(loader=FileSystemLoader(HERE / "templates"),
                   autoescape=select_autoescape(["html"], default=True),
                   trim_blocks=True, lstrip_blocks=True)
-env.filters.update(when=_when, markdown=_markdown_html, q=_quote)
+env.filters.update(when=_when, markdown=_markdown_html, q=_quote, minutes=_minutes)
 env.globals.update(score_bar=score_bar)
 
 
