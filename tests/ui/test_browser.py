@@ -254,3 +254,15 @@ def test_a_post_from_another_origin_or_without_the_token_is_refused(admin: Any,
                             headers={"Origin": admin.url.split("/ui")[0]}, max_redirects=0)
     assert no_token.status == 403
     assert site.mem.get(mid, tenant="acme").content == EN
+
+
+def test_why_not_a_ranked_out_memory_shows_its_bars_beside_the_last_hit(admin: Any,
+                                                                       site: Site) -> None:
+    admin.goto(f"/ui/search?q=API+gateway+port&top_k=1&memory={site.ids['en']}")
+    admin.wait_for_selector("#why-not")
+    assert admin.get_attribute("#why-not", "data-verdict") in ("ranked_out", "below_floor")
+    mine = admin.eval_on_selector_all("table.mine svg.bar", "bs => bs.map(b => b.dataset.name)")
+    last = admin.eval_on_selector_all("table.last svg.bar", "bs => bs.map(b => b.dataset.name)")
+    assert "semantic" in mine and "semantic" in last
+    assert site.ids["new_port"] in admin.locator("#why-not").inner_text()  # the last returned
+    shot(admin, "why-not-ranked-out")
