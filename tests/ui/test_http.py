@@ -253,3 +253,32 @@ def test_retry_re_arms_a_failed_event(client: TestClient, site: Site) -> None:
 def test_the_static_files_and_no_schema_entry(client: TestClient) -> None:
     assert client.get("/ui/static/ui.css").status_code == 200
     assert not [p for p in client.get("/openapi.json").json()["paths"] if p.startswith("/ui")]
+
+
+def test_feedback_restore_and_delete_by_a_write_key(client: TestClient, site: Site) -> None:
+    logged_in(client, site.writer)
+    old, mem = site.ids["old_port"], site.mem
+    page = client.get(f"/ui/memories/{old}").text
+    assert f"/ui/memories/{old}/restore" in page and site.ids["new_port"] in page
+    token = csrf_of(page)
+    before = mem.get(old, tenant="acme").importance
+    r = client.post(f"/ui/memories/{old}/feedback", data={"helpful": "up", "csrf": token},
+                    headers=ORIGIN)
+    assert r.status_code == 303 and mem.get(old, tenant="acme").importance > before
+    r = client.post(f"/ui/memories/{old}/restore", data={"csrf": token}, headers=ORIGIN)
+    assert r.status_code == 303 and r.headers["location"].startswith(f"/ui/memories/{old}")
+    assert mem.get(old, tenant="acme").superseded_by is None
+    assert "restored" in client.get(r.headers["location"]).text
+    r = client.post(f"/ui/memories/{old}/delete", data={"csrf": token, "reason": "stale"},
+                    headers=ORIGIN)
+    assert r.status_code == 303
+    assert client.get(f"/ui/memories/{old}").status_code == 404
+    assert mem.history(old, tenant="acme")[-1].action == "delete"
+
+
+def test_a_session_of_no_one_or_of_another_tenant_is_not_found(client: TestClient,
+                                                               site: Site) -> None:
+    logged_in(client, site.other)  # globex
+    assert client.get("/ui/sessions").text.count("/ui/sessions/chat-1") == 0
+    assert client.get("/ui/sessions/chat-1").status_code == 404
+    assert client.get("/ui/sessions/nope").status_code == 404

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Coroutine
 from datetime import datetime
+from enum import Enum
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -44,6 +45,11 @@ def _minutes(value: float) -> str:
     return f"{value:g} min"
 
 
+def _plain(value: Any) -> Any:
+    """An enum as its value (``Verdict.superseded`` -> ``superseded``)."""
+    return value.value if isinstance(value, Enum) else value
+
+
 def _markdown_html(text: str) -> Markup:
     return Markup(_markdown.render(text or ""))  # raw HTML is off: the text is escaped
 
@@ -55,7 +61,7 @@ def _quote(value: str) -> str:
 env = Environment(loader=FileSystemLoader(HERE / "templates"),
                   autoescape=select_autoescape(["html"], default=True),
                   trim_blocks=True, lstrip_blocks=True)
-env.filters.update(when=_when, markdown=_markdown_html, q=_quote, minutes=_minutes)
+env.filters.update(when=_when, markdown=_markdown_html, q=_quote, minutes=_minutes, plain=_plain)
 env.globals.update(score_bar=score_bar)
 
 
