@@ -282,3 +282,28 @@ def test_a_session_of_no_one_or_of_another_tenant_is_not_found(client: TestClien
     assert client.get("/ui/sessions").text.count("/ui/sessions/chat-1") == 0
     assert client.get("/ui/sessions/chat-1").status_code == 404
     assert client.get("/ui/sessions/nope").status_code == 404
+
+
+def test_a_login_token_issued_through_the_service_works(app: Any, client: TestClient,
+                                                        site: Site) -> None:
+    token = issue_login_token(app.state.service, site.reader)
+    assert client.get(f"/ui/login?token={token}").status_code == 303
+    assert "role-read" in client.get("/ui").text
+
+
+def test_the_memory_page_shows_the_chain_both_ways(client: TestClient, site: Site) -> None:
+    logged_in(client, site.reader)
+    new = client.get(f"/ui/memories/{site.ids['new_port']}").text
+    assert "it superseded" in new and site.ids["old_port"] in new
+    old = client.get(f"/ui/memories/{site.ids['old_port']}").text
+    assert "superseded by" in old and site.ids["new_port"] in old
+    short = client.get(f"/ui/memories/{site.ids['new_port'][:12]}")  # a short id
+    assert short.status_code == 200 and site.ids["old_port"] in short.text
+
+
+def test_an_admin_runs_the_lifecycle(client: TestClient, site: Site) -> None:
+    logged_in(client, site.admin)
+    page = client.get("/ui/lifecycle?plan=1&jobs=sessions").text
+    r = client.post("/ui/lifecycle/run", data={"jobs": "sessions", "csrf": csrf_of(page)},
+                    headers=ORIGIN)
+    assert r.status_code == 200 and 'id="report"' in r.text and "sessions" in r.text
