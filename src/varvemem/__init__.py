@@ -6,8 +6,9 @@ The public API is :class:`Memory` and the model types; everything else is privat
 from .aio import AsyncMemory
 from .api import AskResult, Memory, upgrade_store
 from .engines.erasure import DeletionReport
+from .engines.faq import QaStatus
 from .engines.ingest import IngestProgress
-from .engines.lifecycle import ConsolidationReport, JobReport
+from .engines.lifecycle import ConsolidationReport, JobReport, PlannedChange
 from .errors import (
     ConfigError,
     EmbedderError,
@@ -24,11 +25,14 @@ from .model import (
     IngestReport,
     MemoryRecord,
     MemoryType,
+    Overview,
     Scope,
     ScoreBreakdown,
     SearchHit,
     Tier,
     TTLMode,
+    Verdict,
+    WhyNot,
 )
 from .settings import Settings
 
@@ -52,6 +56,9 @@ __all__ = [
     "MemoryRecord",
     "MemoryType",
     "NotFoundError",
+    "Overview",
+    "PlannedChange",
+    "QaStatus",
     "Scope",
     "ScoreBreakdown",
     "SearchHit",
@@ -61,5 +68,7 @@ __all__ = [
     "Tier",
     "ValidationError",
     "VarvememError",
+    "Verdict",
+    "WhyNot",
     "upgrade_store",
 ]

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from . import _validate
-from .engines.faq import FaqEngine, check_feedback
+from .engines.faq import FaqEngine, QaStatus, check_feedback
 from .engines.inbox import DrainReport, InboxEngine, Receipt
 from .engines.update import UpdateEngine
 from .model import MemoryRecord, SearchHit, TTLMode
@@ -85,6 +85,13 @@ class QA:
         the answer: it was not enough) moves the pair's score by ``faq.feedback_*``."""
         check_feedback(kind)
         return self._engine.feedback(self._mem._live(memory_id, tenant), kind)
+
+    def report(self, *, tenant: str | None = None) -> list[QaStatus]:
+        """Every current pair of the tenant, by id, with its TTL mode, its TTL weight at the
+        clock's now (``weight_today``, as the ``faq`` ranking applies it), how often it was
+        served (``hits``: search hits and reused answers) and its ``helpful``/``unhelpful``
+        feedback counts (``followups`` among the latter)."""
+        return self._engine.report(self._mem._tenant(tenant))
 
     def export(self, folder: str | Path, *, tenant: str | None = None) -> list[Path]:
         """Write every current pair as ``qa-<id>.md`` into ``folder`` (created if needed)."""

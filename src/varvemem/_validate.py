@@ -156,6 +156,13 @@ def query(settings: Settings, value: Any, top_k: int | None, profile: str | None
         raise ValidationError(f"unknown retrieval profile {profile!r} (known: {known})")
 
 
+def count(value: Any, name: str, low: int, high: int) -> int:
+    """A whole number in ``low..high``."""
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise ValidationError(f"{name} must be a whole number in {low}..{high}, not {value!r}")
+    return value
+
+
 def importance(value: Any) -> None:
     """An importance to set: None, or a number in 0..1."""
     low, high = IMPORTANCE_RANGE

@@ -18,6 +18,7 @@ from ._validate import enum_of, enums_of, utc
 from .embeddings import Embedder, check_installed, create_embedder
 from .engines import extract
 from .engines.erasure import DeletionReport, ErasureEngine
+from .engines.explain import ExplainEngine
 from .engines.faq import ASK_PROMPT, FaqEngine
 from .engines.faq import AskResult as AskResult
 from .engines.inbox import InboxEngine
@@ -37,15 +38,17 @@ from .model import (
     IngestReport,
     MemoryRecord,
     MemoryType,
+    Overview,
     Scope,
     SearchFilter,
     SearchHit,
     Tier,
     TTLMode,
+    WhyNot,
     normalise_tags,
     utcnow,
 )
-from .settings import Settings
+from .settings import OVERVIEW_DAYS_MAX, OVERVIEW_RECENT_MAX, Settings
 from .stores import Stores
 from .stores.base import Selection
 from .stores.session_log import SessionLog
@@ -87,6 +90,7 @@ class Memory:
                               lambda q, k, s, u, t: self._context(q, None, k, s, ASK_PROMPT,
                                                                    user=u, tenant=t))
         self._reads = ReadEngine(settings, self._stores, self._now)
+        self._explain = ExplainEngine(self._retrieval, self._reads.current)
         session_log = SessionLog(settings.home / "sessions", settings.default_tenant)
         self._erasure = ErasureEngine(settings, self._stores, self._update, self._lifecycle,
                                       session_log, self._now)
@@ -326,8 +330,17 @@ class Memory:
         _validate.query(self.settings, query, top_k, profile)
         if query_vector is not None:
             query_vector = _validate.vector(query_vector, self._reads.dim())
+        flt = self._search_filter(tenant, user, agent, session, type, tier, tags, since, until,
+                                  as_of, include_superseded, include_archive)
+        return self._retrieval.search(query, flt, top_k=top_k, profile=profile, tags=tags,
+                                      now=self._now(), query_vector=query_vector)
+
+    def _search_filter(self, tenant: str | None, user: str | None, agent: str | None,
+                       session: str | None, type: Any, tier: Any, tags: Sequence[str] | None,
+                       since: datetime | None, until: datetime | None, as_of: datetime | None,
+                       include_superseded: bool, include_archive: bool) -> SearchFilter:
         try:
-            flt = SearchFilter(
+            return SearchFilter(
                 tenant=self._tenant(tenant), user=user, agent=agent, session=session,
                 types=enums_of(MemoryType, type, "memory type"), tiers=enums_of(Tier, tier, "tier"),
                 tags=normalise_tags(tags) or None, created_after=utc(since, "since"),
@@ -335,8 +348,27 @@ class Memory:
                 include_superseded=include_superseded, include_archive=include_archive)
         except ValueError as exc:
             raise ValidationError(str(exc).splitlines()[0]) from None
-        return self._retrieval.search(query, flt, top_k=top_k, profile=profile, tags=tags,
-                                      now=self._now(), query_vector=query_vector)
+
+    def why_not(self, memory_id: str, query: str, *, tenant: str | None = None,
+                top_k: int | None = None,
+                type: str | MemoryType | Sequence[str | MemoryType] | None = None,
+                tier: str | Tier | Sequence[str | Tier] | None = None,
+                tags: Sequence[str] | None = None, user: str | None = None,
+                agent: str | None = None, session: str | None = None,
+                since: datetime | None = None, until: datetime | None = None,
+                as_of: datetime | None = None, include_superseded: bool = False,
+                include_archive: bool = False, profile: str | None = None) -> WhyNot:
+        """Why the memory is not among the hits of :meth:`search` with the same arguments (or,
+        ``verdict == "returned"``, its rank there): filtered (``rule`` names the filter),
+        superseded (``superseded_by``, ``chain``), expired, archived, not found by any channel,
+        below the relevance floor, or ranked below ``top_k`` (``rank``, ``scores`` and the last
+        hit returned). It runs that search without recording retrievals.
+        :class:`NotFoundError` when the tenant has no such memory."""
+        _validate.query(self.settings, query, top_k, profile)
+        flt = self._search_filter(tenant, user, agent, session, type, tier, tags, since, until,
+                                  as_of, include_superseded, include_archive)
+        rec = self._reads.get(flt.tenant, _validate.text(memory_id, "memory_id"))
+        return self._explain.why_not(rec, query, flt, top_k, profile, tags, self._now())
 
     def context(self, query: str, *, max_tokens: int | None = None, top_k: int | None = None,
                 session: str | None = None, **search_args: Any) -> str:
@@ -399,6 +431,17 @@ class Memory:
         """Counts by type and tier, sizes on disk, the embedding model."""
         return self._reads.stats(self._tenant(tenant))
 
+    def overview(self, *, tenant: str | None = None, days: int = 30,
+                 recent: int = 10) -> Overview:
+        """The tenant at a glance: memories by tier, type and both; ``growth``, the memories
+        created on each of the last ``days`` days (UTC) and the running total; the ``recent``
+        latest memories and latest supersessions, merges, deletions and archivings; inbox
+        events by status; each lifecycle job's last run and next due time."""
+        _validate.count(days, "days", 1, OVERVIEW_DAYS_MAX)
+        _validate.count(recent, "recent", 0, OVERVIEW_RECENT_MAX)
+        return self._reads.overview(self._tenant(tenant), days, recent, self._now(),
+                                    self._lifecycle.schedule())
+
     def check_store(self) -> None:
         """Read from the store of record (one small row): a :class:`StorageError` when it does
         not answer. The service's readiness check; it tells nothing about any tenant."""
@@ -435,13 +478,20 @@ class Memory:
         return res
 
     # -- lifecycle -----------------------------------------------------------------------------
-    def consolidate(self, jobs: Sequence[str] | None = None, *,
-                    tenant: str | None = None) -> ConsolidationReport:
+    def consolidate(self, jobs: Sequence[str] | None = None, *, tenant: str | None = None,
+                    dry_run: bool = False) -> ConsolidationReport:
         """Run the lifecycle jobs once at the clock's time (all by default: end idle sessions,
         re-score, promote, abstract, forget). Idempotent: a second run at the same time
-        changes nothing more."""
+        changes nothing more. The report's ``planned`` lists every change; with ``dry_run``
+        nothing is written (records, history, schedule, index, cache, archive) and the report
+        says what a run would do."""
+        if not isinstance(dry_run, bool):
+            raise ValidationError("dry_run must be True or False")
+        if isinstance(jobs, str):
+            jobs = [jobs]
         return self._lifecycle.consolidate(list(jobs) if jobs else None,
-                                           None if tenant is None else self._tenant(tenant))
+                                           None if tenant is None else self._tenant(tenant),
+                                           dry_run)
 
     def due_jobs(self) -> list[str]:
         """The lifecycle jobs whose ``lifecycle.<job>_every_minutes`` has passed."""

@@ -180,18 +180,42 @@ def vector_clauses(f: VectorFilter) -> Clauses:
     return (*_scope(f), *_current(f), *_types(f), *_tiers(f))
 
 
+def search_rules(f: SearchFilter, now: datetime, archive: bool = False
+                 ) -> list[tuple[str, Clauses]]:
+    """The clauses of :func:`search_clauses` (``archive``: of :func:`archive_clauses`) named by
+    the rule each comes from: ``tenant``, ``user``, ``agent``, ``session``, ``type``, ``tier``,
+    ``tier_rules``, ``tags``, ``since``, ``until``, ``valid_from``, ``superseded``,
+    ``expired``. What explains a miss (``engines/explain.py``) reads them, so it names the very
+    clause the store applied."""
+    scope = _scope(f)
+    valid = _valid_at(f, now)
+    created = _created(f)
+    rules: list[tuple[str, Clauses]] = [("tenant", scope[:1]),
+                                        *((c.field, (c,)) for c in scope[1:]
+                                          if isinstance(c, Clause)),
+                                        ("type", _types(f))]
+    if not archive:
+        rules += [("tier", _tiers(f)), ("tier_rules", _tier_limits(f))]
+    rules += [("tags", _tags(f)),
+              ("since", tuple(c for c in created if isinstance(c, Clause) and c.op == "ge")),
+              ("until", tuple(c for c in created if isinstance(c, Clause) and c.op == "lt")),
+              ("valid_from", valid[:1]), ("superseded", valid[1:])]
+    if not archive:
+        rules.append(("expired", _unexpired(f, now)))
+    return [(name, clauses) for name, clauses in rules if clauses]
+
+
 def search_clauses(f: SearchFilter, now: datetime) -> Clauses:
     """What the store of record checks at ``now`` (``RecordStore.filter``): scope, types,
     tiers, the tiers' rules, tags, creation time, validity and expiry at ``as_of`` (else
     ``now``)."""
-    return (*_scope(f), *_types(f), *_tiers(f), *_tier_limits(f), *_tags(f), *_created(f),
-            *_valid_at(f, now), *_unexpired(f, now))
+    return tuple(c for _, clauses in search_rules(f, now) for c in clauses)
 
 
 def archive_clauses(f: SearchFilter, now: datetime) -> Clauses:
     """What the archive search checks of an archived record: scope, types, tags, creation time
     and validity (its tier is ``archive``; neither tiers, their rules nor expiry apply)."""
-    return (*_scope(f), *_types(f), *_tags(f), *_created(f), *_valid_at(f, now))
+    return tuple(c for _, clauses in search_rules(f, now, archive=True) for c in clauses)
 
 
 def vector_part(f: SearchFilter) -> VectorFilter:

@@ -30,6 +30,7 @@ import pydantic
 from pydantic import ConfigDict, Field, StringConstraints
 
 from . import _validate
+from .aio import AsyncMemory
 from .api import Memory
 from .errors import AuthError, ConfigError, NotFoundError, ValidationError, VarvememError
 from .keys import ApiKey, allows
@@ -130,8 +131,9 @@ def build_server(memory: Memory, tenant: str | None = None, *,
     """The MCP server (an ``mcp.server.mcpserver.MCPServer``) over ``memory``. Over stdio it
     acts for ``tenant`` (default: ``settings.default_tenant``); with ``keys_required`` (HTTP,
     :func:`http_app`) each call acts for the tenant of the API key its request came with, and
-    one without is refused. Calls into ``memory`` are serialised by a lock: the SDK runs
-    these synchronous tools on worker threads."""
+    one without is refused. The tools and resources are coroutines that run their calls on
+    the memory's worker thread (an :class:`~varvemem.AsyncMemory` over it): one at a time, in
+    arrival order, without holding the event loop."""
     try:
         from mcp.server.mcpserver import MCPServer
         from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
@@ -148,7 +150,7 @@ def build_server(memory: Memory, tenant: str | None = None, *,
         raise ValidationError("tenant must be non-empty text")
     fixed_tenant = tenant
     settings = memory.settings
-    lock = threading.Lock()
+    amem = AsyncMemory(memory)
 
     def caller(needed: str) -> str:
         """The tenant this call acts for, once its key (over HTTP) may do ``needed``."""
@@ -162,19 +164,17 @@ def build_server(memory: Memory, tenant: str | None = None, *,
                             forbidden=True)
         return key.tenant
 
-    def tool_call(needed: str, fn: Callable[[Memory, str], _T]) -> _T:
+    async def tool_call(needed: str, fn: Callable[[Memory, str], _T]) -> _T:
         try:
             who = caller(needed)
-            with lock:
-                return fn(memory, who)
+            return await amem.run(fn, who)
         except VarvememError as exc:
             raise ToolError(_one_line(exc)) from None
 
-    def resource_read(fn: Callable[[Memory, str], _T]) -> _T:
+    async def resource_read(fn: Callable[[Memory, str], _T]) -> _T:
         try:
             who = caller("read")
-            with lock:
-                return fn(memory, who)
+            return await amem.run(fn, who)
         except NotFoundError as exc:
             raise ResourceNotFoundError(_one_line(exc)) from None
         except VarvememError as exc:
@@ -269,7 +269,7 @@ def build_server(memory: Memory, tenant: str | None = None, *,
         description=f"How far to move its importance, in ({weight_low:g}, {weight_high:g}].")]
 
     @tool(read_only=False)
-    def add_memory(content: Content, type: TypeArg = None, tags: TagsArg = None,
+    async def add_memory(content: Content, type: TypeArg = None, tags: TagsArg = None,
                    user: UserArg = None, agent: AgentArg = None, session: SessionArg = None,
                    importance: ImportanceArg = None) -> dict[str, Any]:
         """Remember one thing for later sessions: a fact, decision, preference, event or lesson.
@@ -278,56 +278,59 @@ def build_server(memory: Memory, tenant: str | None = None, *,
         statement that contradicts an older one supersedes it. Returns the memory_id, the status
         (created, duplicate or merged) and the ids it superseded or relates to.
         """
-        return tool_call("write", lambda m, t: m.add(
+        return await tool_call("write", lambda m, t: m.add(
             content, type=type, tags=tags, user=user, agent=agent, session=session,
             importance=importance, tenant=t).model_dump())
 
     @tool(read_only=True)
-    def search_memories(query: Query, top_k: TopK = None, user: UserArg = None,
+    async def search_memories(query: Query, top_k: TopK = None, user: UserArg = None,
                         session: SessionArg = None, types: TypesArg = None,
                         tags: SearchTagsArg = None) -> dict[str, Any]:
         """Search long-term memory (semantic + keyword + tags, ranked by recency, importance and
         reliability too). Returns the hits best first, each with its memory_id, content, type,
         tier, tags, score and the score's components; an empty list when nothing is relevant."""
-        hits = tool_call("read", lambda m, t: m.search(query, top_k=top_k, user=user,
-                                                       session=session, type=types, tags=tags,
-                                                       tenant=t))
+        hits = await tool_call("read", lambda m, t: m.search(query, top_k=top_k, user=user,
+                                                             session=session, type=types,
+                                                             tags=tags, tenant=t))
         return {"query": query, "hits": [h.to_json() for h in hits]}
 
     @tool(read_only=True, structured_output=False)
-    def get_context(query: Query, max_tokens: MaxTokens = None, session: SessionArg = None,
-                    user: UserArg = None) -> str:
+    async def get_context(query: Query, max_tokens: MaxTokens = None,
+                          session: SessionArg = None, user: UserArg = None) -> str:
         """The memories relevant to query as one Markdown block within max_tokens, ready to put
         in a prompt; only memories with evidence of being about the query are included. With
         session, that session's latest turns and tool calls come first. Says "No memory matches
         this query." when nothing is relevant."""
-        text = tool_call("read", lambda m, t: m.context(query, max_tokens=max_tokens,
-                                                        session=session, user=user, tenant=t))
+        text = await tool_call("read", lambda m, t: m.context(query, max_tokens=max_tokens,
+                                                              session=session, user=user,
+                                                              tenant=t))
         return text if text.strip() else NO_MATCH
 
     @tool(read_only=False)
-    def ask(question: Question, session: SessionArg = None,
-            user: UserArg = None) -> dict[str, Any]:
+    async def ask(question: Question, session: SessionArg = None,
+                  user: UserArg = None) -> dict[str, Any]:
         """Answer a question from memory by the cheapest honest route: "skip" (small talk,
         no retrieval), "reuse" (a stored question/answer pair close enough, with its
         confidence) or "normal" (retrieval; the answer is the packed context unless an LLM is
         configured). Returns route, answer, reason, matched (the pair used), confidence, llm
         and ms. With session the exchange is also kept in that session's history."""
-        return tool_call("write", lambda m, t: m.ask(question, session=session, user=user,
-                                                     tenant=t).model_dump())
+        return await tool_call("write", lambda m, t: m.ask(question, session=session,
+                                                           user=user, tenant=t).model_dump())
 
     @tool(read_only=False)
-    def feedback(memory_id: MemoryId, helpful: Helpful, weight: Weight = 0.1) -> dict[str, Any]:
+    async def feedback(memory_id: MemoryId, helpful: Helpful,
+                       weight: Weight = 0.1) -> dict[str, Any]:
         """Tell memory whether a memory helped: its importance (and a Q&A pair's score) moves up
         or down by weight, which changes how it ranks from now on. Returns the memory."""
-        return tool_call("write", lambda m, t: _record(m.feedback(memory_id, helpful,
-                                                                  weight=weight, tenant=t)))
+        return await tool_call("write", lambda m, t: _record(m.feedback(memory_id, helpful,
+                                                                        weight=weight,
+                                                                        tenant=t)))
 
     @tool(read_only=False, destructive=True)
-    def delete_memory(memory_id: MemoryId) -> dict[str, Any]:
+    async def delete_memory(memory_id: MemoryId) -> dict[str, Any]:
         """Delete a memory that is wrong or must be forgotten (also from the archive). Only its
         change history keeps the last state."""
-        tool_call("write", lambda m, t: m.delete(memory_id, reason="mcp", tenant=t))
+        await tool_call("write", lambda m, t: m.delete(memory_id, reason="mcp", tenant=t))
         return {"memory_id": memory_id, "deleted": True}
 
     assert {t.name for t in tools} == set(TOOL_ROLES)
@@ -350,14 +353,8 @@ def build_server(memory: Memory, tenant: str | None = None, *,
         async def list_resources(self) -> list[Resource]:
             """The static resources, then one per session of the caller's tenant."""
             listed = await super().list_resources()
-
-            def sessions() -> list[str]:
-                return resource_read(sessions_of)
-
-            import anyio.to_thread
-
             try:
-                ids = await anyio.to_thread.run_sync(sessions)
+                ids = await resource_read(sessions_of)
             except ResourceError:
                 ids = []
             return listed + [Resource(
@@ -375,7 +372,7 @@ def build_server(memory: Memory, tenant: str | None = None, *,
         return register
 
     @resource("varvemem://memories/recent", "recent memories")
-    def recent_resource() -> str:
+    async def recent_resource() -> str:
         """The newest current memories (up to mcp.recent_limit), newest first, as JSON."""
         limit = settings.mcp.recent_limit
 
@@ -395,25 +392,25 @@ def build_server(memory: Memory, tenant: str | None = None, *,
                     return [r for _, _, r in sorted(kept, key=lambda i: i[:2], reverse=True)]
                 after = page[-1].memory_id
 
-        recs = resource_read(newest)
+        recs = await resource_read(newest)
         return json.dumps({"items": [_record(r) for r in recs]}, ensure_ascii=False, indent=2)
 
     @resource("varvemem://sessions", "sessions")
-    def sessions_resource() -> str:
+    async def sessions_resource() -> str:
         """The tenant's sessions (with a transcript or turns in the active tier), each with the
         URI that reads it, as JSON."""
-        ids = resource_read(sessions_of)
+        ids = await resource_read(sessions_of)
         return json.dumps({"sessions": [{"session": s, "uri": f"varvemem://sessions/{s}"}
                                         for s in ids]}, ensure_ascii=False, indent=2)
 
     @resource("varvemem://memories/{memory_id}", "memory")
-    def memory_resource(memory_id: str) -> str:
+    async def memory_resource(memory_id: str) -> str:
         """One memory with all its attributes (scope, tier, scores, validity), as JSON."""
-        rec = resource_read(lambda m, t: m.get(memory_id, tenant=t))
+        rec = await resource_read(lambda m, t: m.get(memory_id, tenant=t))
         return json.dumps(_record(rec), ensure_ascii=False, indent=2)
 
     @resource("varvemem://sessions/{session}", "session")
-    def session_resource(session: str) -> str:
+    async def session_resource(session: str) -> str:
         """A session: its recent dialogue turns and tool calls (its active window, oldest
         first) and its transcript (the turns kept in its history file, e.g. by ask), as JSON."""
 
@@ -426,7 +423,7 @@ def build_server(memory: Memory, tenant: str | None = None, *,
             return {"session": session, "items": [_record(r) for r in window],
                     "transcript": [{**t, "at": t["at"].isoformat()} for t in transcript]}
 
-        return json.dumps(resource_read(read), ensure_ascii=False, indent=2)
+        return json.dumps(await resource_read(read), ensure_ascii=False, indent=2)
 
     def pick_language(value: str | None) -> str:
         lang = (value or "en").strip().lower()
@@ -566,7 +563,7 @@ def run(settings: Settings, transport: str = "stdio", host: str = "127.0.0.1", p
     except _Stopped:
         pass
     finally:
-        memory.close()
+        AsyncMemory(memory).run_blocking(Memory.close)  # after any call still on its worker
         if main:
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
         for notice in memory.notices:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from enum import Enum
 from typing import Any, Literal
 
@@ -381,3 +381,84 @@ class SearchFilter(VectorFilter):
     # created) at or after it.
     tier_limits: list[TierLimit] = Field(default_factory=list)
 
+
+
+class Verdict(str, Enum):
+    """Why a memory is or is not among a search's hits (:class:`WhyNot`)."""
+
+    RETURNED = "returned"
+    NOT_FOUND = "not_found"  # never in a WhyNot: the API raises NotFoundError instead
+    FILTERED = "filtered"
+    SUPERSEDED = "superseded"
+    EXPIRED = "expired"
+    ARCHIVED = "archived"
+    NOT_RETRIEVED = "not_retrieved"
+    BELOW_FLOOR = "below_floor"
+    RANKED_OUT = "ranked_out"
+
+
+class FloorCheck(BaseModel):
+    """The relevance floor (``retrieval.relevance_floor``) as one search applied it."""
+
+    floor: float
+    evidence: float | None = None  # this memory's, when it was scored
+    best: float | None = None  # the best evidence among the hits within top_k
+    applied: bool = False  # the floor emptied the results
+
+
+class WhyNot(BaseModel):
+    """Why ``memory_id`` is (or is not) in the results of a search for ``query``
+    (:meth:`Memory.why_not`)."""
+
+    memory_id: str
+    query: str
+    verdict: Verdict
+    reason: str
+    rule: str | None = None  # the filter that excluded it
+    superseded_by: str | None = None  # the current memory at the end of its chain
+    chain: list[str] = Field(default_factory=list)  # its successors, in order
+    rank: int | None = None  # 1-based, among every scored candidate
+    score: float | None = None
+    scores: ScoreBreakdown | None = None
+    last_returned: SearchHit | None = None  # the last hit the search returned
+    top_k: int
+    weights: dict[str, float] = Field(default_factory=dict)
+    profile: str
+    mode: str
+    floor: FloorCheck
+    channels: list[str] = Field(default_factory=list)
+    candidates: int = 0  # how many candidates were scored
+
+
+class DayCount(BaseModel):
+    """Memories created on one (UTC) day, and the total created up to its end."""
+
+    day: date
+    created: int
+    total: int
+
+
+class JobSchedule(BaseModel):
+    """One lifecycle job's schedule (``lifecycle.<job>_every_minutes``)."""
+
+    job: str
+    every_minutes: float
+    last_run: datetime | None = None  # meta ``lifecycle.<job>.last_run`` (runs of all tenants)
+    next_due: datetime | None = None  # None: never run, due now
+    due: bool = True
+
+
+class Overview(BaseModel):
+    """A tenant's memory at a glance (:meth:`Memory.overview`)."""
+
+    tenant: str
+    now: datetime
+    memories: int  # live and archived
+    by_tier: dict[str, int] = Field(default_factory=dict)
+    by_type: dict[str, int] = Field(default_factory=dict)  # live memories
+    by_tier_type: dict[str, dict[str, int]] = Field(default_factory=dict)  # live memories
+    growth: list[DayCount] = Field(default_factory=list)  # live memories, every day
+    recent_adds: list[MemoryRecord] = Field(default_factory=list)
+    recent_changes: list[HistoryEntry] = Field(default_factory=list)
+    inbox: dict[str, int] = Field(default_factory=dict)
+    lifecycle: list[JobSchedule] = Field(default_factory=list)

@@ -184,6 +184,10 @@ class SecondModelSettings(_Section):
 
 TOP_K_MAX = 1000
 """The most hits one search may ask for (``top_k``): the library, REST and MCP refuse more."""
+OVERVIEW_DAYS_MAX = 3660
+"""The most days of growth :meth:`Memory.overview` gives (``days``)."""
+OVERVIEW_RECENT_MAX = 1000
+"""The most recent memories and changes :meth:`Memory.overview` lists (``recent``)."""
 
 
 class RetrievalSettings(_Section):

@@ -551,3 +551,55 @@ def test_an_unreachable_store_is_answered_503_and_ready_again_when_it_is_back(
         thread.join(30)
         gate.shut()
         mem.close()
+
+
+def test_concurrent_clients_get_what_serial_calls_get_and_the_loop_stays_free(
+        srv: Server) -> None:
+    """The routes hand their calls to the memory's worker (AsyncMemory): many clients at once
+    get the answers one client gets, and while the worker is busy the event loop still
+    answers (health, other requests queue rather than fail)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from varvemem import AsyncMemory
+
+    facts = [f"Service svc-{i} is deployed in region zone-{i % 3} by team {name}"
+             for i, name in enumerate(["Ana", "Bo", "李雷", "韩梅梅", "Chen", "Dee", "Eve", "Fu"])]
+
+    def add(fact: str) -> str:
+        with srv.client(srv.writer) as c:
+            return str(ok(c.post("/v1/memories", json={"content": fact}), 201)["memory_id"])
+
+    with ThreadPoolExecutor(8) as pool:
+        ids = list(pool.map(add, facts))
+    assert len(set(ids)) == len(facts)
+    queries = ["which team deploys svc-3?", "zone-1 的服务", "svc-7 region", "韩梅梅负责什么"]
+
+    def search(q: str) -> list[tuple[str, float]]:
+        with srv.client(srv.reader) as c:
+            hits = ok(c.post("/v1/search", json={"query": q, "top_k": 5}))["hits"]
+            return [(h["memory_id"], h["score"]) for h in hits]
+
+    with ThreadPoolExecutor(8) as pool:
+        together = list(pool.map(search, queries * 4))
+    alone = [search(q) for q in queries]
+    assert together == alone * 4
+
+    # Hold the worker; the loop must still answer /healthz, and a search waits, then succeeds.
+    release = threading.Event()
+    holder = threading.Thread(
+        target=lambda: AsyncMemory(srv.memory).run_blocking(lambda m: release.wait(10)))
+    holder.start()
+    try:
+        time.sleep(0.2)
+        with ThreadPoolExecutor(1) as pool:
+            waiting = pool.submit(search, queries[0])
+            with srv.client(None) as c:
+                started = time.monotonic()
+                assert ok(c.get("/healthz"))["status"] == "ok"
+                assert time.monotonic() - started < 5
+            assert not waiting.done()
+            release.set()
+            assert waiting.result(30) == alone[0]
+    finally:
+        release.set()
+        holder.join(10)

@@ -127,11 +127,9 @@ def test_odd_session_ids_and_concurrent_writers(mem: Memory) -> None:
         h.add_user_message(f"hello from {sid}")
         assert [m.content for m in h.messages] == [f"hello from {sid}"]
     history = VarvememChatMessageHistory(mem, "busy")
-    lock = threading.Lock()  # one Memory is used by one thread at a time; the file by many
 
-    def write(i: int) -> None:
-        with lock:
-            history.add_messages([HumanMessage(content=f"m{i}-{j}") for j in range(3)])
+    def write(i: int) -> None:  # no lock of the caller's: the history queues on the worker
+        history.add_messages([HumanMessage(content=f"m{i}-{j}") for j in range(3)])
 
     async def run() -> None:
         await asyncio.gather(*(asyncio.to_thread(write, i) for i in range(6)))
@@ -141,6 +139,28 @@ def test_odd_session_ids_and_concurrent_writers(mem: Memory) -> None:
     assert text.count("# Session busy") == 1
     assert sorted(m.content for m in history.messages) == sorted(
         f"m{i}-{j}" for i in range(6) for j in range(3))
+    assert threading.active_count() < 50
+
+
+def test_concurrent_aadd_messages_keep_their_call_order(mem: Memory) -> None:
+    """Six ``aadd_messages`` on a new session from one event loop: one header, every message,
+    in the order the calls were made (they run one after another on the memory's worker), and
+    each text memory made once."""
+    history = VarvememChatMessageHistory(mem, "新会话/7", user="u1")
+    batches = [[HumanMessage(content=f"第{i}轮 question {i}"),
+                AIMessage(content=f"answer {i}: 用 eks-stg-{i}")] for i in range(6)]
+
+    async def run() -> list[BaseMessage]:
+        await asyncio.gather(*(history.aadd_messages(b) for b in batches))
+        return await history.aget_messages()
+
+    got = asyncio.run(run())
+    assert [m.content for m in got] == [m.content for b in batches for m in b]
+    text = mem.sessions.path("新会话/7").read_text("utf-8")
+    assert text.count("# Session ") == 1
+    made = mem.get_all(types=["dialogue"], limit=100)
+    assert sorted(r.content for r in made if r.scope.session == "新会话/7") == sorted(
+        m.content for b in batches for m in b)
 
 
 def test_clear_empties_messages_but_keeps_made_memories(mem: Memory) -> None:

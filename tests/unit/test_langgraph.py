@@ -318,3 +318,29 @@ def test_missing_langgraph_is_a_config_error(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.delitem(sys.modules, "varvemem.integrations.langgraph")
     with pytest.raises(ConfigError, match=r"pip install 'varvemem\[langgraph\]'"):
         importlib.import_module("varvemem.integrations.langgraph")
+
+
+def test_key_value_store_values_and_refusals(make_memory: Callable[..., Memory]) -> None:
+    """The LangChain key-value adapter: its items are kept but not searched, another
+    namespace's keys are not listed, and a value it cannot keep is refused in one line."""
+    from langchain_core.documents import Document
+
+    from varvemem.integrations.langgraph import VarvememKeyValueStore
+
+    mem = make_memory()
+    store = VarvememStore(mem)
+    kv = VarvememKeyValueStore(store, ("docs",))
+    other = VarvememKeyValueStore(store, ("cache",))
+    doc = Document(page_content="回滚步骤: kubectl rollout undo", metadata={"page": 3})
+    kv.mset([("runbook#1", doc), ("raw", b"\x01\x02")])
+    other.mset([("runbook#2", {"vector": [0.5, 0.25]})])
+    assert kv.mget(["runbook#1", "raw", "nope"]) == [doc, b"\x01\x02", None]
+    assert sorted(kv.yield_keys()) == ["raw", "runbook#1"]
+    assert list(other.yield_keys(prefix="run")) == ["runbook#2"]
+    assert mem.search("kubectl rollout undo 回滚") == []  # index=False: kept, not searched
+    with pytest.raises(ValidationError, match="JSON, bytes or a LangChain"):
+        kv.mset([("bad", object())])
+    with pytest.raises(ValidationError, match="non-empty text"):
+        kv.mget([""])
+    kv.mdelete(["raw", "never-there"])
+    assert kv.mget(["raw"]) == [None]

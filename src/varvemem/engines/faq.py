@@ -27,6 +27,7 @@ from ..errors import ValidationError, VarvememError
 from ..llm import ChatClient
 from ..model import (
     Draft,
+    HistoryEntry,
     MemoryRecord,
     MemoryType,
     Scope,
@@ -38,6 +39,7 @@ from ..model import (
 from ..settings import Settings, describe_validation_error
 from ..stores import Stores
 from ..stores.base import Selection
+from . import scoring
 from .faq_confidence import SecondOpinion, confidence, decide
 from .ids import composite_key
 from .intent import chit_chat
@@ -80,6 +82,33 @@ def check_feedback(kind: Any) -> None:
 
 def _state(r: MemoryRecord) -> tuple[Any, ...]:
     return (r.question, r.answer, r.score, r.keywords, r.ttl_mode, r.ttl_days)
+
+
+FOLLOWUP_REASON = "a follow-up question came right after"
+
+
+def _helpful(entry: HistoryEntry) -> bool:
+    """Whether a ``feedback`` entry said helpful: its importance went up (or, stuck at a bound,
+    its reason says so)."""
+    old, new = (entry.old or {}).get("importance"), (entry.new or {}).get("importance")
+    if isinstance(old, (int, float)) and isinstance(new, (int, float)) and old != new:
+        return new > old
+    return entry.reason == "helpful"
+
+
+class QaStatus(pydantic.BaseModel):
+    """One Q&A pair as :meth:`QA.report` sees it."""
+
+    record: MemoryRecord
+    ttl_mode: TTLMode
+    ttl_days: float | None = None
+    weight_today: float  # scoring.ttl_weight at the clock's now, as the faq ranking uses it
+    expired: bool = False
+    hits: int = 0  # how often it was served: search hits and reused answers
+    last_hit: datetime | None = None
+    helpful: int = 0
+    unhelpful: int = 0  # "down" feedback and follow-ups
+    followups: int = 0
 
 
 def _is_pair(rec: MemoryRecord) -> None:
@@ -137,6 +166,30 @@ class FaqEngine:
             out.extend(batch)
         return out
 
+    def report(self, tenant: str) -> list[QaStatus]:
+        """Every current pair of the tenant with its TTL weight at the clock's now (as the
+        ``faq`` ranking weighs it), its hits and its feedback counts (from its history)."""
+        now = self.clock()
+        out = []
+        for rec in self.all(tenant):
+            rule = self.settings.update.ttl_by_type[rec.memory_type.value]
+            weight = scoring.ttl_weight(rec.ttl_mode, scoring.age_days(rec.created_at, now),
+                                        rec.ttl_days, rule.rate)
+            status = QaStatus(record=rec, ttl_mode=rec.ttl_mode, ttl_days=rec.ttl_days,
+                              weight_today=weight, hits=rec.retrieval_count,
+                              last_hit=rec.last_retrieved_at,
+                              expired=rec.expires_at is not None and rec.expires_at <= now)
+            for e in self.stores.records.history(tenant, rec.memory_id):
+                if e.action != "feedback":
+                    continue
+                if _helpful(e):
+                    status.helpful += 1
+                else:
+                    status.unhelpful += 1
+                    status.followups += e.reason == FOLLOWUP_REASON
+            out.append(status)
+        return out
+
     def search(self, question: str, top_k: int, tenant: str) -> list[SearchHit]:
         """The best pairs for ``question``: relevance x TTL weight x score (profile ``faq``)."""
         return self._retrieval.search(question, SearchFilter(tenant=tenant, types=[MemoryType.QA]),
@@ -178,7 +231,7 @@ class FaqEngine:
         helpful, weight, reason = {
             "up": (True, cfg.feedback_up, "helpful"),
             "down": (False, cfg.feedback_down, "not helpful"),
-            "followup": (False, cfg.feedback_followup, "a follow-up question came right after"),
+            "followup": (False, cfg.feedback_followup, FOLLOWUP_REASON),
         }[kind]
         return self._update.feedback(rec, helpful, max(weight, 1e-6), reason)
 
@@ -236,6 +289,11 @@ class FaqEngine:
                 found = self._cached(question, user, tenant)
                 if found is None:
                     found, refused = self._reuse(question, user, tenant)
+                if found is not None and found.matched \
+                        and self.settings.retrieval.record_retrieval:
+                    # A reused answer is a hit of its pair (retrieval_count, mem.qa.report).
+                    self.stores.records.record_retrieval(tenant, [found.matched["id"]],
+                                                         self.clock())
             if found is None:
                 found = self._normal(question, session, user, tenant)
                 found.evidence = refused

@@ -13,15 +13,25 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from dataclasses import field as dc_field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, Field
 
 from ..errors import ArchiveError, LLMError, NotFoundError, ValidationError
 from ..llm import ChatClient
-from ..model import Draft, HistoryAction, MemoryRecord, MemoryType, Scope, Tier, VectorFilter
+from ..model import (
+    Draft,
+    HistoryAction,
+    JobSchedule,
+    MemoryRecord,
+    MemoryType,
+    Scope,
+    Tier,
+    VectorFilter,
+)
 from ..settings import Settings
 from ..stores import Stores, StoreTx
 from ..stores.base import Selection
@@ -45,6 +55,7 @@ class _Node:
     tenant: str
     user: str | None
     session: str | None
+    tier: str
 
 
 class JobReport(BaseModel):
@@ -58,18 +69,64 @@ class JobReport(BaseModel):
     errors: list[str] = Field(default_factory=list)  # abstraction: why the LLM path failed
 
 
+PlannedAction = Literal["move", "promote", "rescore", "end_session", "abstract", "reabstract",
+                        "archive", "delete", "prune"]
+
+
+class PlannedChange(BaseModel):
+    """One change a job decided: made in a run, only listed in a dry run."""
+
+    job: str
+    action: PlannedAction
+    memory_id: str | None = None  # None: a session's end, the inbox's pruning
+    from_tier: str | None = None
+    to_tier: str | None = None
+    reason: str = ""
+    session: str | None = None  # end_session
+    tenant: str | None = None
+    # abstract: the memories abstracted together (seed first); reabstract: the new sources
+    group: list[str] = Field(default_factory=list)
+    importance_from: float | None = None  # rescore
+    importance_to: float | None = None
+    count: int | None = None  # prune: how many inbox payloads
+
+
 class ConsolidationReport(BaseModel):
-    """A run of the lifecycle jobs: each job's counts and the tiers before and after."""
+    """A run of the lifecycle jobs: each job's counts, the tiers before and after and every
+    change decided (``planned``). A dry run (``dry_run``) changed nothing: its counts,
+    ``planned`` and ``tiers_after`` say what a run at the same time would do."""
 
     now: datetime
+    dry_run: bool = False
     jobs: list[JobReport] = Field(default_factory=list)
     tiers_before: dict[str, int] = Field(default_factory=dict)
     tiers_after: dict[str, int] = Field(default_factory=dict)
+    planned: list[PlannedChange] = Field(default_factory=list)
     seconds: float = 0.0
 
     def changed(self) -> int:
         """How many memories any job touched."""
         return sum(sum(j.counts.values()) for j in self.jobs)
+
+
+@dataclass
+class _Run:
+    """One consolidation: the changes decided so far and, in a dry run, the state they would
+    leave (``state``: the records as changed, ``gone``: archived or deleted), which the later
+    jobs read instead of the store's."""
+
+    dry: bool
+    planned: list[PlannedChange] = dc_field(default_factory=list)
+    state: dict[str, MemoryRecord] = dc_field(default_factory=dict)
+    gone: set[str] = dc_field(default_factory=set)
+
+    def plan(self, change: PlannedChange) -> None:
+        self.planned.append(change)
+
+    def changed(self, records: Sequence[MemoryRecord]) -> None:
+        """Records as a dry run would leave them."""
+        for r in records:
+            self.state[r.memory_id] = r
 
 
 class LifecycleEngine:
@@ -85,38 +142,53 @@ class LifecycleEngine:
         self.llm = llm
 
     # -- running -------------------------------------------------------------------------------
-    def consolidate(self, jobs: list[str] | None = None, tenant: str | None = None
-                    ) -> ConsolidationReport:
+    def consolidate(self, jobs: list[str] | None = None, tenant: str | None = None,
+                    dry_run: bool = False) -> ConsolidationReport:
         """Run ``jobs`` (default all, in order: sessions, rescore, promote, abstract, forget,
-        inbox)."""
+        inbox). Each job decides its changes batch by batch and applies them; in a
+        ``dry_run`` it only lists them (``planned``), and the later jobs decide on the state
+        the earlier ones would have left."""
         names = jobs or list(JOBS)
         unknown = sorted(set(names) - set(JOBS))
         if unknown:
             raise ValidationError(f"unknown lifecycle job(s) {unknown} (known: {list(JOBS)})")
         now = self.clock()
         started = time.perf_counter()
-        report = ConsolidationReport(now=now, tiers_before=self.tier_counts(tenant))
+        run = _Run(dry=dry_run)
+        report = ConsolidationReport(now=now, dry_run=dry_run,
+                                     tiers_before=self.tier_counts(tenant))
         for name in (j for j in JOBS if j in names):
             t0 = time.perf_counter()
-            job = JOB_TABLE[name].run(self, now, tenant)
+            job = JOB_TABLE[name].run(self, now, tenant, run)
             job.seconds = round(time.perf_counter() - t0, 4)
             report.jobs.append(job)
-            if tenant is None:  # one tenant's run leaves the schedule of the others as it was
+            if tenant is None and not dry_run:  # a tenant's run leaves the others' schedule
                 with self.stores.transaction() as tx:
                     tx.set_meta(f"lifecycle.{name}.last_run", now.isoformat())
-        report.tiers_after = self.tier_counts(tenant)
+        report.planned = run.planned
+        report.tiers_after = _tiers_after(report.tiers_before, run.planned) if dry_run \
+            else self.tier_counts(tenant)
         report.seconds = round(time.perf_counter() - started, 4)
         return report
 
     def due(self) -> list[str]:
         """The jobs whose interval (``lifecycle.<job>_every_minutes``) has passed."""
+        return [s.job for s in self.schedule() if s.due]
+
+    def schedule(self) -> list[JobSchedule]:
+        """Each job's last run, interval and next due time at the clock's now."""
         now = self.clock()
         out = []
         for name, job in JOB_TABLE.items():
             last = self.stores.records.get_meta(f"lifecycle.{name}.last_run")
-            every = timedelta(minutes=getattr(self.cfg, job.every))
-            if last is None or now - datetime.fromisoformat(last) >= every:
-                out.append(name)
+            minutes = float(getattr(self.cfg, job.every))
+            if last is None:
+                out.append(JobSchedule(job=name, every_minutes=minutes))
+                continue
+            ran = datetime.fromisoformat(last)
+            nxt = ran + timedelta(minutes=minutes)
+            out.append(JobSchedule(job=name, every_minutes=minutes, last_run=ran, next_due=nxt,
+                                   due=now >= nxt))
         return out
 
     def tier_counts(self, tenant: str | None) -> dict[str, int]:
@@ -128,18 +200,55 @@ class LifecycleEngine:
         return out
 
     # -- helpers -------------------------------------------------------------------------------
-    def _select(self, sel: Selection) -> Iterator[list[MemoryRecord]]:
-        """Batches of matching memories, by id; a batch may be changed before the next is read."""
+    def _select(self, sel: Selection, run: _Run | None = None) -> Iterator[list[MemoryRecord]]:
+        """Batches of matching memories, by id; a batch may be changed before the next is read.
+        In a dry run, as ``run``'s changes would leave them: a changed record is tested again
+        (``Selection.matches``), one the store did not select but now matches comes last."""
         after = ""
+        seen: set[str] = set()
+        dry = run is not None and run.dry and bool(run.state or run.gone)
         while batch := self.stores.records.select(sel, self.cfg.batch_size, after):
-            yield batch
             after = batch[-1].memory_id
+            if dry:
+                assert run is not None
+                seen.update(r.memory_id for r in batch)
+                batch = [r for r in (run.state.get(r.memory_id, r) for r in batch)
+                         if r.memory_id not in run.gone and sel.matches(r)]
+                if not batch:
+                    continue
+            yield batch
+        if dry:
+            assert run is not None
+            extra = [r for mid, r in sorted(run.state.items())
+                     if mid not in seen and mid not in run.gone and sel.matches(r)]
+            for i in range(0, len(extra), self.cfg.batch_size):
+                yield extra[i: i + self.cfg.batch_size]
+
+    def _get(self, run: _Run, tenant: str, ids: Sequence[str]) -> dict[str, MemoryRecord]:
+        """The records of ``ids``, as ``run`` would leave them."""
+        found = self.stores.records.get_many(tenant, ids)
+        if run.dry:
+            found = {i: run.state.get(i, r) for i, r in found.items() if i not in run.gone}
+        return found
 
     @staticmethod
     def _log(tx: StoreTx, rec: MemoryRecord, action: HistoryAction, now: datetime, reason: str,
              old: dict[str, Any] | None, new: dict[str, Any] | None,
              actor: str = ACTOR) -> None:
         record_change(tx, rec, action, now, actor, reason, old, new)
+
+    def _plan_move(self, run: _Run, job: str, action: PlannedAction,
+                   records: list[MemoryRecord], tier: Tier, now: datetime, reason: str) -> int:
+        """Move ``records`` to ``tier`` (in a dry run, plan it)."""
+        for r in records:
+            run.plan(PlannedChange(job=job, action=action, memory_id=r.memory_id,
+                                   tenant=r.scope.tenant, from_tier=r.tier.value,
+                                   to_tier=tier.value, reason=reason))
+        if run.dry:
+            run.changed([r.model_copy(update={"tier": tier, "tier_since": now, "updated_at": now})
+                         for r in records])
+            return len(records)
+        return self._move(records, tier, now, reason)
 
     def _move(self, records: list[MemoryRecord], tier: Tier, now: datetime, reason: str) -> int:
         with self.stores.transaction() as tx:
@@ -155,74 +264,98 @@ class LifecycleEngine:
         self.stores.sync(open_index=False)
 
     # -- sessions (TIER-1) ---------------------------------------------------------------------
-    def _job_sessions(self, now: datetime, tenant: str | None) -> JobReport:
+    def _job_sessions(self, now: datetime, tenant: str | None, run: _Run) -> JobReport:
         job = JobReport(name="sessions")
         idle = now - timedelta(minutes=self.cfg.session_idle_minutes)
         for s in self.stores.records.sessions(tenant, open_only=True, idle_before=idle):
-            moved = self.end_session(s.tenant, s.session, now, "idle")
+            moved = self._end_session(run, s.tenant, s.session, now, "idle")
             job.counts["ended"] = job.counts.get("ended", 0) + 1
             job.counts["moved"] = job.counts.get("moved", 0) + moved
         return job
 
     def end_session(self, tenant: str, session: str, now: datetime, reason: str) -> int:
         """End a session: its active memories move to short-term; returns how many moved."""
+        return self._end_session(_Run(dry=False), tenant, session, now, reason)
+
+    def _end_session(self, run: _Run, tenant: str, session: str, now: datetime,
+                     reason: str) -> int:
         moved = 0
         sel = Selection(tiers=[Tier.ACTIVE], current_only=False, session=(tenant, session))
-        for batch in self._select(sel):
-            moved += self._move(batch, Tier.SHORT_TERM, now, f"session {reason}")
-        with self.stores.transaction() as tx:
-            tx.end_session(tenant, session, now, reason)
-        self.stores.active.drop(tenant, session)
+        for batch in self._select(sel, run):
+            moved += self._plan_move(run, "sessions", "move", batch, Tier.SHORT_TERM, now,
+                                     f"session {reason}")
+        run.plan(PlannedChange(job="sessions", action="end_session", session=session,
+                               tenant=tenant, reason=reason))
+        if not run.dry:
+            with self.stores.transaction() as tx:
+                tx.end_session(tenant, session, now, reason)
+            self.stores.active.drop(tenant, session)
         return moved
 
     # -- re-scoring ----------------------------------------------------------------------------
-    def _job_rescore(self, now: datetime, tenant: str | None) -> JobReport:
+    def _job_rescore(self, now: datetime, tenant: str | None, run: _Run) -> JobReport:
         cfg, job = self.cfg, JobReport(name="rescore")
         ceiling, floor = cfg.importance_ceiling, cfg.importance_floor
         for batch in self._select(Selection(tenant=tenant, tiers=_LIVE_TIERS,
-                                            unscored_retrievals=True)):
-            with self.stores.transaction() as tx:
-                for r in batch:
-                    uses = r.retrieval_count - r.scored_retrievals
-                    boost = min(cfg.use_max, cfg.use_step * uses)
-                    # Bounded, and never lowered by use: an importance set above the ceiling stays.
-                    imp = round(max(r.importance, min(ceiling, r.importance + boost)), 4)
-                    tx.update(r.model_copy(update={"importance": imp,
-                                                   "scored_retrievals": r.retrieval_count}),
-                              fields=["importance", "scored_retrievals"])
-                    if imp != r.importance:
-                        self._log(tx, r, "rescore", now, f"retrieved {uses} more time(s)",
-                                  {"importance": r.importance}, {"importance": imp})
-                        job.counts["used"] = job.counts.get("used", 0) + 1
+                                            unscored_retrievals=True), run):
+            changes = []
+            for r in batch:
+                uses = r.retrieval_count - r.scored_retrievals
+                boost = min(cfg.use_max, cfg.use_step * uses)
+                # Bounded, and never lowered by use: an importance set above the ceiling stays.
+                imp = round(max(r.importance, min(ceiling, r.importance + boost)), 4)
+                changes.append((r, r.model_copy(update={"importance": imp,
+                                                        "scored_retrievals": r.retrieval_count}),
+                                f"retrieved {uses} more time(s)"))
+            self._rescore(run, job, "used", changes, now, ["importance", "scored_retrievals"])
         due = now - timedelta(days=cfg.decay_after_days)
         for batch in self._select(Selection(tenant=tenant, tiers=_LIVE_TIERS,
                                             exclude_types=[MemoryType.KNOWLEDGE],
-                                            decay_due_before=due)):
-            with self.stores.transaction() as tx:
-                for r in batch:
-                    imp = round(min(r.importance, max(floor, r.importance - cfg.decay_step)), 4)
-                    tx.update(r.model_copy(update={"importance": imp, "decayed_at": now}),
-                              fields=["importance", "decayed_at"])
-                    if imp != r.importance:
-                        self._log(tx, r, "rescore", now,
-                                  f"not used for {cfg.decay_after_days:g} days",
-                                  {"importance": r.importance}, {"importance": imp})
-                        job.counts["decayed"] = job.counts.get("decayed", 0) + 1
+                                            decay_due_before=due), run):
+            changes = []
+            for r in batch:
+                imp = round(min(r.importance, max(floor, r.importance - cfg.decay_step)), 4)
+                changes.append((r, r.model_copy(update={"importance": imp, "decayed_at": now}),
+                                f"not used for {cfg.decay_after_days:g} days"))
+            self._rescore(run, job, "decayed", changes, now, ["importance", "decayed_at"])
         return job
 
+    def _rescore(self, run: _Run, job: JobReport, count: str,
+                 changes: list[tuple[MemoryRecord, MemoryRecord, str]], now: datetime,
+                 fields: list[str]) -> None:
+        """Write one batch of re-scored records (their bookkeeping columns too; history where
+        the importance changed), or in a dry run plan it."""
+        for old, new, reason in changes:
+            if new.importance != old.importance:
+                run.plan(PlannedChange(job="rescore", action="rescore", memory_id=old.memory_id,
+                                       tenant=old.scope.tenant, from_tier=old.tier.value,
+                                       to_tier=old.tier.value, reason=reason,
+                                       importance_from=old.importance,
+                                       importance_to=new.importance))
+                job.counts[count] = job.counts.get(count, 0) + 1
+        if run.dry:
+            run.changed([new for _, new, _ in changes])
+            return
+        with self.stores.transaction() as tx:
+            for old, new, reason in changes:
+                tx.update(new, fields=fields)
+                if new.importance != old.importance:
+                    self._log(tx, old, "rescore", now, reason, {"importance": old.importance},
+                              {"importance": new.importance})
+
     # -- promotion (TIER-1/2 -> TIER-3) --------------------------------------------------------
-    def _job_promote(self, now: datetime, tenant: str | None) -> JobReport:
+    def _job_promote(self, now: datetime, tenant: str | None, run: _Run) -> JobReport:
         job = JobReport(name="promote")
         sel = Selection(tenant=tenant, tiers=[Tier.ACTIVE, Tier.SHORT_TERM],
                         importance_above=self.cfg.promote_above)
-        for batch in self._select(sel):
-            n = self._move(batch, Tier.MID_TERM, now,
-                           f"importance above {self.cfg.promote_above:g}")
+        for batch in self._select(sel, run):
+            n = self._plan_move(run, "promote", "promote", batch, Tier.MID_TERM, now,
+                                f"importance above {self.cfg.promote_above:g}")
             job.counts["promoted"] = job.counts.get("promoted", 0) + n
         return job
 
     # -- abstraction (TIER-2/3 -> TIER-4) ------------------------------------------------------
-    def _job_abstract(self, now: datetime, tenant: str | None) -> JobReport:
+    def _job_abstract(self, now: datetime, tenant: str | None, run: _Run) -> JobReport:
         cfg, job = self.cfg, JobReport(name="abstract")
         nodes: dict[str, _Node] = {}
         sessions: dict[tuple[str, str], list[str]] = {}
@@ -230,13 +363,13 @@ class LifecycleEngine:
         sel = Selection(tenant=tenant, tiers=[Tier.SHORT_TERM, Tier.MID_TERM],
                         types=_ABSTRACT_FROM, importance_above=cfg.promote_above,
                         not_abstracted=True)
-        for batch in self._select(sel):
+        for batch in self._select(sel, run):
             for r in batch:
                 # A failure and what resolved it (engines/outcome.py) belong together too.
                 links = [*r.related_memory_ids, *r.metadata.get("resolves", []),
                          *r.metadata.get("resolved_by", [])]
                 nodes[r.memory_id] = _Node(r.importance, r.created_at, links, r.scope.tenant,
-                                           r.scope.user, r.scope.session)
+                                           r.scope.user, r.scope.session, r.tier.value)
                 if r.scope.session:
                     sessions.setdefault((r.scope.tenant, r.scope.session), []).append(
                         r.memory_id)
@@ -247,7 +380,7 @@ class LifecycleEngine:
         used: set[str] = set()
         if cfg.reabstract_on_fix:
             for r in resolvers:
-                rebuilt = self._reabstract(r, now, job.errors)
+                rebuilt = self._reabstract(run, r, now, job.errors)
                 if rebuilt:
                     used.add(r.memory_id)
                     job.counts["reabstracted"] = job.counts.get("reabstracted", 0) + len(rebuilt)
@@ -281,6 +414,21 @@ class LifecycleEngine:
                 continue
             used.update(group)
             groups.append((node.tenant, group))
+        for tenant_of, group in groups:
+            for mid in group:
+                run.plan(PlannedChange(
+                    job="abstract", action="abstract", memory_id=mid, tenant=tenant_of,
+                    from_tier=nodes[mid].tier, to_tier=nodes[mid].tier, group=group,
+                    reason=f"abstracted with {len(group) - 1} other memories into an "
+                           f"experience (seed {group[0]})"))
+        if run.dry:
+            job.counts["experiences"] = len(groups)
+            job.counts["sources"] = sum(len(g) for _, g in groups)
+            run.changed([r.model_copy(update={"metadata": {**r.metadata,
+                                                           "experience_id": "(planned)"}})
+                         for tenant_of, group in groups
+                         for r in self._get(run, tenant_of, group).values()])
+            return job
         # Written in chunks: one batched embedding and one linking transaction per chunk.
         size = self.settings.embedder.batch_size
         for i in range(0, len(groups), size):
@@ -318,21 +466,22 @@ class LifecycleEngine:
         return "extractive", abstraction.extractive(
             records, self.cfg.abstract_max_chars, self.settings.update.importance_signals)
 
-    def _reabstract(self, fix: MemoryRecord, now: datetime, errors: list[str]) -> list[str]:
+    def _reabstract(self, run: _Run, fix: MemoryRecord, now: datetime,
+                    errors: list[str]) -> list[str]:
         """Rebuild the experiences abstracted from the failures ``fix`` resolves
         (``metadata.resolves``, engines/outcome.py) without it: their sources and the fix make
         the new text, the experience keeps its id (history: the old text and why), and the fix
         is linked to it. Returns the experiences rebuilt."""
         tenant = fix.scope.tenant
         resolves = list(fix.metadata["resolves"])
-        found_failures = self.stores.records.get_many(tenant, resolves)
+        found_failures = self._get(run, tenant, resolves)
         failures = [found_failures[i] for i in resolves if i in found_failures]  # in its order
         exp_ids = list(dict.fromkeys(f.metadata["experience_id"] for f in failures
                                      if isinstance(f.metadata.get("experience_id"), str)))
         out = []
         max_related = self.settings.update.related_max
         for exp_id in exp_ids:
-            exp = self.stores.records.get(tenant, exp_id)
+            exp = self._get(run, tenant, [exp_id]).get(exp_id)
             if exp is None or exp.valid_to is not None \
                     or exp.memory_type is not MemoryType.EXPERIENCE:
                 continue
@@ -341,7 +490,7 @@ class LifecycleEngine:
                 continue
             # The problem came first: when full, the newest source but the fix gives way.
             ids = [*ids[: self.cfg.abstract_max_sources - 1], fix.memory_id]
-            found = self.stores.records.get_many(tenant, ids)
+            found = self._get(run, tenant, ids)
             records = [found[i] for i in ids if i in found]
             # Another user's fix joins only where users share; an experience keeps its scope.
             shared = self.cfg.abstract_across_users
@@ -349,8 +498,19 @@ class LifecycleEngine:
                     len(_users(records)) > 1 and not shared):
                 continue
             ids = [r.memory_id for r in records]
-            path, text = self._text(records, errors)
             resolved = [f for f in fix.metadata["resolves"] if f in ids]
+            run.plan(PlannedChange(job="abstract", action="reabstract", memory_id=exp_id,
+                                   tenant=tenant, from_tier=exp.tier.value,
+                                   to_tier=exp.tier.value, group=ids,
+                                   reason=f"{fix.memory_id} resolves {', '.join(resolved)}"))
+            if run.dry:
+                run.changed([
+                    exp.model_copy(update={"metadata": {**exp.metadata, "sources": ids}}),
+                    fix.model_copy(update={"metadata": {**fix.metadata,
+                                                        "experience_id": exp_id}})])
+                out.append(exp_id)
+                continue
+            path, text = self._text(records, errors)
             self.update.edit(exp, {
                 "content": text, "content_hash": content_hash(text),
                 "importance": max([exp.importance, *(r.importance for r in records)]),
@@ -433,7 +593,7 @@ class LifecycleEngine:
         return out
 
     # -- forgetting (UPD-8) --------------------------------------------------------------------
-    def _job_forget(self, now: datetime, tenant: str | None) -> JobReport:
+    def _job_forget(self, now: datetime, tenant: str | None, run: _Run) -> JobReport:
         job = JobReport(name="forget")
         for tier, rule in self.cfg.tiers.items():
             if tier is Tier.ARCHIVE:
@@ -451,23 +611,39 @@ class LifecycleEngine:
                 criteria.append((f"importance below {rule.min_importance:g}", Selection(
                     **base, importance_below=rule.min_importance,
                     in_tier_before=now - timedelta(days=rule.min_importance_after_days))))
+            action: PlannedAction = "delete" if rule.forget == "delete" else "archive"
+            count = "deleted" if action == "delete" else "archived"
             for reason, sel in criteria:
-                for batch in self._select(sel):
-                    if rule.forget == "delete":
-                        n = self._delete(batch, now, reason)
-                        job.counts["deleted"] = job.counts.get("deleted", 0) + n
+                for batch in self._select(sel, run):
+                    for r in batch:
+                        run.plan(PlannedChange(
+                            job="forget", action=action, memory_id=r.memory_id,
+                            tenant=r.scope.tenant, from_tier=r.tier.value,
+                            to_tier=Tier.ARCHIVE.value if action == "archive" else None,
+                            reason=f"forgotten: {reason}"))
+                    job.counts[count] = job.counts.get(count, 0) + len(batch)
+                    if run.dry:
+                        run.gone.update(r.memory_id for r in batch)
+                    elif action == "delete":
+                        self._delete(batch, now, reason)
                     else:
-                        n = self.archive(batch, now, reason)
-                        job.counts["archived"] = job.counts.get("archived", 0) + n
+                        self.archive(batch, now, reason)
         return job
 
     # -- the webhook inbox's retention --------------------------------------------------------
-    def _job_inbox(self, now: datetime, tenant: str | None) -> JobReport:
+    def _job_inbox(self, now: datetime, tenant: str | None, run: _Run) -> JobReport:
         """Done events keep their row (a late redelivery is still known) but lose their payload
         after ``webhooks.keep_done_days``; pending and failed events keep theirs."""
         days = self.settings.webhooks.keep_done_days
-        pruned = 0 if days is None else self.stores.records.prune_inbox(
-            now - timedelta(days=days), tenant)
+        if days is None:
+            return JobReport(name="inbox")
+        before = now - timedelta(days=days)
+        records = self.stores.records
+        pruned = records.prunable_inbox(before, tenant) if run.dry \
+            else records.prune_inbox(before, tenant)
+        if pruned:
+            run.plan(PlannedChange(job="inbox", action="prune", tenant=tenant, count=pruned,
+                                   reason=f"done over {days:g} days ago"))
         return JobReport(name="inbox", counts={"payloads_dropped": pruned} if pruned else {})
 
     def _delete(self, records: list[MemoryRecord], now: datetime, reason: str) -> int:
@@ -586,12 +762,26 @@ def _users(records: Sequence[MemoryRecord]) -> list[str]:
     return sorted({r.scope.user for r in records if r.scope.user is not None})
 
 
+def _tiers_after(before: dict[str, int], planned: Sequence[PlannedChange]) -> dict[str, int]:
+    """The tiers ``planned`` would leave: moves, archivings, deletions and new experiences."""
+    out = dict(before)
+    seeds = {c.group[0] for c in planned if c.action == "abstract"}
+    for c in planned:
+        if c.action in ("move", "promote", "archive", "delete") and c.from_tier:
+            out[c.from_tier] = out.get(c.from_tier, 0) - 1
+            if c.to_tier:
+                out[c.to_tier] = out.get(c.to_tier, 0) + 1
+    out[Tier.LONG_TERM.value] = out.get(Tier.LONG_TERM.value, 0) + len(seeds)
+    return out
+
+
 @dataclass(frozen=True)
 class Job:
-    """A lifecycle job: the method that runs it (with the clock's time and a tenant, None for
-    all) and the ``lifecycle`` key of its interval in minutes (``varvemem worker``)."""
+    """A lifecycle job: the method that runs it (with the clock's time, a tenant, None for
+    all, and the run, which a dry run only plans) and the ``lifecycle`` key of its interval in
+    minutes (``varvemem worker``)."""
 
-    run: Callable[[LifecycleEngine, datetime, str | None], JobReport]
+    run: Callable[[LifecycleEngine, datetime, str | None, _Run], JobReport]
     every: str
 
 

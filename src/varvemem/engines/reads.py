@@ -4,15 +4,18 @@ as it was at a time), its history, short ids, a session's window, pages and coun
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, time, timedelta, timezone
 from typing import Any
 
 from ..errors import NotFoundError
-from ..model import HistoryEntry, MemoryRecord, MemoryType, Scope
+from ..model import DayCount, HistoryEntry, JobSchedule, MemoryRecord, MemoryType, Overview, Scope
 from ..settings import Settings
 from ..stores import Stores
 from ..stores.base import Selection
 from . import ids, timeline
+
+# The history an overview lists as recent changes: what replaced, merged or removed a memory.
+OVERVIEW_ACTIONS = ("supersede", "merge", "delete", "archive")
 
 
 class ReadEngine:
@@ -86,6 +89,31 @@ class ReadEngine:
         out["home"] = str(home)
         out["disk_bytes"] = sum(f.stat().st_size for f in home.rglob("*") if f.is_file())
         return out
+
+    def overview(self, tenant: str, days: int, recent: int, now: datetime,
+                 schedule: list[JobSchedule]) -> Overview:
+        """The tenant's counts, growth over ``days`` days to ``now``, latest additions and
+        changes (``OVERVIEW_ACTIONS``), inbox and the lifecycle's ``schedule``."""
+        records = self.stores.records
+        stats = records.stats(tenant)
+        cross: dict[str, dict[str, int]] = {}
+        for (tier, kind), n in sorted(records.tier_type_counts(tenant).items()):
+            cross.setdefault(tier, {})[kind] = n
+        first = (now - timedelta(days=days - 1)).date()
+        total, per_day = records.created_by_day(
+            tenant, datetime.combine(first, time.min, tzinfo=timezone.utc))
+        created = dict(per_day)
+        growth = []
+        for i in range(days):
+            day = first + timedelta(days=i)
+            total += created.get(day, 0)
+            growth.append(DayCount(day=day, created=created.get(day, 0), total=total))
+        return Overview(
+            tenant=tenant, now=now, memories=stats["memories"] + stats["archived"],
+            by_tier=stats["by_tier"], by_type=stats["by_type"], by_tier_type=cross,
+            growth=growth, recent_adds=records.latest(tenant, recent),
+            recent_changes=records.recent_history(tenant, OVERVIEW_ACTIONS, recent),
+            inbox=records.inbox_counts(tenant), lifecycle=schedule)
 
     def index_stats(self) -> dict[str, Any]:
         """The vector index, opened and caught up: ``vectors`` (how many) and ``hnsw``."""

@@ -7,6 +7,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import numpy as np
@@ -23,7 +24,7 @@ from ..model import (
     normalise_tags,
     utcnow,
 )
-from ..settings import Settings
+from ..settings import Profile, Settings
 from ..stores import Stores
 from ..stores.base import Candidate
 from ..text import analyse, date_terms, estimate_tokens, identifiers, index_terms
@@ -34,6 +35,29 @@ from .rerank import Reranker, script
 # every vector backend accepts: Milvus allows 16,384).
 _VECTOR_DEPTH_MAX = 10_000
 _LIVE = timedelta(seconds=1)  # a clock this close to the wall clock reads the present
+
+
+@dataclass
+class Ranking:
+    """One search's decisions before its cut to ``top_k`` (:meth:`RetrievalEngine.rank`):
+    the filter as applied (tier rules and a time window added), the channels that found each
+    candidate, the ones the store's filter passed, and every scored candidate best first."""
+
+    query: str
+    flt: SearchFilter
+    now: datetime
+    top_k: int
+    profile: Profile
+    window: timewords.TimeWindow | None
+    terms: set[str]
+    channels: dict[str, list[str]]
+    vec_hits: dict[str, float]
+    passed: set[str]
+    full: dict[str, MemoryRecord]
+    ranked: list[tuple[float, Candidate, ScoreBreakdown]] = field(default_factory=list)
+    # Candidates that passed the filter but scored 0 or under the profile's ``min_score``.
+    unscored: dict[str, tuple[float, ScoreBreakdown]] = field(default_factory=dict)
+    subject: frozenset[str] | None = None
 
 
 class RetrievalEngine:
@@ -68,6 +92,20 @@ class RetrievalEngine:
                now: datetime | None = None,
                query_vector: np.ndarray | None = None) -> list[SearchHit]:
         """The best ``top_k`` memories for ``query`` that pass ``flt``, with score breakdowns."""
+        ranking = self.rank(query, flt, top_k, profile, tags, now, query_vector)
+        hits = self.returned(ranking)
+        live = [h.memory.memory_id for h in hits if h.channels != ["archive"]]
+        if self.settings.retrieval.record_retrieval and live:
+            self.stores.records.record_retrieval(ranking.flt.tenant, live, ranking.now)
+        return hits
+
+    def rank(self, query: str, flt: SearchFilter, top_k: int | None = None,
+             profile: str | None = None, tags: Sequence[str] | None = None,
+             now: datetime | None = None,
+             query_vector: np.ndarray | None = None) -> Ranking:
+        """Everything :meth:`search` decides before it cuts the ranking to ``top_k``: the
+        candidates each channel found, the filter applied and every scored candidate in
+        order (read only: nothing is recorded). :meth:`returned` gives the hits."""
         cfg = self.settings.retrieval
         prof = self.settings.profile(profile)
         now = now or self.clock()
@@ -154,8 +192,11 @@ class RetrievalEngine:
                 full[rec.memory_id] = rec.model_copy(update={"embedding": None})
             kw_hits.update(_bm25(tokens, archived, scale=max(kw_hits.values(), default=1.0)))
             records += [Candidate.of(r) for r in archived]
+        ranking = Ranking(query=query, flt=flt, now=now, top_k=top_k, profile=prof,
+                          window=window, terms=set(tokens), channels=channels,
+                          vec_hits=vec_hits, passed={r.memory_id for r in records}, full=full)
         if not records:
-            return []
+            return ranking
         ids = [r.memory_id for r in records]
         missing_vec = [i for i in ids if i not in vec_hits and channels[i] != ["archive"]]
         for mid, vec in self.stores.vectors.vectors(missing_vec).items():
@@ -170,6 +211,7 @@ class RetrievalEngine:
                 parts.time_match = window.match(r.created_at, cfg.time_words.margin_hours)
             total = scoring.combine(parts, prof, cfg.time_words.weight)
             if total <= 0.0 or total < prof.min_score:
+                ranking.unscored[r.memory_id] = (total, parts)
                 continue
             ranked.append((total, r, parts))
         ranked.sort(key=lambda t: (-t[0], -t[1].created_at.timestamp()))
@@ -178,35 +220,48 @@ class RetrievalEngine:
             ranked = rerank.rescore(query, ranked, vec_hits,
                                     lambda p: scoring.combine(p, prof, cfg.time_words.weight),
                                     lambda ids: self._read(flt.tenant, ids, full))
-        ranked = ranked[:top_k]
-        full.update(self.stores.records.get_many(
-            flt.tenant, [r.memory_id for _, r, _ in ranked if r.memory_id not in full]))
-        terms = set(tokens)
-        subject = claims.query_subject(query, claims.lexicon_for(
+        ranking.ranked = ranked
+        ranking.subject = claims.query_subject(query, claims.lexicon_for(
             self.settings.update.attribute_words)) if cfg.absent_subject_factor < 1 else None
+        return ranking
+
+    def evidence_of(self, ranking: Ranking, memory: MemoryRecord, parts: ScoreBreakdown
+                    ) -> float:
+        """The relevance floor's :func:`evidence` of one scored candidate of ``ranking``."""
+        cfg = self.settings.retrieval
         # What the query's time words say for a memory of that time: the whole question when
         # its other words are generic ("what did I do yesterday?"), else a share of its terms.
         tw = cfg.time_words
-        time_ev = (0.0, 0.0) if window is None else (tw.evidence, 0.0) if not terms \
-            else (0.0, tw.term_weight)
-        hits = [SearchHit(memory=full[r.memory_id], score=total,
-                          scores=parts.model_copy(update={"evidence": evidence(
-                              vec_hits.get(r.memory_id), terms, full[r.memory_id],
-                              cfg.context_weight, parts.time_match or 0.0, *time_ev,
-                              subject=subject, absent_factor=cfg.absent_subject_factor)}),
-                          channels=channels[r.memory_id])
+        time_ev = (0.0, 0.0) if ranking.window is None else (tw.evidence, 0.0) \
+            if not ranking.terms else (0.0, tw.term_weight)
+        return evidence(ranking.vec_hits.get(memory.memory_id), ranking.terms, memory,
+                        cfg.context_weight, parts.time_match or 0.0, *time_ev,
+                        subject=ranking.subject, absent_factor=cfg.absent_subject_factor)
+
+    def scored_hits(self, ranking: Ranking) -> list[SearchHit]:
+        """The first ``top_k`` of ``ranking`` as hits with their evidence, before the
+        relevance floor and conflict resolution."""
+        ranked = ranking.ranked[:ranking.top_k]
+        full = ranking.full
+        full.update(self.stores.records.get_many(
+            ranking.flt.tenant, [r.memory_id for _, r, _ in ranked if r.memory_id not in full]))
+        return [SearchHit(memory=full[r.memory_id], score=total,
+                          scores=parts.model_copy(update={"evidence": self.evidence_of(
+                              ranking, full[r.memory_id], parts)}),
+                          channels=ranking.channels[r.memory_id])
                 for total, r, parts in ranked if r.memory_id in full]
+
+    def returned(self, ranking: Ranking) -> list[SearchHit]:
+        """What :meth:`search` returns of ``ranking``: its scored hits unless none reaches
+        the relevance floor, conflicting claims resolved."""
+        hits = self.scored_hits(ranking)
         # The relevance floor: a query the store holds nothing about gets nothing, not the
         # least unrelated memories.
         floor = self.relevance_floor()
         if floor > 0 and max((h.scores.evidence or 0.0 for h in hits), default=0.0) < floor:
             return []
-        hits = conflicts.resolve(hits, self.settings.conflicts,
+        return conflicts.resolve(hits, self.settings.conflicts,
                                  claims.lexicon_for(self.settings.update.attribute_words))
-        live = [h.memory.memory_id for h in hits if h.channels != ["archive"]]
-        if cfg.record_retrieval and live:
-            self.stores.records.record_retrieval(flt.tenant, live, now)
-        return hits
 
     def _time_words(self, query: str, flt: SearchFilter, now: datetime
                     ) -> tuple[str, timewords.TimeWindow | None, SearchFilter]:

@@ -140,20 +140,51 @@ class VarvememChatMessageHistory(BaseChatMessageHistory):
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
         """The session's messages, oldest first, read from its Markdown history."""
-        return [_message(t)
-                for t in self.memory.sessions.load_session(self.session, tenant=self.tenant)]
+        return self._amem.run_blocking(self._read)
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Append ``messages`` to the session's history and remember those with text as
         dialogue."""
+        self._amem.run_blocking(self._add, list(messages))
+
+    def clear(self) -> None:
+        """Forget the conversation: end the session (its TIER-1 memories move to short-term)
+        and delete its Markdown history, so ``messages`` is empty.
+
+        Long-term memories already made from the session stay; varvemem consolidates and
+        forgets them on its own schedule (delete them with ``Memory.delete`` if need be).
+        """
+        self._amem.run_blocking(self._clear)
+
+    # The async variants run on the memory's worker thread, as the sync ones do (not on
+    # LangChain's default executor): concurrent ``aadd_messages`` keep their call order.
+    async def aget_messages(self) -> list[BaseMessage]:
+        """:attr:`messages`, without blocking the event loop."""
+        return await self._amem.run(self._read)
+
+    async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
+        """:meth:`add_messages`, without blocking the event loop."""
+        await self._amem.run(self._add, list(messages))
+
+    async def aclear(self) -> None:
+        """:meth:`clear`, without blocking the event loop."""
+        await self._amem.run(self._clear)
+
+    @property
+    def _amem(self) -> AsyncMemory:
+        return AsyncMemory(self.memory)  # shares the memory's one worker
+
+    def _read(self, mem: Memory) -> list[BaseMessage]:
+        return [_message(t) for t in mem.sessions.load_session(self.session, tenant=self.tenant)]
+
+    def _add(self, mem: Memory, messages: list[BaseMessage]) -> None:
         turns: list[dict[str, Any]] = [
             {"role": _role(m), "content": _text(m.content), "data": _saved(m)} for m in messages]
         if not turns:
             return
         # The L1 log first: it is what ``messages`` reads, and it refuses a bad role before
         # any memory is made.
-        self.memory.sessions.save(self.session, turns, tenant=self.tenant, user=self.user,
-                                  exact=True)
+        mem.sessions.save(self.session, turns, tenant=self.tenant, user=self.user, exact=True)
         rows: list[dict[str, Any]] = []
         for msg, turn in zip(messages, turns):
             if not turn["content"].strip():
@@ -165,18 +196,12 @@ class VarvememChatMessageHistory(BaseChatMessageHistory):
                 row["metadata"] = {"tool_call_id": msg.tool_call_id}
             rows.append(row)
         if rows:
-            self.memory.add_messages(rows, session=self.session, user=self.user,
-                                     agent=self.agent, tenant=self.tenant)
+            mem.add_messages(rows, session=self.session, user=self.user, agent=self.agent,
+                             tenant=self.tenant)
 
-    def clear(self) -> None:
-        """Forget the conversation: end the session (its TIER-1 memories move to short-term)
-        and delete its Markdown history, so ``messages`` is empty.
-
-        Long-term memories already made from the session stay; varvemem consolidates and
-        forgets them on its own schedule (delete them with ``Memory.delete`` if need be).
-        """
-        self.memory.close_session(self.session, tenant=self.tenant)
-        self.memory.sessions.delete_session(self.session, tenant=self.tenant)
+    def _clear(self, mem: Memory) -> None:
+        mem.close_session(self.session, tenant=self.tenant)
+        mem.sessions.delete_session(self.session, tenant=self.tenant)
 
 
 class VarvememRetriever(BaseRetriever):

@@ -43,10 +43,11 @@ Needs ``langgraph-checkpoint``: ``pip install 'varvemem[langgraph]'``. Only the 
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -56,6 +57,7 @@ from ..api import Memory
 from ..errors import ConfigError, NotFoundError, ValidationError
 
 try:
+    from langchain_core.stores import BaseStore as LangChainKV
     from langgraph.store.base import (
         BaseStore,
         GetOp,
@@ -74,7 +76,7 @@ except ImportError as exc:  # the optional extra is not installed
     raise ConfigError(f"varvemem.integrations.langgraph needs langgraph-checkpoint ({exc}): "
                       "pip install 'varvemem[langgraph]'") from None
 
-__all__ = ["VarvememStore"]
+__all__ = ["VarvememKeyValueStore", "VarvememStore"]
 
 META = "langgraph"  # the metadata key of an item
 TAG = "langgraph"
@@ -405,3 +407,103 @@ def _list_namespaces(items: dict[Key, _Entry], op: ListNamespacesOp) -> list[tup
     if op.max_depth is not None:
         namespaces = {ns[: op.max_depth] for ns in namespaces}
     return sorted(namespaces)[op.offset: op.offset + op.limit]
+
+
+class VarvememKeyValueStore(LangChainKV[str, Any]):
+    """LangChain's key-value ``BaseStore`` (``mget``/``mset``/``mdelete``/``yield_keys``, and
+    their async variants) over a :class:`VarvememStore`: one namespace (default ``("kv",)``),
+    each key one item, so a ``CacheBackedEmbeddings`` cache or a ``ParentDocumentRetriever``
+    docstore can live in varvemem too. Values are JSON (str, numbers, lists, dicts...), bytes,
+    or LangChain serialisable objects such as ``Document`` (read back with
+    ``langchain_core.load``, core classes only). Items are put with ``index=False``: kept, not
+    searched."""
+
+    def __init__(self, store: VarvememStore, namespace: Sequence[str] = ("kv",)) -> None:
+        if not isinstance(store, VarvememStore):
+            raise ValidationError("store must be a VarvememStore")
+        self.store = store
+        self.namespace = tuple(namespace)
+        if not self.namespace:
+            raise ValidationError("namespace must have at least one element")
+
+    def mget(self, keys: Sequence[str]) -> list[Any | None]:
+        results = self.store.batch([GetOp(self.namespace, _kv_key(k)) for k in keys])
+        return [None if r is None else _kv_decode(r.value) for r in results]  # type: ignore[union-attr]
+
+    def mset(self, key_value_pairs: Sequence[tuple[str, Any]]) -> None:
+        self.store.batch([PutOp(self.namespace, _kv_key(k), _kv_encode(v), index=False)
+                          for k, v in key_value_pairs])
+
+    def mdelete(self, keys: Sequence[str]) -> None:
+        self.store.batch([PutOp(self.namespace, _kv_key(k), None) for k in keys])
+
+    def yield_keys(self, *, prefix: str | None = None) -> Iterator[str]:
+        offset = 0
+        while True:
+            page = self.store.search(self.namespace, limit=_PAGE, offset=offset)
+            for item in page:
+                if item.namespace == self.namespace and (prefix is None
+                                                         or item.key.startswith(prefix)):
+                    yield item.key
+            if len(page) < _PAGE:
+                return
+            offset += _PAGE
+
+    async def amget(self, keys: Sequence[str]) -> list[Any | None]:
+        results = await self.store.abatch([GetOp(self.namespace, _kv_key(k)) for k in keys])
+        return [None if r is None else _kv_decode(r.value) for r in results]  # type: ignore[union-attr]
+
+    async def amset(self, key_value_pairs: Sequence[tuple[str, Any]]) -> None:
+        await self.store.abatch([PutOp(self.namespace, _kv_key(k), _kv_encode(v), index=False)
+                                 for k, v in key_value_pairs])
+
+    async def amdelete(self, keys: Sequence[str]) -> None:
+        await self.store.abatch([PutOp(self.namespace, _kv_key(k), None) for k in keys])
+
+    async def ayield_keys(self, *, prefix: str | None = None) -> AsyncIterator[str]:
+        offset = 0
+        while True:
+            page = await self.store.asearch(self.namespace, limit=_PAGE, offset=offset)
+            for item in page:
+                if item.namespace == self.namespace and (prefix is None
+                                                         or item.key.startswith(prefix)):
+                    yield item.key
+            if len(page) < _PAGE:
+                return
+            offset += _PAGE
+
+
+def _kv_key(key: Any) -> str:
+    if not isinstance(key, str) or not key:
+        raise ValidationError("a key must be non-empty text")
+    return key
+
+
+def _kv_encode(value: Any) -> dict[str, Any]:
+    from langchain_core.load import Serializable, dumpd
+
+    if isinstance(value, bytes):
+        return {"bytes": base64.b64encode(value).decode("ascii")}
+    if isinstance(value, Serializable):
+        return {"lc": dumpd(value)}
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        raise ValidationError(f"a value must be JSON, bytes or a LangChain serialisable object "
+                              f"(got {type(value).__name__})") from None
+    return {"json": value}
+
+
+def _kv_decode(stored: dict[str, Any]) -> Any:
+    if "bytes" in stored:
+        return base64.b64decode(stored["bytes"])
+    if "lc" in stored:
+        import warnings
+
+        from langchain_core._api import LangChainBetaWarning
+        from langchain_core.load import load
+
+        with warnings.catch_warnings():  # "load is in beta": it is what dumpd is read with
+            warnings.simplefilter("ignore", LangChainBetaWarning)
+            return load(stored["lc"], allowed_objects="core")
+    return stored.get("json")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 import numpy as np
@@ -97,6 +97,10 @@ class Dialect(ABC):
 
     @abstractmethod
     def greatest(self, *exprs: str) -> str: ...
+
+    @abstractmethod
+    def day(self, col: str) -> str:
+        """The UTC day of the time column ``col`` as ``YYYY-MM-DD`` text."""
 
     @abstractmethod
     def json_get(self, col: str, key: str) -> str:
@@ -483,14 +487,52 @@ class SqlStore(RecordStore):
             "schema_version": self.schema_version,
         }
 
+    def created_by_day(self, tenant: str, since: datetime) -> tuple[int, list[tuple[date, int]]]:
+        at = self.d.time(since)
+        before = int(self._query("SELECT COUNT(*) FROM memories WHERE tenant = %s "
+                                 "AND created_at < %s", (tenant, at))[0][0])
+        day = self.d.day("created_at")
+        rows = self._query(f"SELECT {day}, COUNT(*) FROM memories WHERE tenant = %s "
+                           f"AND created_at >= %s GROUP BY {day} ORDER BY 1", (tenant, at))
+        return before, [(date.fromisoformat(str(d)), int(n)) for d, n in rows]
+
+    def tier_type_counts(self, tenant: str) -> dict[tuple[str, str], int]:
+        return {(t, k): int(n) for t, k, n in self._query(
+            "SELECT tier, memory_type, COUNT(*) FROM memories WHERE tenant = %s "
+            "GROUP BY tier, memory_type", (tenant,))}
+
+    def latest(self, tenant: str, limit: int) -> list[MemoryRecord]:
+        return self._records(self._query(
+            f"SELECT {SELECT} FROM memories WHERE tenant = %s "
+            f"ORDER BY created_at DESC, {self.d.rowid} DESC LIMIT %s", (tenant, limit)))
+
     # -- history, sessions, archive references -------------------------------------------
-    def history(self, tenant: str, memory_id: str) -> list[HistoryEntry]:
+    _HISTORY = "SELECT memory_id, action, at, actor, reason, old, new"
+
+    def _entries(self, rows: list[Any]) -> list[HistoryEntry]:
         d = self.d
         return [HistoryEntry(memory_id=r[0], action=r[1], at=d.from_time(r[2]),
                              actor=r[3], reason=r[4], old=d.from_json(r[5]), new=d.from_json(r[6]))
-                for r in self._query("SELECT memory_id, action, at, actor, reason, old, new "
-                                     "FROM history WHERE tenant = %s AND memory_id = %s "
-                                     "ORDER BY id", (tenant, memory_id))]
+                for r in rows]
+
+    def history(self, tenant: str, memory_id: str) -> list[HistoryEntry]:
+        return self._entries(self._query(
+            f"{self._HISTORY} FROM history WHERE tenant = %s AND memory_id = %s ORDER BY id",
+            (tenant, memory_id)))
+
+    def recent_history(self, tenant: str, actions: Sequence[str], limit: int
+                       ) -> list[HistoryEntry]:
+        if not actions or limit < 1:
+            return []
+        # One index range (history_recent: tenant, action, id) per action, newest first, so the
+        # cost is the entries returned, not the tenant's history.
+        part = (f"SELECT * FROM ({self._HISTORY}, id FROM history WHERE tenant = %s "
+                "AND action = %s ORDER BY id DESC LIMIT %s) AS h")
+        union = " UNION ALL ".join([part] * len(actions))
+        args = [v for a in actions for v in (tenant, a, limit)]
+        rows = self._query(f"SELECT * FROM ({union}) AS u ORDER BY id DESC LIMIT %s",
+                           (*args, limit))
+        return self._entries(rows)
 
     def sessions(self, tenant: str | None = None, open_only: bool = True,
                  idle_before: datetime | None = None) -> list[SessionInfo]:
@@ -655,6 +697,14 @@ class SqlStore(RecordStore):
             "UPDATE inbox SET body = '', headers = '{}' WHERE status = 'done' AND "
             f"processed_at < %s AND (body <> '' OR headers <> '{{}}'){where} RETURNING event_id",
             args))
+
+    def prunable_inbox(self, processed_before: datetime, tenant: str | None = None) -> int:
+        where, args = "", [self.d.time(processed_before)]
+        if tenant is not None:
+            where, args = " AND tenant = %s", [*args, tenant]
+        return int(self._query(
+            "SELECT COUNT(*) FROM inbox WHERE status = 'done' AND processed_at < %s AND "
+            f"(body <> '' OR headers <> '{{}}'){where}", args)[0][0])
 
     def erase_events(self, tenant: str, event_ids: Sequence[int], error: str) -> int:
         if not event_ids:

@@ -9,7 +9,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 import numpy as np
@@ -99,6 +99,31 @@ class Selection:
     not_abstracted: bool = False  # no ``experience_id`` in its metadata yet
     session: tuple[str, str] | None = None  # (tenant, session id)
     user: str | None = None  # the memories of one user (with ``tenant``)
+
+    def matches(self, r: MemoryRecord) -> bool:
+        """Whether ``r`` is selected: the test the stores' SQL makes, on a record in memory
+        (a dry run's planned state, ``engines/lifecycle.py``)."""
+        since = r.tier_since or r.created_at
+        used = r.last_retrieved_at or since
+        return not (
+            (self.tenant is not None and r.scope.tenant != self.tenant)
+            or (self.tiers is not None and r.tier not in self.tiers)
+            or (self.types is not None and r.memory_type not in self.types)
+            or r.memory_type in self.exclude_types
+            or (self.current_only and r.valid_to is not None)
+            or (self.importance_above is not None and not r.importance > self.importance_above)
+            or (self.importance_below is not None and not r.importance < self.importance_below)
+            or (self.in_tier_before is not None and not since < self.in_tier_before)
+            or (self.idle_before is not None and not used < self.idle_before)
+            or (self.expired_at is not None
+                and (r.expires_at is None or r.expires_at > self.expired_at))
+            or (self.unscored_retrievals and r.retrieval_count <= r.scored_retrievals)
+            or (self.decay_due_before is not None
+                and not max(used, r.decayed_at or used) < self.decay_due_before)
+            or (self.not_abstracted and r.metadata.get("experience_id") is not None)
+            or (self.session is not None
+                and (r.scope.tenant, r.scope.session) != self.session)
+            or (self.user is not None and r.scope.user != self.user))
 
 
 @dataclass(frozen=True)
@@ -301,6 +326,19 @@ class Memories(ABC):
     @abstractmethod
     def stats(self, tenant: str) -> dict[str, Any]: ...
 
+    @abstractmethod
+    def created_by_day(self, tenant: str, since: datetime) -> tuple[int, list[tuple[date, int]]]:
+        """How many of the tenant's memories were created before ``since``, and how many on
+        each (UTC) day from it on that had any, oldest first: one indexed ``GROUP BY``."""
+
+    @abstractmethod
+    def tier_type_counts(self, tenant: str) -> dict[tuple[str, str], int]:
+        """The tenant's live memories by ``(tier, memory type)``."""
+
+    @abstractmethod
+    def latest(self, tenant: str, limit: int) -> list[MemoryRecord]:
+        """The tenant's ``limit`` most recently created memories, newest first."""
+
 
 class TextIndex(ABC):
     """Full-text and tag search over the memories."""
@@ -353,6 +391,11 @@ class Histories(ABC):
 
     @abstractmethod
     def history(self, tenant: str, memory_id: str) -> list[HistoryEntry]: ...
+
+    @abstractmethod
+    def recent_history(self, tenant: str, actions: Sequence[str], limit: int
+                       ) -> list[HistoryEntry]:
+        """The tenant's ``limit`` latest history entries of ``actions``, newest first."""
 
 
 class Sessions(ABC):
@@ -434,6 +477,10 @@ class InboxQueue(ABC):
     def prune_inbox(self, processed_before: datetime, tenant: str | None = None) -> int:
         """Drop the body and headers of ``done`` events processed before the given time; the
         row stays, so a late redelivery is still known. Returns how many were pruned."""
+
+    @abstractmethod
+    def prunable_inbox(self, processed_before: datetime, tenant: str | None = None) -> int:
+        """How many events :meth:`prune_inbox` would prune (nothing is changed)."""
 
     @abstractmethod
     def erase_events(self, tenant: str, event_ids: Sequence[int], error: str) -> int:

@@ -77,6 +77,9 @@ class PostgresDialect(Dialect):
     def json_get(self, col: str, key: str) -> str:
         return f"{col}->'{key}'"
 
+    def day(self, col: str) -> str:
+        return f"to_char({col} AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
+
     def json(self, value: Any) -> Jsonb:
         return Jsonb(value, dumps=_dumps)
 

@@ -56,6 +56,9 @@ class SqliteDialect(Dialect):
     def json_get(self, col: str, key: str) -> str:
         return f"json_extract({col}, '$.{key}')"
 
+    def day(self, col: str) -> str:
+        return f"date({col}, 'unixepoch')"
+
     def time(self, dt: datetime | None) -> float | None:
         return None if dt is None else dt.timestamp()
 
