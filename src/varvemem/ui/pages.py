@@ -195,7 +195,7 @@ async def search(request: Request) -> Response:
             why = await service.run(lambda m: data.why_not(
                 m, _memory_id(m, memory_id, caller.tenant), query, caller.tenant, filters))
             context["why"] = why
-            context["why_weights"] = getattr(why, "weights", None) or weights
+            context["why_weights"] = why.weights or weights
         elif query:
             context["hits"] = await service.run(
                 lambda m: m.search(query, tenant=caller.tenant, **filters))
@@ -444,10 +444,9 @@ async def lifecycle(request: Request) -> Response:
     planned = None
     if request.query_params.get("plan"):
         planned = await service.run(lambda m: data.plan(m, chosen or None, caller.tenant))
-    can_plan, jobs, now = await service.run(
-        lambda m: (data.can_plan(m), data._jobs(m), m.clock()))
+    jobs, now = await service.run(lambda m: data.schedule(m, caller.tenant))
     return page(request, "lifecycle.html", caller, jobs=jobs, chosen=chosen, all_jobs=JOBS,
-                planned=planned, can_plan=can_plan, now=now, report=None)
+                planned=planned, now=now, report=None)
 
 
 @router.post("/lifecycle/run")
@@ -457,10 +456,9 @@ async def lifecycle_run(request: Request) -> Response:
     chosen = [j for j in raw if isinstance(j, str) and j in JOBS]
     service = service_of(request)
     report = await service.run(lambda m: m.consolidate(chosen or None, tenant=caller.tenant))
-    can_plan, jobs, now = await service.run(
-        lambda m: (data.can_plan(m), data._jobs(m), m.clock()))
+    jobs, now = await service.run(lambda m: data.schedule(m, caller.tenant))
     return page(request, "lifecycle.html", caller, jobs=jobs, chosen=chosen, all_jobs=JOBS,
-                planned=None, can_plan=can_plan, now=now, report=report)
+                planned=None, now=now, report=report)
 
 
 __all__ = ["Refused", "ScoreBreakdown", "router"]
