@@ -71,6 +71,8 @@ def qa_report(m: Memory, tenant: str) -> list[QaStatus]:
     return m.qa.report(tenant=tenant)
 
 
-def plan(m: Memory, jobs: list[str] | None, tenant: str) -> ConsolidationReport:
-    """What a run of the lifecycle jobs would change for the tenant now (changes nothing)."""
-    return m.consolidate(jobs, tenant=tenant, dry_run=True)
+def plan(m: Memory, jobs: list[str] | None, tenant: str,
+         at: datetime | None = None) -> ConsolidationReport:
+    """What a run of the lifecycle jobs would change for the tenant, now or at ``at``
+    (changes nothing)."""
+    return m.consolidate(jobs, tenant=tenant, dry_run=True, at=at)

@@ -198,7 +198,7 @@ async def search(request: Request) -> Response:
             context["why_weights"] = why.weights or weights
         elif query:
             context["hits"] = await service.run(
-                lambda m: m.search(query, tenant=caller.tenant, **filters))
+                lambda m: m.search(query, tenant=caller.tenant, record=False, **filters))
     except ValidationError as exc:
         return page(request, "search.html", caller, status=422, error=str(exc), **context)
     except NotFoundError as exc:
@@ -442,11 +442,19 @@ async def lifecycle(request: Request) -> Response:
     chosen = [j for j in request.query_params.getlist("jobs") if j in JOBS]
     service = service_of(request)
     planned = None
-    if request.query_params.get("plan"):
-        planned = await service.run(lambda m: data.plan(m, chosen or None, caller.tenant))
     jobs, now = await service.run(lambda m: data.schedule(m, caller.tenant))
+    at_text = request.query_params.get("at", "").strip()
+    try:
+        at = forms.when(request.query_params, "at")
+        if request.query_params.get("plan"):
+            planned = await service.run(
+                lambda m: data.plan(m, chosen or None, caller.tenant, at))
+    except ValidationError as exc:
+        return page(request, "lifecycle.html", caller, status=422, error=str(exc), jobs=jobs,
+                    chosen=chosen, all_jobs=JOBS, planned=None, now=now, report=None,
+                    at=at_text)
     return page(request, "lifecycle.html", caller, jobs=jobs, chosen=chosen, all_jobs=JOBS,
-                planned=planned, now=now, report=None)
+                planned=planned, now=now, report=None, at=at_text)
 
 
 @router.post("/lifecycle/run")
@@ -458,7 +466,7 @@ async def lifecycle_run(request: Request) -> Response:
     report = await service.run(lambda m: m.consolidate(chosen or None, tenant=caller.tenant))
     jobs, now = await service.run(lambda m: data.schedule(m, caller.tenant))
     return page(request, "lifecycle.html", caller, jobs=jobs, chosen=chosen, all_jobs=JOBS,
-                planned=None, now=now, report=report)
+                planned=None, now=now, report=report, at="")
 
 
 __all__ = ["Refused", "ScoreBreakdown", "router"]
