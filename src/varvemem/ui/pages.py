@@ -17,7 +17,7 @@ from fastapi.responses import RedirectResponse
 from ..api import Memory
 from ..errors import AuthError, ConfigError, NotFoundError, ValidationError
 from ..model import MemoryRecord, MemoryType, ScoreBreakdown, Tier
-from . import data, forms
+from . import UI_PREFIX, data, forms
 from .auth import (
     COOKIE,
     LOGIN_COOKIE,
@@ -34,7 +34,7 @@ from .auth import (
 from .charts import growth_chart
 from .render import UiRoute, error_page, page, secured, set_cookie
 
-router = APIRouter(prefix="/ui", route_class=UiRoute, include_in_schema=False)
+router = APIRouter(prefix=UI_PREFIX, route_class=UiRoute, include_in_schema=False)
 JOBS = ("sessions", "rescore", "promote", "abstract", "forget", "inbox")
 INBOX_STATUSES = ("pending", "processing", "done", "failed")
 
