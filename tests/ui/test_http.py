@@ -320,3 +320,13 @@ def test_a_dry_run_at_a_chosen_time(client: TestClient, site: Site) -> None:
         before.count('class="planned"')
     bad = client.get("/ui/lifecycle?plan=1&at=next+week")
     assert bad.status_code == 422 and "at: &#39;next week&#39; is not a date" in bad.text
+
+
+def test_forms_are_taken_by_the_inspector_only(client: TestClient, site: Site) -> None:
+    """The body gate admits an HTML form under /ui/ alone: the API still answers 415, and a
+    form over the size limit is 413 wherever it goes."""
+    r = client.post("/v1/memories", data={"content": "a form, not JSON"},
+                    headers={"Authorization": f"Bearer {site.admin}"})
+    assert r.status_code == 415 and r.json()["error"]["type"] == "unsupported_media_type"
+    big = {"api_key": "x" * (site.mem.settings.server.max_body_bytes + 10), "csrf": "y"}
+    assert client.post("/ui/login", data=big, headers=ORIGIN).status_code == 413
