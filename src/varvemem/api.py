@@ -321,19 +321,24 @@ class Memory:
                since: datetime | None = None, until: datetime | None = None,
                as_of: datetime | None = None, include_superseded: bool = False,
                include_archive: bool = False, profile: str | None = None,
-               query_vector: np.ndarray | None = None) -> list[SearchHit]:
+               query_vector: np.ndarray | None = None, record: bool = True) -> list[SearchHit]:
         """Hybrid search: vector + BM25 + tags, re-ranked by ``profile`` (default: settings).
         ``tags`` both restrict (a hit carries at least one) and score (S_tag). ``as_of`` asks
         what was true at that time; superseded memories are excluded unless asked for.
         ``include_archive`` also reads the archive (every archived memory of the tenant: slow).
-        ``query_vector`` (a unit vector from the store's model) skips embedding the query."""
+        ``query_vector`` (a unit vector from the store's model) skips embedding the query.
+        ``record=False`` looks without touching: the hits are not counted as used (their
+        retrieval count and last use, which re-scoring reads, stay as they were)."""
         _validate.query(self.settings, query, top_k, profile)
+        if not isinstance(record, bool):
+            raise ValidationError("record must be True or False")
         if query_vector is not None:
             query_vector = _validate.vector(query_vector, self._reads.dim())
         flt = self._search_filter(tenant, user, agent, session, type, tier, tags, since, until,
                                   as_of, include_superseded, include_archive)
         return self._retrieval.search(query, flt, top_k=top_k, profile=profile, tags=tags,
-                                      now=self._now(), query_vector=query_vector)
+                                      now=self._now(), query_vector=query_vector,
+                                      record=record)
 
     def _search_filter(self, tenant: str | None, user: str | None, agent: str | None,
                        session: str | None, type: Any, tier: Any, tags: Sequence[str] | None,
@@ -479,19 +484,23 @@ class Memory:
 
     # -- lifecycle -----------------------------------------------------------------------------
     def consolidate(self, jobs: Sequence[str] | None = None, *, tenant: str | None = None,
-                    dry_run: bool = False) -> ConsolidationReport:
+                    dry_run: bool = False, at: datetime | None = None) -> ConsolidationReport:
         """Run the lifecycle jobs once at the clock's time (all by default: end idle sessions,
         re-score, promote, abstract, forget). Idempotent: a second run at the same time
         changes nothing more. The report's ``planned`` lists every change; with ``dry_run``
         nothing is written (records, history, schedule, index, cache, archive) and the report
-        says what a run would do."""
+        says what a run would do, at ``at`` if given (say, a week from now: what would be
+        promoted or forgotten by then). A real run acts at the clock's time only."""
         if not isinstance(dry_run, bool):
             raise ValidationError("dry_run must be True or False")
+        if at is not None and not dry_run:
+            raise ValidationError("at is for dry runs: a run acts at the clock's time")
+        at = utc(at, "at")
         if isinstance(jobs, str):
             jobs = [jobs]
         return self._lifecycle.consolidate(list(jobs) if jobs else None,
                                            None if tenant is None else self._tenant(tenant),
-                                           dry_run)
+                                           dry_run, at)
 
     def due_jobs(self) -> list[str]:
         """The lifecycle jobs whose ``lifecycle.<job>_every_minutes`` has passed."""

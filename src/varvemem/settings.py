@@ -895,6 +895,15 @@ class McpSettings(_Section):
         return out
 
 
+class UiSettings(_Section):
+    """The web inspector at ``/ui`` (``varvemem ui``): a UI session ends after
+    ``session_minutes`` without a request; a one-time login link works for
+    ``login_token_minutes``."""
+
+    session_minutes: float = Field(60.0, gt=0, le=7 * 24 * 60)
+    login_token_minutes: float = Field(5.0, gt=0, le=60)
+
+
 class _UrlVariables(PydanticBaseSettingsSource):
     """The backends' URLs by their short variables (``VARVEMEM_STORE_URL``,
     ``VARVEMEM_VECTOR_URL``, ``VARVEMEM_CACHE_URL``, ``VARVEMEM_ARCHIVE_URL``), below the
@@ -940,6 +949,7 @@ class Settings(BaseSettings):
     webhooks: WebhookSettings = Field(default_factory=WebhookSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
+    ui: UiSettings = Field(default_factory=UiSettings)
 
     @model_validator(mode="after")
     def _references(self) -> Settings:

@@ -75,7 +75,7 @@ def test_a_chain_of_supersessions_ends_at_the_current_memory(mem: Memory,
     ({"tier": "short_term"}, "tier", "its tier is long_term, the search asks for tier short_term"),
     ({"type": "event"}, "type", "its type is knowledge"),
     ({"tags": ["ci"]}, "tags", "the search asks for one of ci"),
-    ({"user": "alice"}, "user", "its user is None, the search asks for user alice"),
+    ({"user": "alice"}, "user", "it has no user, the search asks for user alice"),
 ])
 def test_a_filtered_memory_names_the_rule(mem: Memory, corpus: dict[str, str], args: dict,
                                           rule: str, words: str) -> None:

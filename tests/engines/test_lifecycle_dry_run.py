@@ -104,3 +104,24 @@ def test_a_dry_run_of_some_jobs_and_a_tenant(mem: Memory, clock: Clock) -> None:
         mem.consolidate(dry_run="yes")  # type: ignore[arg-type]
     with pytest.raises(ValidationError, match="unknown lifecycle job"):
         mem.consolidate(["nope"], dry_run=True)
+
+
+def test_a_dry_run_at_a_later_time_is_the_run_at_that_time(mem: Memory, clock: Clock) -> None:
+    """``at``: what a run a week from now would do, asked now; the same plan the run makes
+    when the clock gets there. A real run takes no ``at``."""
+    from datetime import timedelta
+
+    fill(mem, clock)
+    clock.advance(hours=1)
+    before = snapshot(mem)
+    later = clock.now + timedelta(days=8)
+    ahead = mem.consolidate(dry_run=True, at=later)
+    assert snapshot(mem) == before and ahead.now == later
+    assert ahead.planned != mem.consolidate(dry_run=True).planned  # a week changes things
+    clock.now = later
+    real = mem.consolidate()
+    assert sorted(map(key, ahead.planned)) == sorted(map(key, real.planned))
+    with pytest.raises(ValidationError, match="at is for dry runs"):
+        mem.consolidate(at=later)
+    with pytest.raises(ValidationError, match="at must be a datetime"):
+        mem.consolidate(dry_run=True, at="tomorrow")  # type: ignore[arg-type]

@@ -329,3 +329,17 @@ def test_the_context_is_cut_to_the_window(make_memory) -> None:
     assert wide.count("\n- ") > text.count("\n- ")
     with pytest.raises(ConfigError, match="window_share"):
         Settings.load(home="/tmp/unused-home", context={"window_share": 1.5})
+
+
+def test_a_search_with_record_false_looks_without_touching(filled: Memory, clock) -> None:
+    clock.advance(hours=1)
+    hits = filled.search("payment pipeline Gradle cache", top_k=3, record=False)
+    assert hits
+    for h in hits:
+        rec = filled.get(h.memory.memory_id)
+        assert rec.retrieval_count == 0 and rec.last_retrieved_at is None
+    assert [h.memory.memory_id for h in filled.search("payment pipeline Gradle cache",
+                                                      top_k=3)] == [
+        h.memory.memory_id for h in hits]
+    with pytest.raises(ValidationError, match="record must be True or False"):
+        filled.search("cache", record="no")  # type: ignore[arg-type]

@@ -17,6 +17,7 @@ from . import memories  # noqa: F401
 from . import lifecycle  # noqa: F401
 from . import qa  # noqa: F401
 from . import service  # noqa: F401
+from . import ui  # noqa: F401
 from . import mcp  # noqa: F401
 from . import admin  # noqa: F401
 from . import demo  # noqa: F401

@@ -112,7 +112,8 @@ class ExplainEngine:
         """One clause of the sentence saying why ``rule`` excludes ``rec``."""
         if rule in ("user", "agent", "session"):
             have, want = getattr(rec.scope, rule), getattr(flt, rule)
-            return f"its {rule} is {have}, the search asks for {rule} {want}"
+            its = f"its {rule} is {have}" if have else f"it has no {rule}"
+            return f"{its}, the search asks for {rule} {want}"
         if rule == "type":
             wanted = ", ".join(t.value for t in flt.types or [])
             return f"its type is {rec.memory_type.value}, the search asks for type {wanted}"

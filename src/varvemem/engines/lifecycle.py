@@ -143,16 +143,17 @@ class LifecycleEngine:
 
     # -- running -------------------------------------------------------------------------------
     def consolidate(self, jobs: list[str] | None = None, tenant: str | None = None,
-                    dry_run: bool = False) -> ConsolidationReport:
+                    dry_run: bool = False, at: datetime | None = None) -> ConsolidationReport:
         """Run ``jobs`` (default all, in order: sessions, rescore, promote, abstract, forget,
         inbox). Each job decides its changes batch by batch and applies them; in a
         ``dry_run`` it only lists them (``planned``), and the later jobs decide on the state
-        the earlier ones would have left."""
+        the earlier ones would have left. ``at`` (dry runs): the time to decide as of, instead
+        of the clock's now."""
         names = jobs or list(JOBS)
         unknown = sorted(set(names) - set(JOBS))
         if unknown:
             raise ValidationError(f"unknown lifecycle job(s) {unknown} (known: {list(JOBS)})")
-        now = self.clock()
+        now = self.clock() if at is None else at
         started = time.perf_counter()
         run = _Run(dry=dry_run)
         report = ConsolidationReport(now=now, dry_run=dry_run,

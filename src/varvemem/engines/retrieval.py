@@ -90,12 +90,13 @@ class RetrievalEngine:
     def search(self, query: str, flt: SearchFilter, top_k: int | None = None,
                profile: str | None = None, tags: Sequence[str] | None = None,
                now: datetime | None = None,
-               query_vector: np.ndarray | None = None) -> list[SearchHit]:
-        """The best ``top_k`` memories for ``query`` that pass ``flt``, with score breakdowns."""
+               query_vector: np.ndarray | None = None, record: bool = True) -> list[SearchHit]:
+        """The best ``top_k`` memories for ``query`` that pass ``flt``, with score breakdowns;
+        ``record``: count the hits as used (``retrieval.record_retrieval`` on)."""
         ranking = self.rank(query, flt, top_k, profile, tags, now, query_vector)
         hits = self.returned(ranking)
         live = [h.memory.memory_id for h in hits if h.channels != ["archive"]]
-        if self.settings.retrieval.record_retrieval and live:
+        if record and self.settings.retrieval.record_retrieval and live:
             self.stores.records.record_retrieval(ranking.flt.tenant, live, ranking.now)
         return hits
 

@@ -142,13 +142,23 @@ def _refused(scope: Scope, status: int) -> None:
     scope.setdefault("state", {})[_GATE] = status
 
 
+FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
 class BodyLimit:
     """Refuse a body over ``limit`` bytes (413) and a body that is not JSON (415), before any
-    route reads it: by its ``Content-Length``, and by counting a streamed body."""
+    route reads it: by its ``Content-Length``, and by counting a streamed body. Under the
+    ``forms_under`` path prefixes (the inspector's pages) an HTML form is accepted too."""
 
-    def __init__(self, app: ASGIApp, limit: int) -> None:
+    def __init__(self, app: ASGIApp, limit: int, forms_under: tuple[str, ...] = ()) -> None:
         self.app = app
         self.limit = limit
+        self.forms_under = forms_under
+
+    def _accepts(self, scope: Scope, ctype: str) -> bool:
+        if ctype == "application/json" or ctype.endswith("+json"):
+            return True
+        return ctype in FORM_TYPES and str(scope.get("path", "")).startswith(self.forms_under)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] not in ("POST", "PUT", "PATCH"):
@@ -163,7 +173,7 @@ class BodyLimit:
             return
         ctype = headers.get("content-type", "").split(";")[0].strip().lower()
         has_body = length not in ("", "0") or "transfer-encoding" in headers
-        if has_body and not (ctype == "application/json" or ctype.endswith("+json")):
+        if has_body and not self._accepts(scope, ctype):
             _refused(scope, 415)
             await _error(415, "unsupported_media_type",
                          "send JSON with Content-Type: application/json")(scope, receive, send)
@@ -251,6 +261,7 @@ def create_app(settings: Settings | None = None, *, memory: Memory | None = None
                clock: Callable[[], datetime] | None = None) -> FastAPI:
     """The ASGI app. ``memory`` (owned by the app from then on) or one opened from
     ``settings`` (default: ``Settings.load()``) at startup."""
+    from ..ui import UI_PREFIX, mount_ui
     from .routes import router
     from .webhooks import count_gate_refusal
     from .webhooks import router as webhook_router
@@ -318,7 +329,9 @@ def create_app(settings: Settings | None = None, *, memory: Memory | None = None
     _limit_tags(app, settings.update.tags_max, settings.update.tag_max_chars)
 
     # Added before _observe, so _observe is the outer one: refused bodies are logged too.
-    app.add_middleware(BodyLimit, limit=settings.server.max_body_bytes)
+    app.add_middleware(BodyLimit, limit=settings.server.max_body_bytes,
+                       forms_under=(f"{UI_PREFIX}/",))
+    mount_ui(app)  # the inspector at /ui (docs/ui.md)
 
     @app.middleware("http")
     async def _observe(request: Request, call_next: Callable[..., Any]) -> Any:
