@@ -5,12 +5,15 @@ from __future__ import annotations
 import os
 import socket
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from ..api import Memory
 from ..errors import AuthError, ConfigError
 from ._app import app, err_console, home_settings
+
+if TYPE_CHECKING:
+    from ..api import Memory
 
 KEY_FILE = "ui-admin.key"  # in the home, mode 0600: the admin key `varvemem ui` logs in with
 KEY_NAME = "varvemem ui"
@@ -58,6 +61,7 @@ def ui(
     except ImportError as exc:
         raise ConfigError(f"ui needs the server extra: pip install 'varvemem[server]' "
                           f"({exc})") from None
+    from ..api import Memory
     from .service import _check_free
 
     settings = home_settings(ctx)
