@@ -313,7 +313,7 @@ class AsyncMemory(_Facade):
         "add", "add_many", "add_messages", "add_tool_call", "add_event", "ingest",
         "ingest_text", "update", "feedback", "delete", "save_qa", "ask", "consolidate",
         "close_session", "restore", "delete_user", "reindex", "run", "run_blocking"})
-    # (``read`` is a read by definition.)
+    # (``read`` and ``read_blocking`` are reads by definition.)
 
     def __init__(self, home: str | Path | Memory | None = None,
                  settings: Settings | None = None, *, clock: Clock | None = None,
@@ -403,6 +403,12 @@ class AsyncMemory(_Facade):
         it would block)."""
         mem = self.memory
         return self._worker.run_blocking(lambda: fn(mem, *args, **kwargs))
+
+    def read_blocking(self, fn: Callable[Concatenate[Memory, P], T], /, *args: P.args,
+                      **kwargs: P.kwargs) -> T:
+        """:meth:`read` for synchronous code (:meth:`run_blocking`'s reading twin)."""
+        mem = self.memory
+        return self._worker.run_blocking(lambda: fn(mem, *args, **kwargs), read=True)
 
     # -- closing ------------------------------------------------------------------------------
     async def aclose(self) -> None:
