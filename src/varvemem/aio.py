@@ -98,7 +98,7 @@ class _Worker:
 
     def _pump(self) -> None:
         """Start what the queue's head allows (the caller holds the lock)."""
-        while self._queue:
+        while self._queue and not self.closed:
             job = self._queue[0]
             if job.read:
                 if self._writing or self._reading >= self.read_threads:
@@ -148,6 +148,10 @@ class _Worker:
     def shutdown(self) -> None:
         with self._lock:
             self.closed = True
+            left, self._queue = list(self._queue), collections.deque()
+        for job in left:  # queued behind the close: they can no longer run
+            if job.future.set_running_or_notify_cancel():
+                job.future.set_exception(RuntimeError("this AsyncMemory is closed"))
         self._writer.shutdown(wait=False)
         if self._readers is not None:
             self._readers.shutdown(wait=False)
