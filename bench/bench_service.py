@@ -52,8 +52,9 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _config(process_inbox: bool) -> str:
-    return (f"[server]\nprocess_inbox = {str(process_inbox).lower()}\nlog_json = true\n\n"
+def _config(process_inbox: bool, workers: int = 1) -> str:
+    return (f"[server]\nprocess_inbox = {str(process_inbox).lower()}\nlog_json = true\n"
+            f"workers = {workers}\n\n"
             "[webhooks]\npoll_seconds = 0.05\n\n[webhooks.sources.events]\n"
             f'kind = "generic"\ntenant = "bench"\nsecret = "{SECRET}"\n')
 
@@ -200,7 +201,7 @@ def bench_search(args: argparse.Namespace, work: Path) -> dict[str, Any]:
 
     home = work / "search"
     home.mkdir()
-    (home / "varvemem.toml").write_text(_config(True))
+    (home / "varvemem.toml").write_text(_config(True, args.workers))
     emb = USEEmbedder()
     texts = make_texts(args.size)
     t = time.perf_counter()
@@ -251,6 +252,8 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--skip-search", action="store_true")
+    parser.add_argument("--skip-webhooks", action="store_true")
+    parser.add_argument("--workers", type=int, default=1, help="server processes (search)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="varvemem-service-"))
@@ -258,7 +261,8 @@ def main() -> None:
                            "started": _now_utc(),
                            "command": "python bench/bench_service.py " + " ".join(sys.argv[1:])}
     try:
-        out["webhooks"] = bench_webhooks(args, work)
+        if not args.skip_webhooks:
+            out["webhooks"] = bench_webhooks(args, work)
         if not args.skip_search:
             out["search"] = bench_search(args, work)
     finally:

@@ -1,18 +1,20 @@
 """The library API as coroutines: :class:`AsyncMemory`, for asyncio applications.
 
-One :class:`~varvemem.Memory` is meant for one thread at a time (ARCHITECTURE.md,
-Concurrency). :class:`AsyncMemory` therefore runs every call on **a dedicated single-thread
-executor** (``concurrent.futures.ThreadPoolExecutor(max_workers=1)``), one per ``Memory``:
-the one worker thread is the lock. Calls run one after the other in the order they were
-made, so ``asyncio.gather`` of adds and searches gives what the same calls in sequence give,
-and the event loop never waits on SQLite, the embedder or the network.
+:class:`AsyncMemory` runs every call off the event loop, on the threads of one worker per
+:class:`~varvemem.Memory` (ARCHITECTURE.md, Concurrency): **an arrival-order readers-writer
+queue**. Reads (``search``, ``get``, ``context``... the ``_READS`` of each class below) run on
+up to ``server.read_threads`` threads at once; writes (``_WRITES``, and :meth:`AsyncMemory.run`
+with any function) on one writer thread, alone. Calls start in the order they were made: a
+read waits for the writes made before it, a write for every call made before it. So
+``asyncio.gather`` of adds and searches gives what the same calls in sequence give, and the
+event loop never waits on SQLite, the embedder or the network.
 
-Why an executor and not ``asyncio.to_thread`` behind an ``asyncio.Lock``: cancelling a task
-that waits on ``to_thread`` releases the lock while the thread still runs the call, so the next
-call could run beside it. Here a cancelled call that has not started yet never runs (its
-future is cancelled in the executor's queue), and one already running finishes on the worker
-before the next starts; the cancelled caller gets ``CancelledError`` at once and nothing is
-left held. Every ``AsyncMemory`` over the same ``Memory`` shares its worker, and
+Why futures of our own and not ``asyncio.to_thread`` behind an ``asyncio.Lock``: cancelling a
+task that waits on ``to_thread`` releases the lock while the thread still runs the call, so
+the next call could run beside it. Here a cancelled call that has not started yet never runs
+(its future is cancelled in the queue), and one already running finishes before a write
+after it starts; the cancelled caller gets ``CancelledError`` at once and nothing is left
+held. Every ``AsyncMemory`` over the same ``Memory`` shares its worker, and
 :meth:`AsyncMemory.run_blocking` lets synchronous code queue behind the same worker.
 
 Why one typed line per method (``add = _Call(Memory.add)``) and not a loop that sets
@@ -29,6 +31,7 @@ differs.
 from __future__ import annotations
 
 import asyncio
+import collections
 import functools
 import threading
 import weakref
@@ -54,43 +57,104 @@ P = ParamSpec("P")
 R = TypeVar("R")
 T = TypeVar("T")
 
-class _Worker:
-    """The one thread a ``Memory`` runs on for its async callers."""
+class _Job:
+    """One call: the caller's future, whether it reads, and the function."""
 
-    def __init__(self) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="varvemem-aio")
-        self._ident: int | None = None
+    __slots__ = ("fn", "future", "read")
+
+    def __init__(self, fn: Callable[[], Any], read: bool) -> None:
+        self.fn, self.read = fn, read
+        self.future: Future[Any] = Future()
+
+
+class _Worker:
+    """The threads a ``Memory`` runs on for its async callers: an arrival-order
+    readers-writer queue. Calls start in the order they were made; a read starts once every
+    write made before it has finished (beside the reads around it, up to ``read_threads`` at
+    once), a write once every call made before it has finished, and runs alone."""
+
+    def __init__(self, read_threads: int = 1) -> None:
+        self.read_threads = read_threads
+        self._lock = threading.Lock()
+        self._queue: collections.deque[_Job] = collections.deque()
+        self._reading = 0  # reads running
+        self._writing = False  # a write running
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="varvemem-aio")
+        self._readers: ThreadPoolExecutor | None = None  # made on the first read
+        self._inside = threading.local()  # .job: set while this thread runs a call
         self.closed = False
 
-    def _mark(self) -> None:
-        self._ident = threading.get_ident()
-
     def on_worker(self) -> bool:
-        return self._ident is not None and threading.get_ident() == self._ident
+        return getattr(self._inside, "job", False)
 
-    def submit(self, fn: Callable[[], T]) -> Future[T]:
-        if self.closed:
-            raise RuntimeError("this AsyncMemory is closed")
+    def submit(self, fn: Callable[[], T], read: bool = False) -> Future[T]:
+        job = _Job(fn, read)
+        with self._lock:
+            if self.closed:
+                raise RuntimeError("this AsyncMemory is closed")
+            self._queue.append(job)
+            self._pump()
+        return job.future
 
-        def job() -> T:
-            self._mark()
-            return fn()
+    def _pump(self) -> None:
+        """Start what the queue's head allows (the caller holds the lock)."""
+        while self._queue and not self.closed:
+            job = self._queue[0]
+            if job.read:
+                if self._writing or self._reading >= self.read_threads:
+                    return
+            elif self._writing or self._reading:
+                return
+            self._queue.popleft()
+            if not job.future.set_running_or_notify_cancel():
+                continue  # cancelled before it started: it never runs
+            if job.read:
+                self._reading += 1
+                if self._readers is None:
+                    self._readers = ThreadPoolExecutor(max_workers=self.read_threads,
+                                                       thread_name_prefix="varvemem-aio-read")
+                self._readers.submit(self._execute, job)
+            else:
+                self._writing = True
+                self._writer.submit(self._execute, job)
 
-        return self._pool.submit(job)
+    def _execute(self, job: _Job) -> None:
+        self._inside.job = True
+        try:
+            result = job.fn()
+        except BaseException as exc:
+            job.future.set_exception(exc)
+        else:
+            job.future.set_result(result)
+        finally:
+            self._inside.job = False
+            with self._lock:
+                if job.read:
+                    self._reading -= 1
+                else:
+                    self._writing = False
+                self._pump()
 
-    async def run(self, fn: Callable[[], T]) -> T:
+    async def run(self, fn: Callable[[], T], read: bool = False) -> T:
         if self.on_worker():  # called from a function already running on the worker
             return fn()
-        return await asyncio.wrap_future(self.submit(fn))
+        return await asyncio.wrap_future(self.submit(fn, read))
 
-    def run_blocking(self, fn: Callable[[], T]) -> T:
+    def run_blocking(self, fn: Callable[[], T], read: bool = False) -> T:
         if self.on_worker():
             return fn()
-        return self.submit(fn).result()
+        return self.submit(fn, read).result()
 
     def shutdown(self) -> None:
-        self.closed = True
-        self._pool.shutdown(wait=False)
+        with self._lock:
+            self.closed = True
+            left, self._queue = list(self._queue), collections.deque()
+        for job in left:  # queued behind the close: they can no longer run
+            if job.future.set_running_or_notify_cancel():
+                job.future.set_exception(RuntimeError("this AsyncMemory is closed"))
+        self._writer.shutdown(wait=False)
+        if self._readers is not None:
+            self._readers.shutdown(wait=False)
 
 
 # One worker per Memory, whoever wraps it (an AsyncMemory, the LangChain retriever, the
@@ -103,7 +167,7 @@ def _worker_of(mem: Memory) -> _Worker:
     with _WORKERS_LOCK:
         worker = _WORKERS.get(mem)
         if worker is None or worker.closed:
-            worker = _WORKERS[mem] = _Worker()
+            worker = _WORKERS[mem] = _Worker(mem.settings.server.read_threads)
         return worker
 
 
@@ -112,6 +176,10 @@ class _Facade:
 
     _sync: Any
     _worker: _Worker
+    # Which calls read (run beside each other) and which write (run alone); every public
+    # method is in exactly one (tests/unit/test_aio.py).
+    _READS: frozenset[str] = frozenset()
+    _WRITES: frozenset[str] = frozenset()
 
 
 class _Call(Generic[P, R]):
@@ -139,10 +207,11 @@ class _Call(Generic[P, R]):
             return self
         target = getattr(obj._sync, self.name)
         worker = obj._worker
+        read = self.name in obj._READS
 
         @functools.wraps(target)
         async def call(*args: P.args, **kwargs: P.kwargs) -> R:
-            result: R = await worker.run(functools.partial(target, *args, **kwargs))
+            result: R = await worker.run(functools.partial(target, *args, **kwargs), read)
             return result
 
         return call
@@ -150,6 +219,10 @@ class _Call(Generic[P, R]):
 
 class AsyncQA(_Facade):
     """``amem.qa``: :class:`varvemem._namespaces.QA` as coroutines."""
+
+    _READS = frozenset({"all", "search", "report"})
+    # export writes files; its callers expect the pairs of one moment.
+    _WRITES = frozenset({"save", "update", "feedback", "export", "import_folder"})
 
     def __init__(self, sync: QA, worker: _Worker) -> None:
         self._sync, self._worker = sync, worker
@@ -167,6 +240,9 @@ class AsyncQA(_Facade):
 class AsyncInbox(_Facade):
     """``amem.inbox``: :class:`varvemem._namespaces.Inbox` as coroutines."""
 
+    _READS = frozenset({"counts", "events"})
+    _WRITES = frozenset({"receive", "process", "retry"})
+
     def __init__(self, sync: Inbox, worker: _Worker) -> None:
         self._sync, self._worker = sync, worker
 
@@ -180,6 +256,9 @@ class AsyncInbox(_Facade):
 class AsyncKeys(_Facade):
     """``amem.keys``: :class:`varvemem.keys.KeyRing` as coroutines."""
 
+    _READS = frozenset({"list", "authenticate"})
+    _WRITES = frozenset({"create", "revoke"})
+
     def __init__(self, sync: KeyRing, worker: _Worker) -> None:
         self._sync, self._worker = sync, worker
 
@@ -191,6 +270,9 @@ class AsyncKeys(_Facade):
 
 class AsyncSessions(_Facade):
     """``amem.sessions``: :class:`varvemem.history.SessionHistory` as coroutines."""
+
+    _READS = frozenset({"path", "sessions", "load_session", "summarise"})
+    _WRITES = frozenset({"save", "delete_session", "erase_user", "compress_history"})
 
     def __init__(self, sync: SessionHistory, worker: _Worker) -> None:
         self._sync, self._worker = sync, worker
@@ -209,10 +291,10 @@ class AsyncMemory(_Facade):
     """:class:`~varvemem.Memory` as coroutines, safe to call concurrently from an event loop.
 
     Every method of ``Memory`` (and of ``qa``, ``inbox``, ``keys``, ``sessions``) is here
-    with the same parameters, as a coroutine run on the memory's own worker thread, one call
-    at a time in call order (see the module's docstring: a single-thread executor, not a
-    lock; a cancelled call that has not started never runs, and one that has finishes before
-    the next). ``close()`` is :meth:`aclose`.
+    with the same parameters, as a coroutine run on the memory's own worker, in call order:
+    reads beside each other, writes alone (see the module's docstring; a cancelled call that
+    has not started never runs, and one that has finishes before a write after it).
+    ``close()`` is :meth:`aclose`.
 
     >>> async with AsyncMemory(home="/tmp/mem") as amem:
     ...     mid = (await amem.add("The staging cluster is eks-stg-2")).memory_id
@@ -224,6 +306,18 @@ class AsyncMemory(_Facade):
     ``await AsyncMemory.open(...)`` opens it on the worker thread instead (a PostgreSQL
     connection, migrations: nothing blocks the event loop).
     """
+
+    _READS = frozenset({
+        "embedder", "get", "resolve_id", "history", "search", "why_not", "context",
+        "context_budget", "session_window", "stats", "overview", "index_stats", "check_store",
+        "load_all_qa", "search_qa", "tier_counts", "get_all", "due_jobs"})
+    # ``ask`` may write (a new pair, the session's feedback and L1 turns, a retired pair):
+    # only Memory knows, during the call, whether it did, so it is a write here.
+    _WRITES = frozenset({
+        "add", "add_many", "add_messages", "add_tool_call", "add_event", "ingest",
+        "ingest_text", "update", "feedback", "delete", "save_qa", "ask", "consolidate",
+        "close_session", "restore", "delete_user", "reindex", "run", "run_blocking"})
+    # (``read`` and ``read_blocking`` are reads by definition.)
 
     def __init__(self, home: str | Path | Memory | None = None,
                  settings: Settings | None = None, *, clock: Clock | None = None,
@@ -261,6 +355,7 @@ class AsyncMemory(_Facade):
         except BaseException:
             worker.shutdown()
             raise
+        worker.read_threads = mem.settings.server.read_threads  # before its first read
         with _WORKERS_LOCK:
             _WORKERS[mem] = worker
         self = cls.__new__(cls)
@@ -270,8 +365,8 @@ class AsyncMemory(_Facade):
     # -- what is not a call -------------------------------------------------------------------
     @property
     def memory(self) -> Memory:
-        """The synchronous :class:`Memory` underneath (call it from one thread at a time: use
-        :meth:`run_blocking` when async callers share it)."""
+        """The synchronous :class:`Memory` underneath (its reads may run on many threads, its
+        writes on one at a time: use :meth:`run_blocking` when async callers share it)."""
         mem: Memory = self._sync
         return mem
 
@@ -292,10 +387,18 @@ class AsyncMemory(_Facade):
 
     async def run(self, fn: Callable[Concatenate[Memory, P], T], /, *args: P.args,
                   **kwargs: P.kwargs) -> T:
-        """Run ``fn(memory, *args, **kwargs)`` on the worker thread: several calls of the
+        """Run ``fn(memory, *args, **kwargs)`` on the writer thread: several calls of the
         synchronous API as one step that no other call of this memory interleaves with."""
         mem = self.memory
         return await self._worker.run(lambda: fn(mem, *args, **kwargs))
+
+    async def read(self, fn: Callable[Concatenate[Memory, P], T], /, *args: P.args,
+                   **kwargs: P.kwargs) -> T:
+        """:meth:`run` for a function that only reads (the read methods of ``Memory``): it
+        runs beside other reads, after the writes submitted before it and before those
+        submitted after it."""
+        mem = self.memory
+        return await self._worker.run(lambda: fn(mem, *args, **kwargs), read=True)
 
     def run_blocking(self, fn: Callable[Concatenate[Memory, P], T], /, *args: P.args,
                      **kwargs: P.kwargs) -> T:
@@ -304,6 +407,12 @@ class AsyncMemory(_Facade):
         it would block)."""
         mem = self.memory
         return self._worker.run_blocking(lambda: fn(mem, *args, **kwargs))
+
+    def read_blocking(self, fn: Callable[Concatenate[Memory, P], T], /, *args: P.args,
+                      **kwargs: P.kwargs) -> T:
+        """:meth:`read` for synchronous code (:meth:`run_blocking`'s reading twin)."""
+        mem = self.memory
+        return self._worker.run_blocking(lambda: fn(mem, *args, **kwargs), read=True)
 
     # -- closing ------------------------------------------------------------------------------
     async def aclose(self) -> None:
@@ -373,7 +482,7 @@ class AsyncMemory(_Facade):
                       **search_args: Any) -> str:
         return await self._worker.run(functools.partial(
             self.memory.context, query, max_tokens=max_tokens, top_k=top_k, session=session,
-            **search_args))
+            **search_args), read=True)
 
     add_many.__doc__ = Memory.add_many.__doc__
     context.__doc__ = Memory.context.__doc__

@@ -5,6 +5,7 @@ Every surface (CLI, and later REST and MCP) is a thin face over this class.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -77,6 +78,7 @@ class Memory:
         if embedder is None:  # its optional package, found without loading the model
             check_installed(settings.embedder.name)
         self._embedder = embedder
+        self._embedder_lock = threading.Lock()
         self._own_llm = llm is None and settings.llm.enabled  # closed by close()
         if llm is None and settings.llm.enabled:
             llm = ChatClient(settings.llm)
@@ -112,9 +114,13 @@ class Memory:
 
     def embedder(self) -> Embedder:
         """The embedding model, loaded on first use."""
-        if self._embedder is None:
-            self._embedder = create_embedder(self.settings.embedder)
-        return self._embedder
+        embedder = self._embedder
+        if embedder is None:
+            with self._embedder_lock:  # concurrent first reads load it once
+                if self._embedder is None:
+                    self._embedder = create_embedder(self.settings.embedder)
+                embedder = self._embedder
+        return embedder
 
     def _model_id(self) -> tuple[str, int]:
         e = self.embedder()

@@ -132,8 +132,9 @@ def build_server(memory: Memory, tenant: str | None = None, *,
     acts for ``tenant`` (default: ``settings.default_tenant``); with ``keys_required`` (HTTP,
     :func:`http_app`) each call acts for the tenant of the API key its request came with, and
     one without is refused. The tools and resources are coroutines that run their calls on
-    the memory's worker thread (an :class:`~varvemem.AsyncMemory` over it): one at a time, in
-    arrival order, without holding the event loop."""
+    the memory's worker (an :class:`~varvemem.AsyncMemory` over it), in arrival order without
+    holding the event loop: the read tools and the resources beside each other, the others
+    alone."""
     try:
         from mcp.server.mcpserver import MCPServer
         from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
@@ -167,14 +168,15 @@ def build_server(memory: Memory, tenant: str | None = None, *,
     async def tool_call(needed: str, fn: Callable[[Memory, str], _T]) -> _T:
         try:
             who = caller(needed)
-            return await amem.run(fn, who)
+            # A tool that needs only the read role only reads (search, context).
+            return await (amem.read(fn, who) if needed == "read" else amem.run(fn, who))
         except VarvememError as exc:
             raise ToolError(_one_line(exc)) from None
 
     async def resource_read(fn: Callable[[Memory, str], _T]) -> _T:
         try:
             who = caller("read")
-            return await amem.run(fn, who)
+            return await amem.read(fn, who)
         except NotFoundError as exc:
             raise ResourceNotFoundError(_one_line(exc)) from None
         except VarvememError as exc:

@@ -859,6 +859,9 @@ class ServerSettings(_Section):
     # Requests worked on at once by a process (its thread pool); more wait their turn, so a
     # burst is queued, not dropped. Webhooks only commit to the inbox, so they rarely wait.
     threads: int = Field(32, ge=1, le=1024)
+    # Reads of one Memory run at once (AsyncMemory's reader threads, hence the REST and MCP
+    # servers'; also the full-text threads of concurrent searches). Writes run one at a time.
+    read_threads: int = Field(4, ge=1, le=64)
     # Connections beyond this get 503 at once (uvicorn's limit); unset: none refused.
     max_concurrency: int | None = Field(None, ge=1)
     # Each server process also drains the inbox (a background thread); off when separate

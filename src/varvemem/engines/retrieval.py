@@ -4,6 +4,7 @@ named profile, and a context packed within a token budget."""
 from __future__ import annotations
 
 import math
+import threading
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -70,16 +71,21 @@ class RetrievalEngine:
         self._embedder = embedder
         self.clock = clock
         self._pool: ThreadPoolExecutor | None = None
+        self._pool_lock = threading.Lock()
 
     def _worker(self) -> ThreadPoolExecutor:
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="varvemem-fts")
-        return self._pool
+        """The full-text threads: one per concurrent search (``server.read_threads``)."""
+        with self._pool_lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=self.settings.server.read_threads,
+                                                thread_name_prefix="varvemem-fts")
+            return self._pool
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True)
 
     def query_tags(self, query: str, tenant: str) -> list[str]:
         """Tags in a query that has none: its tokens and identifiers that are known tags."""

@@ -140,7 +140,7 @@ class VarvememChatMessageHistory(BaseChatMessageHistory):
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
         """The session's messages, oldest first, read from its Markdown history."""
-        return self._amem.run_blocking(self._read)
+        return self._amem.read_blocking(self._read)
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
         """Append ``messages`` to the session's history and remember those with text as
@@ -160,7 +160,7 @@ class VarvememChatMessageHistory(BaseChatMessageHistory):
     # LangChain's default executor): concurrent ``aadd_messages`` keep their call order.
     async def aget_messages(self) -> list[BaseMessage]:
         """:attr:`messages`, without blocking the event loop."""
-        return await self._amem.run(self._read)
+        return await self._amem.read(self._read)
 
     async def aadd_messages(self, messages: Sequence[BaseMessage]) -> None:
         """:meth:`add_messages`, without blocking the event loop."""
@@ -292,7 +292,7 @@ class VarvememRetriever(BaseRetriever):
                                 run_manager: CallbackManagerForRetrieverRun,
                                 **kwargs: Any) -> list[Document]:
         args = self._search_args(kwargs)
-        hits = self._async_memory().run_blocking(Memory.search, query, **args)
+        hits = self._async_memory().read_blocking(Memory.search, query, **args)
         return [_document(hit) for hit in hits]
 
     async def _aget_relevant_documents(self, query: str, *,

@@ -1,9 +1,10 @@
 """The HTTP service (``varvemem serve``): one FastAPI app over one :class:`~varvemem.Memory`.
 
 Routes are coroutines that hand their library calls to an :class:`~varvemem.AsyncMemory`
-over the ``Memory``: its one worker thread runs them in arrival order (the ``Memory`` is meant
-for one thread at a time; its vector index has no lock of its own), and the event loop stays
-free for other requests meanwhile. API keys and webhook deliveries only touch the store of
+over the ``Memory``: in arrival order, the read routes (:meth:`Service.read`: memories,
+history, sessions, stats, status, search, context) beside each other on its reader threads,
+the others (:meth:`Service.run`) alone on its writer thread, and the event loop stays free
+for other requests meanwhile. API keys and webhook deliveries only touch the store of
 record, which is thread-safe, so they run on threads of their own and never wait behind a
 search. A background thread drains the webhook inbox, queued on the same worker, unless
 ``server.process_inbox`` is off (separate ``varvemem worker``s).
@@ -97,6 +98,11 @@ class Service:
     async def run(self, fn: Callable[[Memory], T]) -> T:
         """``fn(memory)`` on the memory's worker thread, after the calls queued before it."""
         return await self.amemory.run(fn)
+
+    async def read(self, fn: Callable[[Memory], T]) -> T:
+        """``fn(memory)``, which only reads, on one of the memory's reader threads: beside
+        other reads, after the writes queued before it."""
+        return await self.amemory.read(fn)
 
     async def stop(self) -> None:
         """Finish the event in hand, give the rest of the batch back, close the memory (after

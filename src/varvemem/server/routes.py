@@ -85,6 +85,10 @@ class Caller:
         """``fn(memory)`` on the memory's worker thread (:meth:`Service.run`)."""
         return await self.service.run(fn)
 
+    async def read(self, fn: Callable[[Memory], T]) -> T:
+        """``fn(memory)``, which only reads, beside other reads (:meth:`Service.read`)."""
+        return await self.service.read(fn)
+
 
 def need(role: str) -> Any:
     """A dependency: the caller, whose key must be valid and allow ``role``."""
@@ -173,7 +177,7 @@ async def list_memories(caller: Caller = need("read"),
                   limit: int | None = Query(None, ge=1), after: str = "") -> dict[str, Any]:
     size = min(limit or caller.service.settings.server.page_size,
                caller.service.settings.server.max_page_size)
-    recs = await caller.call(lambda m: m.get_all(tenant=caller.tenant, user=user, types=type,
+    recs = await caller.read(lambda m: m.get_all(tenant=caller.tenant, user=user, types=type,
                                                  tiers=tier, include_superseded=include_superseded,
                                                  limit=size + 1, after=after))
     more = len(recs) > size
@@ -184,7 +188,7 @@ async def list_memories(caller: Caller = need("read"),
 @router.get("/v1/memories/{memory_id}", tags=["memories"], summary="Get a memory",
             response_model=StoredMemory, responses=errors(*READ, 404))
 async def get_memory(memory_id: str, caller: Caller = need("read")) -> dict[str, Any]:
-    return _record(await caller.call(lambda m: m.get(memory_id, tenant=caller.tenant)))
+    return _record(await caller.read(lambda m: m.get(memory_id, tenant=caller.tenant)))
 
 
 @router.patch("/v1/memories/{memory_id}", tags=["memories"],
@@ -221,7 +225,7 @@ async def delete_memory(memory_id: str, reason: str = Query("", max_length=1000)
             summary="Every change to a memory",
             response_model=History, responses=errors(*READ, 404))
 async def memory_history(memory_id: str, caller: Caller = need("read")) -> dict[str, Any]:
-    entries = await caller.call(lambda m: m.history(memory_id, tenant=caller.tenant))
+    entries = await caller.read(lambda m: m.history(memory_id, tenant=caller.tenant))
     return {"items": [e.model_dump(mode="json") for e in entries]}
 
 
@@ -244,7 +248,7 @@ async def feedback(memory_id: str, body: FeedbackIn,
              response_model=SearchResult, response_model_exclude_unset=True,
              responses=errors(*WRITE, 409))
 async def search(body: SearchIn, caller: Caller = need("read")) -> dict[str, Any]:
-    hits = await caller.call(lambda m: m.search(body.query, tenant=caller.tenant, **body.args()))
+    hits = await caller.read(lambda m: m.search(body.query, tenant=caller.tenant, **body.args()))
     return {"query": body.query, "hits": [h.to_json() for h in hits]}
 
 
@@ -255,7 +259,7 @@ async def context(body: ContextIn, caller: Caller = need("read")) -> dict[str, A
     args = body.args()
     max_tokens = args.pop("max_tokens", None)
     top_k = args.pop("top_k", None)
-    text = await caller.call(lambda m: m.context(body.query, max_tokens=max_tokens, top_k=top_k,
+    text = await caller.read(lambda m: m.context(body.query, max_tokens=max_tokens, top_k=top_k,
                                                  tenant=caller.tenant, **args))
     return {"query": body.query, "context": text}
 
@@ -296,7 +300,7 @@ async def append_turns(session: SessionPath, body: TurnsIn,
 async def read_session(session: SessionPath, caller: Caller = need("read"),
                        user: Name | None = None,
                        agent: Name | None = None) -> dict[str, Any]:
-    window = await caller.call(lambda m: m.session_window(session, tenant=caller.tenant, user=user,
+    window = await caller.read(lambda m: m.session_window(session, tenant=caller.tenant, user=user,
                                                           agent=agent))
     return {"session": session, "items": [_record(r) for r in window]}
 
@@ -332,7 +336,7 @@ async def consolidate(body: ConsolidateIn, caller: Caller = need("admin")) -> di
 @router.get("/v1/stats", tags=["operations"], summary="Counts by type and tier",
             response_model=Stats, responses=errors(*READ))
 async def stats(caller: Caller = need("read")) -> dict[str, Any]:
-    out = await caller.call(lambda m: m.stats(tenant=caller.tenant))
+    out = await caller.read(lambda m: m.stats(tenant=caller.tenant))
     for key in ("home", "disk_bytes"):  # the server's, shared by every tenant
         out.pop(key, None)
     return out
@@ -342,7 +346,7 @@ async def stats(caller: Caller = need("read")) -> dict[str, Any]:
             summary="The tenant's memories by tier and webhook inbox by status",
             responses=errors(*READ))
 async def status(caller: Caller = need("admin")) -> TenantStatus:
-    tiers, inbox = await caller.call(lambda m: (m.tier_counts(tenant=caller.tenant),
+    tiers, inbox = await caller.read(lambda m: (m.tier_counts(tenant=caller.tenant),
                                                 m.inbox.counts(tenant=caller.tenant)))
     return TenantStatus(tenant=caller.tenant, memories_by_tier=tiers,
                         inbox=InboxCounts(**{s: inbox.get(s, 0) for s in InboxCounts.model_fields}))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -71,6 +72,9 @@ class Stores:
         self._model_id = model_id
         self._vectors: VectorIndex | None = None
         self._archive: Archive | None = None
+        # Opening the index and catching it up happen once at a time, whichever thread reads:
+        # two catch-ups applying overlapping changes could leave an older vector last.
+        self._sync_lock = threading.RLock()
         try:
             self.active: ActiveCache = open_cache(settings, self.records)
         except BaseException:
@@ -97,9 +101,10 @@ class Stores:
     @property
     def archive(self) -> Archive:
         """The TIER-5 archive (``archive.url``; default ``<home>/archive``), opened on use."""
-        if self._archive is None:
-            self._archive = open_archive(self.settings.archive, self.home / ARCHIVE_DIR)
-        return self._archive
+        with self._sync_lock:
+            if self._archive is None:
+                self._archive = open_archive(self.settings.archive, self.home / ARCHIVE_DIR)
+            return self._archive
 
     def archived_records(self, tenant: str, ids: list[str] | None = None,
                          notices: list[str] | None = None) -> list[MemoryRecord]:
@@ -156,9 +161,13 @@ class Stores:
     # -- vector index -------------------------------------------------------------------------
     @property
     def vectors(self) -> VectorIndex:
-        if self._vectors is None:
-            self._vectors = self._open_vectors()
-        return self._vectors
+        index = self._vectors
+        if index is None:
+            with self._sync_lock:
+                if self._vectors is None:
+                    self._vectors = self._open_vectors()
+                index = self._vectors
+        return index
 
     def _open_vectors(self, load: bool = True) -> VectorIndex:
         """The configured index, loaded from its file (``load``) or empty, then caught up."""
@@ -182,15 +191,8 @@ class Stores:
         self.notices.append(message)
 
     def _catch_up(self, index: VectorIndex) -> None:
-        changes = self.records.vector_changes(index.applied_seq)
-        if changes.upserts:
-            ids, vecs, attrs = zip(*changes.upserts)
-            import numpy as np
-
-            index.upsert(list(ids), np.stack(vecs), list(attrs))
-        if changes.removals:
-            index.remove(changes.removals)
-        index.applied_seq = changes.seq
+        with self._sync_lock:
+            index.apply(self.records.vector_changes(index.applied_seq))
 
     def sync(self, open_index: bool = True, persist: bool = True) -> None:
         """Apply every committed change the vector index has not seen (ours or another
@@ -206,21 +208,25 @@ class Stores:
         # the saves of a growing index then cost O(final size) in all.
         if persist and index.dirty >= max(self.settings.store.vector_flush_every,
                                           len(index) // 4):
-            self.save_vectors()
+            with self._sync_lock:
+                if index.dirty >= max(self.settings.store.vector_flush_every, len(index) // 4):
+                    self.save_vectors()
 
     def save_vectors(self) -> None:
         """Persist the vector index, caught up first so no other process's write is lost."""
-        if self._vectors is None:
-            return
-        with self._vectors.persist_lock():
-            self._catch_up(self._vectors)
-            self._vectors.save()
+        with self._sync_lock:
+            if self._vectors is None:
+                return
+            with self._vectors.persist_lock():
+                self._catch_up(self._vectors)
+                self._vectors.save()
 
     def rebuild_vectors(self) -> int:
         """Drop the vector index and rebuild it from the store of record; returns its size."""
-        self._vectors = self._open_vectors(load=False)
-        self.save_vectors()
-        return len(self._vectors)
+        with self._sync_lock:
+            self._vectors = index = self._open_vectors(load=False)
+            self.save_vectors()
+            return len(index)
 
     def close(self) -> None:
         """Close the store; persist the vector index when enough has changed.

@@ -5,6 +5,7 @@ Engines talk only to these; nothing backend-specific lives outside its own modul
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -538,6 +539,16 @@ class VectorIndex(ABC):
         ``approximate``: the caller looks for near-duplicates only (the FAQ fast path), so an
         ANN graph may answer even where a full search would be exact."""
 
+    def apply(self, changes: VectorChanges) -> None:
+        """Apply a catch-up from the change feed and note how far it got (``applied_seq``);
+        a thread-safe index applies it as one step."""
+        if changes.upserts:
+            ids, vecs, attrs = zip(*changes.upserts)
+            self.upsert(list(ids), np.stack(vecs), list(attrs))
+        if changes.removals:
+            self.remove(changes.removals)
+        self.applied_seq = changes.seq
+
     def search_many(self, queries: np.ndarray, k: int,
                     filters: Sequence[VectorFilter]) -> list[list[tuple[str, float]]]:
         """:meth:`search` for each row of ``queries`` with its own filter: the update engine's
@@ -651,24 +662,29 @@ class LocalAnswerCache(AnswerCache):
     def __init__(self, size: int) -> None:
         self.size = size
         self._d: dict[AnswerKey, tuple[str, str]] = {}
+        self._lock = threading.Lock()  # asks may run on several threads
 
     def get(self, key: AnswerKey) -> tuple[str, str] | None:
-        return self._d.get(key)
+        with self._lock:
+            return self._d.get(key)
 
     def put(self, key: AnswerKey, memory_id: str, content_hash: str) -> None:
         if self.size <= 0:
             return
-        if key not in self._d and len(self._d) >= self.size:
-            self._d.pop(next(iter(self._d)))
-        self._d[key] = (memory_id, content_hash)
+        with self._lock:
+            if key not in self._d and len(self._d) >= self.size:
+                self._d.pop(next(iter(self._d)))
+            self._d[key] = (memory_id, content_hash)
 
     def drop(self, key: AnswerKey) -> None:
-        self._d.pop(key, None)
+        with self._lock:
+            self._d.pop(key, None)
 
     def drop_tenant(self, tenant: str) -> int:
-        gone = [k for k in self._d if k[0] == tenant]
-        for key in gone:
-            del self._d[key]
+        with self._lock:
+            gone = [k for k in self._d if k[0] == tenant]
+            for key in gone:
+                del self._d[key]
         return len(gone)
 
 

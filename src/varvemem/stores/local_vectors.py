@@ -3,26 +3,36 @@
 Persisted beside the SQLite file as one ``.npz`` (plus the HNSW graph when built), written
 atomically; never the system of record: a missing, stale or corrupted file is rebuilt from
 SQLite by the caller.
+
+Thread-safe: searches and reads of vectors share a readers-writer lock, changes, saves and
+loads hold it exclusively. usearch reads its ``expansion_search`` at each search and has no
+per-search setting, so the narrow lookups (``approximate``, :meth:`search_many`), which change
+it for their call, are exclusive too; they come from writes and the FAQ fast path.
 """
 
 from __future__ import annotations
 
 import fcntl
+import functools
 import io
 import json
 import os
 import uuid
 import zipfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import numpy as np
 
+from .._rwlock import RWLock
 from ..filters import AllOf, AnyOf, Clauses, Node, Not, vector_clauses
 from ..model import VectorFilter
-from .base import IndexFileError, MissingIndexFileError, VectorAttrs, VectorIndex
+from .base import IndexFileError, MissingIndexFileError, VectorAttrs, VectorChanges, VectorIndex
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 _FIELDS = ("tenant", "user", "agent", "session", "memory_type", "tier")
 _NULLABLE = frozenset({"user", "agent", "session"})  # None is code 0 of their intern table
@@ -32,6 +42,26 @@ _READABLE = (1, 2)
 # A save compacts (and so rebuilds the HNSW graph, whose keys are row positions) only when
 # deleted rows are at least this share of all rows; below it they stay as holes.
 COMPACT_SHARE = 0.25
+
+
+def _shared(fn: Callable[Concatenate[LocalVectorIndex, P], R]
+            ) -> Callable[Concatenate[LocalVectorIndex, P], R]:
+    """Run the method holding the index's lock shared."""
+    def method(self: LocalVectorIndex, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with self._rw.read():
+            return fn(self, *args, **kwargs)
+    functools.update_wrapper(method, fn)
+    return method
+
+
+def _exclusive(fn: Callable[Concatenate[LocalVectorIndex, P], R]
+               ) -> Callable[Concatenate[LocalVectorIndex, P], R]:
+    """Run the method holding the index's lock exclusively."""
+    def method(self: LocalVectorIndex, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with self._rw.write():
+            return fn(self, *args, **kwargs)
+    functools.update_wrapper(method, fn)
+    return method
 
 
 class LocalVectorIndex(VectorIndex):
@@ -51,9 +81,11 @@ class LocalVectorIndex(VectorIndex):
         self.expansion_neighbours = expansion_neighbours
         self.applied_seq = 0
         self.dirty = 0
+        self._rw = RWLock()
         self.clear()
 
     # -- state ----------------------------------------------------------------------------
+    @_exclusive
     def clear(self) -> None:
         self._n = 0
         self._mat = np.zeros((1024, self.dim), np.float32)
@@ -91,6 +123,12 @@ class LocalVectorIndex(VectorIndex):
         return table[value]
 
     # -- writes ---------------------------------------------------------------------------
+    @_exclusive
+    def apply(self, changes: VectorChanges) -> None:
+        # One exclusive hold: a search sees all of a catch-up or none of it.
+        super().apply(changes)
+
+    @_exclusive
     def upsert(self, ids: Sequence[str], vectors: np.ndarray,
                attrs: Sequence[VectorAttrs]) -> None:
         vectors = np.asarray(vectors, np.float32).reshape(len(ids), self.dim)
@@ -119,6 +157,7 @@ class LocalVectorIndex(VectorIndex):
             self._build_hnsw()
         self.dirty += len(ids)
 
+    @_exclusive
     def remove(self, ids: Sequence[str]) -> None:
         for mid in ids:
             pos = self._pos.pop(mid, None)
@@ -177,6 +216,11 @@ class LocalVectorIndex(VectorIndex):
 
     def search(self, query: np.ndarray, k: int, flt: VectorFilter, *,
                approximate: bool = False) -> list[tuple[str, float]]:
+        with self._rw.write() if approximate else self._rw.read():
+            return self._search(query, k, flt, approximate)
+
+    def _search(self, query: np.ndarray, k: int, flt: VectorFilter,
+                approximate: bool) -> list[tuple[str, float]]:
         if k <= 0 or self._n == 0:
             return []
         q = np.asarray(query, np.float32).reshape(self.dim)
@@ -211,6 +255,7 @@ class LocalVectorIndex(VectorIndex):
         finally:
             self._hnsw.expansion_search = self.expansion_search
 
+    @_exclusive
     def search_many(self, queries: np.ndarray, k: int,
                     filters: Sequence[VectorFilter]) -> list[list[tuple[str, float]]]:
         """With HNSW, one batched ANN call for all queries (usearch runs it in parallel, with
@@ -254,8 +299,10 @@ class LocalVectorIndex(VectorIndex):
         positions = top if idx is None else idx[top]
         return [(self._ids[p], float(sims[t])) for p, t in zip(positions, top)]
 
+    @_shared
     def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        return {i: self._mat[self._pos[i]] for i in ids if i in self._pos}
+        # Copies: a change after the lock is released may grow (reallocate) the matrix.
+        return {i: self._mat[self._pos[i]].copy() for i in ids if i in self._pos}
 
     @property
     def uses_hnsw(self) -> bool:
@@ -293,6 +340,7 @@ class LocalVectorIndex(VectorIndex):
         if self._hnsw is not None:
             self._build_hnsw()
 
+    @_exclusive
     def save(self) -> None:
         """Write the index atomically (temp file + rename); compacts deleted rows first."""
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -322,6 +370,7 @@ class LocalVectorIndex(VectorIndex):
                 old.unlink(missing_ok=True)
         self.dirty = 0
 
+    @_exclusive
     def load(self) -> None:
         """Load the persisted index; raise :class:`IndexFileError` when it cannot be trusted
         (:class:`MissingIndexFileError` when there is no file yet)."""

@@ -172,6 +172,8 @@ class PostgresStore(SqlStore):
                 self.analyze()
         # Retrieval counts not written yet, by (tenant, memory id): (count, last time).
         self._pending: dict[tuple[str, str], tuple[int, datetime]] = {}
+        self._pending_lock = threading.Lock()  # the dict
+        self._flushing = threading.Lock()  # one flush at a time; a search does not wait
 
     def _configure(self, conn: psycopg.Connection) -> None:
         conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(self.schema)))
@@ -375,15 +377,36 @@ class PostgresStore(SqlStore):
         # Usage counters are not acknowledged user data: written without waiting for a row a
         # writer holds (kept pending and sent with the next retrieval, or at close), and
         # without waiting for the WAL flush (synchronous_commit off for this transaction).
-        with self._lock:
+        with self._pending_lock:
             for mid in ids:
                 count, last = self._pending.get((tenant, mid), (0, when))
                 self._pending[(tenant, mid)] = (count + 1, max(last, when))
-            self._flush_retrievals(wait=False)
+        if self._flushing.acquire(blocking=False):
+            try:
+                self._flush_retrievals(wait=False)
+            finally:
+                self._flushing.release()
 
     def _flush_retrievals(self, wait: bool) -> None:
-        if not self._pending:
+        with self._pending_lock:
+            batch, self._pending = self._pending, {}
+        if not batch:
             return
+        try:
+            written = self._write_counts(batch, wait)
+        except BaseException:
+            written = False
+            raise
+        finally:
+            if not written:  # back with the counts made meanwhile
+                with self._pending_lock:
+                    for key, (n, at) in batch.items():
+                        count, last = self._pending.get(key, (0, at))
+                        self._pending[key] = (count + n, max(last, at))
+
+    def _write_counts(self, batch: dict[tuple[str, str], tuple[int, datetime]],
+                      wait: bool) -> bool:
+        """Write ``batch``; False when a writer holds one of its rows."""
         with self._failing("write to"):
             try:
                 with self._pool.connection() as conn, conn.transaction():
@@ -395,10 +418,10 @@ class PostgresStore(SqlStore):
                             "UPDATE memories SET retrieval_count = retrieval_count + %s, "
                             "last_retrieved_at = GREATEST(last_retrieved_at, %s) "
                             "WHERE memory_id = %s AND tenant = %s",
-                            [(n, at, mid, ten) for (ten, mid), (n, at) in self._pending.items()])
+                            [(n, at, mid, ten) for (ten, mid), (n, at) in batch.items()])
             except psycopg.errors.LockNotAvailable:
-                return  # a writer holds one of the rows: they stay pending
-        self._pending.clear()
+                return False  # a writer holds one of the rows: they stay pending
+        return True
 
     # -- the inbox claim --------------------------------------------------------------------
     def claim_events(self, worker: str, limit: int, now: datetime, lease_seconds: float,
@@ -418,7 +441,7 @@ class PostgresStore(SqlStore):
 
     def close(self) -> None:
         try:
-            with self._lock:
+            with self._flushing:
                 self._flush_retrievals(wait=True)
         except StorageError:
             pass  # counters only; the server is gone

@@ -2,7 +2,11 @@
 
 The SQL it shares with PostgreSQL is in ``_sql.py``; here is what is SQLite's own: the dialect
 (epoch seconds, JSON text, ``?``), the tag table and FTS5 ranking, immediate transactions under
-one lock, the pending retrieval counters, migrations by ``user_version``. Statements given to
+one lock, the pending retrieval counters, migrations by ``user_version``.
+
+Writes use the one write connection, under its lock. Reads take a connection of their own
+from a small pool (WAL: many readers, and none waits for the writer), except on the thread
+inside a write, which reads on the write connection and so sees its own uncommitted rows. Statements given to
 ``_query``/``_write`` are in the shared ``%s`` style; those on the raw connection use ``?``.
 """
 
@@ -164,8 +168,8 @@ def _index_text(c: sqlite3.Connection, rowid: int, r: MemoryRecord) -> None:
 
 
 class SqliteStore(SqlStore):
-    """SQLite at ``path``: one connection, serialised by a lock, in WAL mode (so reading
-    processes do not wait for a writing one)."""
+    """SQLite at ``path`` in WAL mode: one write connection, serialised by a lock, and pooled
+    read connections (so readers, in this process or another, do not wait for a writer)."""
 
     d = _D
 
@@ -189,9 +193,15 @@ class SqliteStore(SqlStore):
         except OSError as exc:
             raise StorageError(f"cannot create the store {path}: {exc.strerror}") from None
         self._lock = threading.RLock()
+        self._writing = threading.local()  # .depth: this thread's holds of the write lock
         self._busy_timeout_ms = int(busy_timeout_ms)
+        self._idle: list[sqlite3.Connection] = []  # read connections not in use
+        self._readers: list[sqlite3.Connection] = []  # every read connection, to close
+        self._pool_lock = threading.Lock()
+        self._closed = False
         # Retrieval counts not written yet, by (tenant, memory id): (count, last time).
         self._pending: dict[tuple[str, str], tuple[int, float]] = {}
+        self._pending_lock = threading.Lock()
 
     # -- schema ---------------------------------------------------------------------------
     def _migrate(self) -> None:
@@ -244,32 +254,79 @@ class SqliteStore(SqlStore):
 
     @property
     def schema_version(self) -> int:
-        return int(self._c.execute("PRAGMA user_version").fetchone()[0])
+        with self._reading() as c:
+            return int(c.execute("PRAGMA user_version").fetchone()[0])
+
+    # -- connections ----------------------------------------------------------------------
+    @contextmanager
+    def _write_lock(self) -> Iterator[None]:
+        """The write connection's lock; reads on this thread meanwhile use that connection."""
+        with self._lock:
+            depth = getattr(self._writing, "depth", 0)
+            self._writing.depth = depth + 1
+            try:
+                yield
+            finally:
+                self._writing.depth = depth
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """A connection to read on: the write connection inside this thread's write, else
+        a pooled read connection (used by this thread only until it is given back)."""
+        if getattr(self._writing, "depth", 0):
+            yield self._c
+            return
+        with self._pool_lock:
+            if self._closed:
+                raise StorageError(f"the store {self.path} is closed")
+            conn = self._idle.pop() if self._idle else None
+        if conn is None:
+            conn = self._open_reader()
+        try:
+            yield conn
+        finally:
+            if conn.in_transaction:  # an error inside a snapshot
+                conn.rollback()
+            with self._pool_lock:
+                if self._closed:
+                    conn.close()
+                else:
+                    self._idle.append(conn)
+
+    def _open_reader(self) -> sqlite3.Connection:
+        with self.d.translate(f"cannot open the store {self.path}", (sqlite3.DatabaseError,)):
+            conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None,
+                                   timeout=self._busy_timeout_ms / 1000)
+            conn.execute(f"PRAGMA busy_timeout = {self._busy_timeout_ms}")
+            conn.execute("PRAGMA query_only = ON")
+        with self._pool_lock:
+            self._readers.append(conn)
+        return conn
 
     # -- running statements ---------------------------------------------------------------
     def _run(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
         return self._c.execute(self.d.sql(sql), args).fetchall()
 
     def _query(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
-        with self._lock:
-            return self._run(sql, args)
+        with self._reading() as c:
+            return c.execute(self.d.sql(sql), args).fetchall()
 
     @contextmanager
     def _snapshot(self) -> Iterator[Run]:
-        with self._lock:
-            own = not self._c.in_transaction
+        with self._reading() as c:
+            own = not c.in_transaction
             if own:
-                self._c.execute("BEGIN")  # one consistent snapshot
+                c.execute("BEGIN")  # one consistent snapshot
             try:
-                yield self._run
+                yield lambda sql, args=(): c.execute(self.d.sql(sql), args).fetchall()
             finally:
                 if own:
-                    self._c.execute("COMMIT")
+                    c.execute("COMMIT")
 
     @contextmanager
     def _immediate(self) -> Iterator[Run]:
         """A write transaction outside the change feed (no sequence number is used)."""
-        with self._lock, self.d.translate(f"write to {self.path} failed"):
+        with self._write_lock(), self.d.translate(f"write to {self.path} failed"):
             self._c.execute("BEGIN IMMEDIATE")
             try:
                 yield self._run
@@ -285,7 +342,7 @@ class SqliteStore(SqlStore):
 
     @contextmanager
     def transaction(self) -> Iterator[StoreTx]:
-        with self._lock, self.d.translate(f"write to {self.path} failed"):
+        with self._write_lock(), self.d.translate(f"write to {self.path} failed"):
             with self.d.translate(f"cannot write to the store {self.path}",
                                   (sqlite3.OperationalError,)):
                 self._c.execute("BEGIN IMMEDIATE")
@@ -300,7 +357,7 @@ class SqliteStore(SqlStore):
                 raise
 
     def put_meta(self, key: str, value: str) -> None:
-        with self._lock, self.d.translate(f"write to {self.path} failed"):
+        with self._write_lock(), self.d.translate(f"write to {self.path} failed"):
             self._run(META_UPSERT, (key, value))
 
     # -- full text and tags: FTS5 and the memory_tags table -------------------------------
@@ -313,8 +370,8 @@ class SqliteStore(SqlStore):
     def keyword_search(self, tokens: Sequence[str], flt: SearchFilter, now: datetime,
                        limit: int, context_weight: float = 0.5,
                        max_docs: int | None = None) -> list[tuple[str, float]]:
-        with self._lock:  # the tenant's own index: its own statistics
-            fts = _fts_table(self._c, flt.tenant)
+        with self._reading() as c:  # the tenant's own index: its own statistics
+            fts = _fts_table(c, flt.tenant)
         if fts is None:
             return []
         tokens = self._selective(fts, tokens, max_docs)
@@ -347,7 +404,7 @@ class SqliteStore(SqlStore):
     def compact_text(self, tenant: str) -> None:
         # FTS5 marks deleted rows in new segments; 'optimize' merges every segment of the
         # tenant's table into one, and secure_delete zeroes the pages the old ones leave free.
-        with self._lock:
+        with self._write_lock():
             table = _fts_table(self._c, tenant)
             if table is None:
                 return
@@ -415,21 +472,49 @@ class SqliteStore(SqlStore):
         # in memory and go out with the next retrieval that finds the store free (or at
         # close), so a search never waits for a writer. They skip the fsync (WAL still makes
         # the commit survive a killed process; only an OS crash could lose the last ones).
-        with self._lock:
+        # A writer of this process holding the write connection is waited for no more than
+        # another process's: the counts stay pending.
+        with self._pending_lock:
             for mid in ids:
                 count, last = self._pending.get((tenant, mid), (0, 0.0))
                 self._pending[(tenant, mid)] = (count + 1, max(last, when.timestamp()))
-            self._flush_retrievals(wait=False)
+        if not self._lock.acquire(blocking=False):
+            return
+        try:
+            if not self._c.in_transaction:  # not from inside this thread's own write
+                with self._write_lock():
+                    self._flush_retrievals(wait=False)
+        finally:
+            self._lock.release()
 
     def _flush_retrievals(self, wait: bool) -> None:
-        if not self._pending:
+        """Write the pending counts (the caller holds the write lock)."""
+        with self._pending_lock:
+            batch, self._pending = self._pending, {}
+        if not batch:
             return
+        try:
+            self._write_counts(batch, wait)
+        except BaseException:
+            self._keep_pending(batch)
+            raise
+
+    def _keep_pending(self, batch: dict[tuple[str, str], tuple[int, float]]) -> None:
+        """Put counts that could not be written back with those counted meanwhile."""
+        with self._pending_lock:
+            for key, (n, at) in batch.items():
+                count, last = self._pending.get(key, (0, 0.0))
+                self._pending[key] = (count + n, max(last, at))
+
+    def _write_counts(self, batch: dict[tuple[str, str], tuple[int, float]], wait: bool
+                      ) -> None:
         self._c.execute("PRAGMA synchronous = NORMAL")
         if not wait:
             self._c.execute("PRAGMA busy_timeout = 0")
         try:
             self._c.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError:
+            self._keep_pending(batch)
             return
         finally:
             self._c.execute(f"PRAGMA busy_timeout = {self._busy_timeout_ms}")
@@ -440,9 +525,8 @@ class SqliteStore(SqlStore):
                 "UPDATE memories SET retrieval_count = retrieval_count + ?, "
                 "last_retrieved_at = MAX(COALESCE(last_retrieved_at, 0), ?) "
                 "WHERE memory_id = ? AND +tenant = ?",
-                [(n, at, mid, ten) for (ten, mid), (n, at) in self._pending.items()])
+                [(n, at, mid, ten) for (ten, mid), (n, at) in batch.items()])
             self._c.execute("COMMIT")
-            self._pending.clear()
         except BaseException:
             if self._c.in_transaction:
                 self._c.execute("ROLLBACK")
@@ -466,9 +550,16 @@ class SqliteStore(SqlStore):
         return self._events(rows)
 
     def close(self) -> None:
-        with self._lock:
+        with self._write_lock():
             with contextlib.suppress(sqlite3.Error):
                 self._flush_retrievals(wait=True)
             with contextlib.suppress(sqlite3.Error):
                 self._c.execute("PRAGMA optimize")  # keeps the planner's statistics fresh
+            with self._pool_lock:
+                self._closed = True
+                idle, self._idle = self._idle, []
+                for conn in idle:
+                    self._readers.remove(conn)
+            for conn in idle:
+                conn.close()
             self._c.close()
