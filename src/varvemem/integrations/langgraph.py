@@ -441,10 +441,7 @@ class VarvememKeyValueStore(LangChainKV[str, Any]):
         offset = 0
         while True:
             page = self.store.search(self.namespace, limit=_PAGE, offset=offset)
-            for item in page:
-                if item.namespace == self.namespace and (prefix is None
-                                                         or item.key.startswith(prefix)):
-                    yield item.key
+            yield from self._keys(page, prefix)
             if len(page) < _PAGE:
                 return
             offset += _PAGE
@@ -464,13 +461,17 @@ class VarvememKeyValueStore(LangChainKV[str, Any]):
         offset = 0
         while True:
             page = await self.store.asearch(self.namespace, limit=_PAGE, offset=offset)
-            for item in page:
-                if item.namespace == self.namespace and (prefix is None
-                                                         or item.key.startswith(prefix)):
-                    yield item.key
+            for key in self._keys(page, prefix):
+                yield key
             if len(page) < _PAGE:
                 return
             offset += _PAGE
+
+    def _keys(self, page: list[SearchItem], prefix: str | None) -> list[str]:
+        """The keys of ``page`` in this namespace itself (a search also finds the ones below
+        it) that start with ``prefix``."""
+        return [i.key for i in page if i.namespace == self.namespace
+                and (prefix is None or i.key.startswith(prefix))]
 
 
 def _kv_key(key: Any) -> str:
