@@ -188,7 +188,8 @@ def test_another_tenants_memory_is_not_found(client: TestClient, site: Site) -> 
     ("q=x&top_k=abc", "top_k: 'abc' is not a whole number"),
     ("q=x&top_k=0", "top_k"),
     ("q=x&since=yesterday", "since: 'yesterday' is not a date"),
-    ("q=x&type=novel", "type: 'novel' is not a memory type"),
+    ("q=x&type=novel", "unknown memory type 'novel'"),
+    ("q=x&tier=attic", "unknown tier 'attic'"),
     ("q=x&profile=nope", "unknown retrieval profile 'nope'"),
     ("memory=mem_00", "why not: give the query"),
 ])
