@@ -132,16 +132,27 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--events", type=int, default=60)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--keep", type=Path, metavar="DIR",
+                        help="fill the home in DIR once and reuse it on later runs (else a "
+                             "temporary home, removed at the end)")
+    parser.add_argument("--fill-only", action="store_true", help="fill the home and stop")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="varvemem-ui-"))
+    work = args.keep or Path(tempfile.mkdtemp(prefix="varvemem-ui-"))
     out: dict[str, Any] = {"library": library_fingerprint(), "machine": machine(),
                            "started": _now_utc(), "size": args.size,
                            "command": "python bench/bench_ui.py " + " ".join(sys.argv[1:])}
     try:
-        home = work / "home"
-        home.mkdir()
-        (home / "varvemem.toml").write_text(_config(True))
-        ids = fill(home, args.size)
+        home, saved = work / "home", work / "ids.json"
+        if saved.exists():
+            ids = json.loads(saved.read_text())
+            _log(f"reusing the home in {home}")
+        else:
+            home.mkdir(parents=True)
+            (home / "varvemem.toml").write_text(_config(True))
+            ids = fill(home, args.size)
+            saved.write_text(json.dumps(ids))
+        if args.fill_only:
+            return
         port = _free_port()
         proc = _start(home, port)
         try:
@@ -179,7 +190,8 @@ def main() -> None:
         out["over_200_ms_p95"] = sorted(k for k, v in results.items()
                                         if "p95_ms" in v and v["p95_ms"] >= 200)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
     out["finished"] = _now_utc()
     text = json.dumps(out, indent=2)
     print(text)

@@ -37,6 +37,7 @@ from .model import (
     Draft,
     HistoryEntry,
     IngestReport,
+    JobSchedule,
     MemoryRecord,
     MemoryType,
     Overview,
@@ -511,6 +512,11 @@ class Memory:
     def due_jobs(self) -> list[str]:
         """The lifecycle jobs whose ``lifecycle.<job>_every_minutes`` has passed."""
         return self._lifecycle.due()
+
+    def schedule(self) -> list[JobSchedule]:
+        """Each lifecycle job's interval, last run and next due time at the clock's now (the
+        overview's ``lifecycle``, read alone)."""
+        return self._lifecycle.schedule()
 
     def close_session(self, session: str, *, tenant: str | None = None) -> int:
         """End a session now: its active memories move to short-term. Returns how many."""

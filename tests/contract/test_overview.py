@@ -88,3 +88,88 @@ def test_growth_is_one_indexed_group_by(tmp_path: Path) -> None:
         assert "history_recent" in plan
     finally:
         store.close()
+
+
+def _recount(mem: Memory, backend: dict[str, Any], tenant: str) -> dict[str, Any]:
+    """What stats() counts, counted from the rows themselves."""
+    sql = ("SELECT tier, memory_type, valid_to IS NOT NULL, COUNT(*) FROM memories "
+           "WHERE tenant = {p} GROUP BY 1, 2, 3",
+           "SELECT COUNT(*) FROM history WHERE tenant = {p}")
+    if backend:
+        import psycopg
+
+        with psycopg.connect(backend["store"]["url"]) as conn:
+            conn.execute(f'SET search_path TO "{backend["store"]["pg_schema"]}"')
+            rows = conn.execute(sql[0].format(p="%s"), (tenant,)).fetchall()
+            history = conn.execute(sql[1].format(p="%s"), (tenant,)).fetchone()[0]
+    else:
+        import sqlite3
+
+        conn = sqlite3.connect(mem.settings.home / "varvemem.db")
+        try:
+            rows = conn.execute(sql[0].format(p="?"), (tenant,)).fetchall()
+            history = conn.execute(sql[1].format(p="?"), (tenant,)).fetchone()[0]
+        finally:
+            conn.close()
+    by_tier: dict[str, int] = {}
+    by_type: dict[str, int] = {}
+    for tier, kind, _, n in rows:
+        by_tier[tier] = by_tier.get(tier, 0) + n
+        by_type[kind] = by_type.get(kind, 0) + n
+    return {"memories": sum(r[3] for r in rows),
+            "superseded": sum(r[3] for r in rows if r[2]),
+            "by_tier": by_tier, "by_type": by_type, "history_entries": history}
+
+
+def test_stats_counters_agree_with_the_rows(backend: dict[str, Any], tmp_path: Path, embedder,
+                                            clock_factory) -> None:
+    """stats() reads counters kept by triggers: after adds, edits, supersessions, promotion,
+    forgetting, restores, deletes and a user's erasure they still equal a count of the rows."""
+    clock = clock_factory(datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc))
+    mem = Memory(settings=Settings.load(home=tmp_path / "home", **backend), embedder=embedder,
+                 clock=clock)
+    keys = ("memories", "superseded", "by_tier", "by_type", "history_entries")
+
+    def agree() -> None:
+        for tenant in ("default", "acme"):
+            st = mem.stats(tenant=tenant)
+            want = _recount(mem, backend, tenant)
+            if st["archived"]:  # archived memories are counted in the archive tier too
+                want["by_tier"]["archive"] = want["by_tier"].get("archive", 0) + st["archived"]
+            assert {k: st[k] for k in keys} == want, tenant
+            assert st["current"] == st["memories"] - st["superseded"]
+        seen.append(mem.stats())
+
+    seen: list[dict[str, Any]] = []
+    try:
+        agree()
+        first = mem.add("the staging cluster is eks-stg-1", type="knowledge").memory_id
+        mem.add("会议纪要：周五发布 v2.3", type="event", user="li")
+        for i in range(6):
+            mem.add(f"turn {i}: my laptop is a ThinkPad X{i}", type="dialogue", session="s1",
+                    user="li")
+        mem.add("a note of acme's", tenant="acme")
+        agree()
+        mem.add("we moved staging from eks-stg-1 to eks-stg-2", type="knowledge")
+        assert mem.get(first).valid_to is not None
+        agree()
+        mem.update(first, importance=0.9, reason="still worth keeping")
+        note = mem.add("Grafana dashboards live at grafana.internal", type="knowledge")
+        mem.update(note.memory_id, content="Grafana lives at grafana.corp", reason="moved")
+        agree()
+        clock.advance(days=400)
+        mem.consolidate()  # sessions end, promote, abstract, forget
+        agree()
+        for rec in mem.get_all(limit=50):
+            if rec.tier.value == "archive":
+                mem.restore(rec.memory_id, reason="needed")
+                break
+        mem.restore(first, reason="both are true")
+        agree()
+        mem.delete(note.memory_id, reason="wrong")
+        mem.delete_user("li")
+        agree()
+        assert {t for st in seen for t in st["by_tier"]} >= {"active", "long_term", "archive"}
+        assert seen[-1]["memories"] < max(st["memories"] for st in seen)
+    finally:
+        mem.close()

@@ -170,6 +170,9 @@ class FaqEngine:
         """Every current pair of the tenant with its TTL weight at the clock's now (as the
         ``faq`` ranking weighs it), its hits and its feedback counts (from its history)."""
         now = self.clock()
+        votes: dict[str, list[HistoryEntry]] = {}
+        for e in self.stores.records.history_of(tenant, "feedback"):
+            votes.setdefault(e.memory_id, []).append(e)
         out = []
         for rec in self.all(tenant):
             rule = self.settings.update.ttl_by_type[rec.memory_type.value]
@@ -179,9 +182,7 @@ class FaqEngine:
                               weight_today=weight, hits=rec.retrieval_count,
                               last_hit=rec.last_retrieved_at,
                               expired=rec.expires_at is not None and rec.expires_at <= now)
-            for e in self.stores.records.history(tenant, rec.memory_id):
-                if e.action != "feedback":
-                    continue
+            for e in votes.get(rec.memory_id, ()):
                 if _helpful(e):
                     status.helpful += 1
                 else:

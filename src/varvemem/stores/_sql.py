@@ -464,26 +464,34 @@ class SqlStore(RecordStore):
             f"{' AND ' + where if where else ''} ORDER BY memory_id LIMIT %s",
             (after, *args, limit)))
 
+    def _memory_counts(self, tenant: str) -> list[tuple[str, str, bool, int]]:
+        # Counters kept by triggers (migration "counts"): a few rows, whatever the tenant's size.
+        return [(t, k, bool(s), int(n)) for t, k, s, n in self._query(
+            "SELECT tier, memory_type, superseded, n FROM memory_counts "
+            "WHERE tenant = %s AND n > 0", (tenant,))]
+
     def stats(self, tenant: str) -> dict[str, Any]:
-        def counts(col: str) -> dict[str, int]:
-            return dict(self._query(f"SELECT {col}, COUNT(*) FROM memories WHERE tenant = %s "
-                                    f"GROUP BY {col} ORDER BY {col}", (tenant,)))
-
-        def count(table: str, where: str = "") -> int:
-            return int(self._query(f"SELECT COUNT(*) FROM {table} WHERE tenant = %s{where}",
+        total = superseded = 0
+        by_type: dict[str, int] = {}
+        by_tier: dict[str, int] = {}
+        for tier, kind, old, n in self._memory_counts(tenant):
+            total += n
+            superseded += n if old else 0
+            by_type[kind] = by_type.get(kind, 0) + n
+            by_tier[tier] = by_tier.get(tier, 0) + n
+        archived = int(self._query("SELECT COUNT(*) FROM archived WHERE tenant = %s",
                                    (tenant,))[0][0])
-
-        total, current = self._query("SELECT COUNT(*), COUNT(*) - COUNT(valid_to) FROM memories "
-                                     "WHERE tenant = %s", (tenant,))[0]
-        by_tier = counts("tier")
-        archived = count("archived")
         if archived:
             by_tier["archive"] = by_tier.get("archive", 0) + archived
+        sessions = self._query("SELECT COUNT(*) FROM sessions WHERE tenant = %s "
+                               "AND ended_at IS NULL", (tenant,))
+        history = self._query("SELECT n FROM history_counts WHERE tenant = %s", (tenant,))
         return {
-            "memories": total, "current": current, "superseded": total - current,
-            "archived": archived, "by_type": counts("memory_type"), "by_tier": by_tier,
-            "open_sessions": count("sessions", " AND ended_at IS NULL"),
-            "history_entries": count("history"),
+            "memories": total, "current": total - superseded, "superseded": superseded,
+            "archived": archived, "by_type": dict(sorted(by_type.items())),
+            "by_tier": dict(sorted(by_tier.items())),
+            "open_sessions": int(sessions[0][0]),
+            "history_entries": int(history[0][0]) if history else 0,
             "schema_version": self.schema_version,
         }
 
@@ -497,9 +505,10 @@ class SqlStore(RecordStore):
         return before, [(date.fromisoformat(str(d)), int(n)) for d, n in rows]
 
     def tier_type_counts(self, tenant: str) -> dict[tuple[str, str], int]:
-        return {(t, k): int(n) for t, k, n in self._query(
-            "SELECT tier, memory_type, COUNT(*) FROM memories WHERE tenant = %s "
-            "GROUP BY tier, memory_type", (tenant,))}
+        out: dict[tuple[str, str], int] = {}
+        for tier, kind, _, n in self._memory_counts(tenant):
+            out[tier, kind] = out.get((tier, kind), 0) + n
+        return out
 
     def latest(self, tenant: str, limit: int) -> list[MemoryRecord]:
         return self._records(self._query(
@@ -533,6 +542,14 @@ class SqlStore(RecordStore):
         rows = self._query(f"SELECT * FROM ({union}) AS u ORDER BY id DESC LIMIT %s",
                            (*args, limit))
         return self._entries(rows)
+
+    def history_of(self, tenant: str, action: str) -> Iterator[HistoryEntry]:
+        last = 0
+        while rows := self._query(f"{self._HISTORY}, id FROM history WHERE tenant = %s AND "
+                                  "action = %s AND id > %s ORDER BY id LIMIT 1000",
+                                  (tenant, action, last)):
+            last = rows[-1][-1]
+            yield from self._entries(rows)
 
     def sessions(self, tenant: str | None = None, open_only: bool = True,
                  idle_before: datetime | None = None) -> list[SessionInfo]:

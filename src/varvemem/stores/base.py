@@ -398,6 +398,11 @@ class Histories(ABC):
                        ) -> list[HistoryEntry]:
         """The tenant's ``limit`` latest history entries of ``actions``, newest first."""
 
+    @abstractmethod
+    def history_of(self, tenant: str, action: str) -> Iterator[HistoryEntry]:
+        """Every history entry of the tenant with ``action``, oldest first (one index range,
+        read in pages: the cost is the entries, not the tenant's history)."""
+
 
 class Sessions(ABC):
     """The TIER-1 sessions, open or ended."""

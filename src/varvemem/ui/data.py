@@ -5,7 +5,7 @@ in the pages' terms."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timezone
 from typing import Any
 
 from ..api import Memory
@@ -57,8 +57,8 @@ def overview(m: Memory, tenant: str, days: int = 30, recent: int = 10) -> Overvi
 
 def schedule(m: Memory, tenant: str) -> tuple[list[JobSchedule], datetime]:
     """The lifecycle jobs' schedule and the memory's clock."""
-    ov = m.overview(tenant=tenant, days=1, recent=0)
-    return ov.lifecycle, ov.now
+    now = m.clock()
+    return m.schedule(), now if now.tzinfo else now.replace(tzinfo=timezone.utc)
 
 
 def why_not(m: Memory, memory_id: str, query: str, tenant: str,
