@@ -92,13 +92,16 @@ def test_expired_memories_are_not_dedup_targets(mem: Memory, clock) -> None:
 
 
 def test_links_inside_one_batch_are_in_history(mem: Memory) -> None:
+    """Told by the newer memory's create entry; the older one's history has no link row."""
     a, b = mem.add_many([
         {"content": "The order service failed to pull its image from the registry",
          "type": "event"},
         {"content": "Pods of the order service are stuck in ImagePullBackOff because the "
                     "registry pull failed", "type": "event"}])
     assert b.related == [a.memory_id]
-    assert [h.action for h in mem.history(a.memory_id)] == ["create", "link"]
+    assert [h.action for h in mem.history(a.memory_id)] == ["create"]
+    assert mem.history(b.memory_id)[0].new["related_memory_ids"] == [a.memory_id]
+    assert b.memory_id in mem.get(a.memory_id).related_memory_ids
 
 
 def test_reingest_does_not_resurrect_a_chunk_superseded_by_a_newer_memory(

@@ -43,9 +43,11 @@ class ReadEngine:
         """:meth:`current`, or the memory as it was recorded at ``as_of``
         (:func:`timeline.record_at`); :class:`NotFoundError` saying why there is none."""
         if as_of is not None:
-            return timeline.record_at(memory_id, self.current(tenant, memory_id, with_embedding),
-                                      self.stores.records.history(tenant, memory_id), as_of,
-                                      with_embedding)
+            current = self.current(tenant, memory_id, with_embedding)
+            entries = timeline.back_links(
+                memory_id, current, self.stores.records.history(tenant, memory_id),
+                lambda rid: self.stores.records.history(tenant, rid))
+            return timeline.record_at(memory_id, current, entries, as_of, with_embedding)
         rec = self.current(tenant, memory_id, with_embedding)
         if rec is not None:
             return rec

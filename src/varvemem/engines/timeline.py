@@ -7,7 +7,7 @@ removed). Undoing, newest first, the entries made after a time gives the record 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -119,3 +119,37 @@ def _undo(state: dict[str, Any], entries: Sequence[HistoryEntry], i: int) -> Non
         else:  # an update records the keywords it recomputed as new values only
             state[key] = next((p.new[key] for p in reversed(entries[:i])
                                if p.new and key in p.new), state.get(key))
+
+
+def back_links(memory_id: str, current: MemoryRecord | None,
+               entries: Sequence[HistoryEntry],
+               history: Callable[[str], Sequence[HistoryEntry]]) -> list[HistoryEntry]:
+    """``entries`` with the links back that history does not write on this memory (a newer
+    memory associated with it names it in its own create entry instead,
+    :meth:`.update.UpdateEngine.link`), as the link entries they stand for, in time order.
+    ``history`` reads another memory's entries; only the ids this memory holds or dropped
+    are read."""
+    held = list(current.related_memory_ids) if current is not None else []
+    for e in entries:
+        if e.action == "delete" and e.old:
+            held += list(e.old.get("related_memory_ids") or [])
+        held += list((e.old or {}).get("related_memory_ids_removed") or [])
+    written = {i for e in entries for i in (e.new or {}).get("related_memory_ids_added") or []}
+    made: list[HistoryEntry] = []
+    for rid in dict.fromkeys(held):
+        if rid in written:
+            continue
+        create = next((e for e in history(rid) if e.action == "create"), None)
+        if create is not None and memory_id in ((create.new or {}).get("related_memory_ids")
+                                                or []):
+            made.append(HistoryEntry(memory_id=memory_id, action="link", at=create.at,
+                                     actor=create.actor,
+                                     reason="associated with a new similar memory",
+                                     new={"related_memory_ids_added": [rid]}))
+    if not made:
+        return list(entries)
+    out = list(entries)
+    for m in made:
+        at = next((i for i, e in enumerate(out) if e.at > m.at), len(out))
+        out.insert(at, m)
+    return out

@@ -593,7 +593,7 @@ class UpdateEngine:
             _supersede(tx, olds[old_id], rec, why, actor, now)
         for other in related:  # a batch item links back through its own record
             self.link(tx, batch[other.memory_id].record if other.memory_id in batch else other,
-                       rec.memory_id, actor, now)
+                      rec.memory_id, actor, now, back=True)
         accepted.append(p)
         p.result = AddResult(memory_id=rec.memory_id, status="created",
                              superseded=list(superseded), related=rec.related_memory_ids,
@@ -892,14 +892,22 @@ class UpdateEngine:
                     tx.update(rec.model_copy(update={"metadata": meta}), fields=["metadata"])
 
     def link(self, tx: StoreTx, other: MemoryRecord, new_id_: str, actor: str,
-             now: datetime, reason: str = "associated with a new similar memory") -> None:
-        """Add ``new_id_`` to ``other``'s related memories (the newest ``related_max`` kept)."""
+             now: datetime, reason: str = "associated with a new similar memory",
+             back: bool = False) -> None:
+        """Add ``new_id_`` to ``other``'s related memories (the newest ``related_max`` kept).
+
+        ``back``: the link back from a memory just created that names ``other`` among its own
+        related ids (its create entry says so): ``other``'s history gets no entry of its own
+        unless an older id had to make room (the ids dropped follow from nothing else).
+        :func:`.timeline.back_links` rebuilds the rest for ``get(as_of=...)``."""
         if new_id_ in other.related_memory_ids:
             return
         grown = [*other.related_memory_ids, new_id_]
         dropped = grown[: -self.cfg.related_max]
         other.related_memory_ids = grown[-self.cfg.related_max:]
         tx.update(other, fields=["related_memory_ids"])
+        if back and not dropped:
+            return
         # Links are the most frequent change: history keeps the difference, not both lists
         # (either list follows from the other and the difference).
         record_change(tx, other, "link", now, actor, reason,
