@@ -105,8 +105,8 @@ def main() -> None:
     for c in caps:
         ts = sorted(times[c])
         same = sum(x == y for x, y in zip(results[c], base, strict=True))
-        top10 = statistics.mean(len(set(x[:10]) & set(y[:10])) / max(1, min(10, len(y)))
-                                for x, y in zip(results[c], base, strict=True))
+        top10 = statistics.mean(len(set(x[:10]) & set(y[:10])) / min(10, len(y))
+                                for x, y in zip(results[c], base, strict=True) if y)
         row = {"p50_ms": ts[len(ts) // 2], "p95_ms": ts[int(len(ts) * 0.95)],
                "mean_ms": statistics.mean(ts), "identical_rankings": same,
                "top10_overlap_with_first": top10}
