@@ -198,6 +198,12 @@ class RetrievalSettings(_Section):
     # is kept): FTS5 scores every row a term matches, so such terms make search cost grow with
     # the store while barely moving BM25. Small stores are unaffected (docs/BENCHMARKS.md).
     keyword_max_docs: int = Field(5_000, ge=1)
+    # In a tenant of more than 10x this many memories, a query term found in more than this
+    # many is read capped: it still scores every memory a rarer query term matches, but the
+    # memories only such terms match come from its newest this-many postings, so full text
+    # costs about the same however common the query's words are. Smaller tenants, and queries
+    # of rarer terms only, rank exactly as with no cap. 0 turns the cap off.
+    keyword_scan_docs: int = Field(1_000, ge=0, le=1_000_000)
     top_k: int = Field(10, ge=1, le=TOP_K_MAX)
     recency_lambda: float = Field(0.01, ge=0.0, le=10.0)
     profiles: dict[str, Profile] = Field(default_factory=_default_profiles)

@@ -133,13 +133,14 @@ class RetrievalEngine:
         # found (outside the window, S_kw counts as 0).
         keyword = self._worker().submit(self.stores.records.keyword_search, tokens, flt, now,
                                         max(n, cfg.keyword_window), cfg.context_weight,
-                                        cfg.keyword_max_docs)
+                                        cfg.keyword_max_docs,
+                                        cfg.keyword_scan_docs or None)
         # Boosting, the window's own full-text matches are candidates too (they may rank
         # below the keyword window's cut among many older look-alikes).
         timed = self._worker().submit(
             self.stores.records.keyword_search, tokens, flt.model_copy(update={
                 "created_after": window.start, "created_before": window.end}), now, n,
-            cfg.context_weight, cfg.keyword_max_docs) \
+            cfg.context_weight, cfg.keyword_max_docs, cfg.keyword_scan_docs or None) \
             if window and tokens and cfg.time_words.mode == "boost" else None
         try:
             qvec = query_vector if query_vector is not None else \

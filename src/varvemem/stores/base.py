@@ -347,11 +347,15 @@ class TextIndex(ABC):
     @abstractmethod
     def keyword_search(self, tokens: Sequence[str], flt: SearchFilter, now: datetime,
                        limit: int, context_weight: float = 0.5,
-                       max_docs: int | None = None) -> list[tuple[str, float]]:
+                       max_docs: int | None = None,
+                       scan_docs: int | None = None) -> list[tuple[str, float]]:
         """``(memory_id, bm25)`` best first; bm25 positive, higher is better. ``tokens`` are
         :func:`varvemem.text.index_terms`; a match in a memory's context (neighbouring turns,
         date) counts ``context_weight`` times a match in its own text. Terms found in more than
-        ``max_docs`` memories are left out (the rarest one is kept)."""
+        ``max_docs`` memories are left out (the rarest one is kept). ``scan_docs``: a store may
+        bound the cost of terms found in more memories than this in a big tenant (SQLite reads
+        the rows only such terms match from their newest postings; smaller tenants and rare
+        terms rank exactly); None ranks every matching row."""
 
     @abstractmethod
     def tag_search(self, tags: Sequence[str], flt: SearchFilter, now: datetime,

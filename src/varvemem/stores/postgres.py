@@ -313,7 +313,8 @@ class PostgresStore(SqlStore):
 
     def keyword_search(self, tokens: Sequence[str], flt: SearchFilter, now: datetime,
                        limit: int, context_weight: float = 0.5,
-                       max_docs: int | None = None) -> list[tuple[str, float]]:
+                       max_docs: int | None = None,
+                       scan_docs: int | None = None) -> list[tuple[str, float]]:
         tokens = list(dict.fromkeys(t for t in tokens if t))
         if not tokens:
             return []

@@ -32,6 +32,7 @@ from ._sql import GIVE_UP, INBOX_COLUMNS, META_UPSERT, Dialect, Run, SqlStore, S
 from .base import InboxEvent, StoreTx, prefix_bound
 
 _TAG_SCAN_FACTOR = 20  # tag_search reads at most limit x this many memories per tag
+_EXACT_ROWS_FACTOR = 10  # full text caps common terms in tenants over this x scan_docs rows
 
 
 class SqliteDialect(Dialect):
@@ -369,37 +370,111 @@ class SqliteStore(SqlStore):
 
     def keyword_search(self, tokens: Sequence[str], flt: SearchFilter, now: datetime,
                        limit: int, context_weight: float = 0.5,
-                       max_docs: int | None = None) -> list[tuple[str, float]]:
+                       max_docs: int | None = None,
+                       scan_docs: int | None = None) -> list[tuple[str, float]]:
         with self._reading() as c:  # the tenant's own index: its own statistics
             fts = _fts_table(c, flt.tenant)
         if fts is None:
             return []
-        tokens = self._selective(fts, tokens, max_docs)
+        tokens, df = self._selective(fts, tokens, max_docs)
         if not tokens:
             return []
         where, args = self._filter_sql(flt, now)
         # FTS5's bm25() with column weights: a term in the context counts context_weight times.
-        match = fts_query(list(tokens))
         rank = f"bm25(1.0, {float(context_weight):.6f})"
+        plan = self._capped_plan(fts, tokens, df, scan_docs)
         # Fast path: FTS5 keeps only the best rows (ORDER BY rank LIMIT) and the filter runs on
         # those (the table holds the tenant's rows only). When the filter drops too many (a small
         # user, a tier, a time range in a big tenant), one join ranks only the rows that pass it.
         fetch = limit * 4
-        ranked = self._query(f"SELECT rowid, -rank FROM {fts} WHERE {fts} MATCH %s "
-                             "AND rank MATCH %s ORDER BY rank LIMIT %s", (match, rank, fetch))
-        score = dict(ranked)
+        score, full = self._ranked(fts, tokens, plan, rank, fetch, "", [])
         inside, rowids = self.d.in_("m.rowid", list(score))
         rows = self._query(f"SELECT m.rowid, m.memory_id FROM memories m WHERE {where} AND "
-                           f"{inside}", (*args, *rowids)) if ranked else []
-        if len(rows) >= limit or len(ranked) < fetch:
+                           f"{inside}", (*args, *rowids)) if score else []
+        if len(rows) >= limit or not full:
             hits = sorted(((mid, float(score[rid])) for rid, mid in rows), key=lambda kv: -kv[1])
             return hits[:limit]
-        rows = self._query(
-            f"SELECT m.memory_id, -{fts}.rank FROM {fts} JOIN memories m ON m.rowid = "
-            f"{fts}.rowid WHERE {fts} MATCH %s AND {fts}.rank MATCH %s AND {where} "
-            f"ORDER BY {fts}.rank LIMIT %s",
-            (match, rank, *args, limit))
-        return [(r[0], float(r[1])) for r in rows]
+        best, _ = self._ranked(fts, tokens, plan, rank, limit, where, args)
+        return [(mid, float(v)) for mid, v in best.items()]
+
+    def _capped_plan(self, fts: str, tokens: list[str], df: dict[str, int],
+                     scan_docs: int | None) -> tuple[list[str], list[str], int] | None:
+        """How a big tenant reads its common terms: ``(rare, common, first_rowid)``, or None to
+        score every row the terms match (the exact FTS5 ranking).
+
+        FTS5 scores every row that matches any term before it keeps the best, so a term found
+        in thousands of memories costs thousands of scorings. In a tenant of more than
+        ``_EXACT_ROWS_FACTOR x scan_docs`` memories, a term in more than ``scan_docs`` of them
+        is common: it still adds its BM25 share to every row a rare term matches (an AND that
+        seeks in its posting list), but the rows that only common terms match are read from
+        its newest ``scan_docs`` postings only. Smaller tenants, and queries of rare terms
+        only, are ranked exactly as before."""
+        if not scan_docs:
+            return None
+        common = [t for t in tokens if df.get(t, 0) > scan_docs]
+        if not common:
+            return None
+        rows = self._fts_rows(fts)
+        if rows <= _EXACT_ROWS_FACTOR * scan_docs:
+            return None
+        rare = [t for t in tokens if t not in common]
+        widest = max(common, key=lambda t: df.get(t, 0))
+        first = self._query(f"SELECT rowid FROM {fts} WHERE {fts} MATCH %s ORDER BY rowid DESC "
+                            "LIMIT 1 OFFSET %s", (fts_query([widest]), scan_docs - 1))
+        return rare, common, int(first[0][0]) if first else 0
+
+    def _fts_rows(self, fts: str) -> int:
+        """The number of rows in the FTS5 table ``fts`` (the first varint of its averages
+        record, which FTS5 keeps for bm25), without counting them."""
+        row = self._query(f"SELECT block FROM {fts}_data WHERE id = 1")
+        blob = bytes(row[0][0]) if row and row[0][0] is not None else b""
+        value = 0
+        for i, byte in enumerate(blob[:9]):  # SQLite's varint: 7 bits a byte, 8 in the 9th
+            if i == 8:
+                return (value << 8) | byte
+            value = (value << 7) | (byte & 0x7F)
+            if byte < 0x80:
+                return value
+        return value
+
+    def _ranked(self, fts: str, tokens: list[str],
+                plan: tuple[list[str], list[str], int] | None, rank: str, limit: int,
+                where: str, args: list[Any]) -> tuple[dict[Any, float], bool]:
+        """The best ``limit`` rows by -bm25, best first, by rowid (or, with ``where``, a
+        filter on ``memories m`` joined in, by memory id), and whether the read stopped at
+        ``limit`` (there may be more)."""
+        join = (f" JOIN memories m ON m.rowid = {fts}.rowid" if where else "")
+        cond = f" AND {where}" if where else ""
+        key = "m.memory_id" if where else f"{fts}.rowid"
+
+        def best(match: str, extra: str = "", more: Sequence[Any] = ()) -> list[Any]:
+            return self._query(
+                f"SELECT {key}, -{fts}.rank FROM {fts}{join} WHERE {fts} MATCH %s AND "
+                f"{fts}.rank MATCH %s{extra}{cond} ORDER BY {fts}.rank LIMIT %s",
+                (match, rank, *more, *args, limit))
+
+        if plan is None:
+            ranked = best(fts_query(tokens))
+            return dict(ranked), len(ranked) >= limit
+        rare, common, first = plan
+        score: dict[Any, float] = {}
+        full = False
+        c_match = fts_query(common)
+        if rare:
+            r_match = fts_query(rare)
+            # Rows a rare term matches: their whole score where a common term is there too
+            # (the AND's phrases are each query term once), their rare terms' where not.
+            for ranked in (best(f"({r_match}) AND ({c_match})"), best(r_match)):
+                full = full or len(ranked) >= limit
+                for rid, v in ranked:
+                    score[rid] = max(v, score.get(rid, v))
+        # The rows only common terms match: from the newest postings of the widest one on.
+        ranked = best(c_match, f" AND {fts}.rowid >= %s", (first,))
+        full = full or len(ranked) >= limit or first > 0
+        for rid, v in ranked:
+            score[rid] = max(v, score.get(rid, v))
+        best_rows = sorted(score.items(), key=lambda kv: -kv[1])[:limit]
+        return dict(best_rows), full
 
     def compact_text(self, tenant: str) -> None:
         # FTS5 marks deleted rows in new segments; 'optimize' merges every segment of the
@@ -414,17 +489,21 @@ class SqliteStore(SqlStore):
             finally:
                 self._c.execute("PRAGMA secure_delete = OFF")
 
-    def _selective(self, fts: str, tokens: Sequence[str], max_docs: int | None) -> list[str]:
+    def _selective(self, fts: str, tokens: Sequence[str], max_docs: int | None
+                   ) -> tuple[list[str], dict[str, int]]:
         """``tokens`` without those in more than ``max_docs`` memories of the table ``fts``'s
         tenant (FTS5 scores every row that matches any query term, and such terms barely
-        change the ranking); the rarest one is kept when all are that common."""
+        change the ranking); the rarest one is kept when all are that common. With them, each
+        term's document count (terms found nowhere are absent)."""
         tokens = list(dict.fromkeys(tokens))
-        if max_docs is None or not tokens:
-            return tokens
+        if not tokens:
+            return tokens, {}
         inside, args = self.d.in_("term", tokens)
         df = dict(self._query(f"SELECT term, doc FROM {fts}_vocab WHERE {inside}", args))
+        if max_docs is None:
+            return tokens, df
         kept = [t for t in tokens if df.get(t, 0) <= max_docs]
-        return kept or [min(tokens, key=lambda t: df.get(t, 0))]
+        return kept or [min(tokens, key=lambda t: df.get(t, 0))], df
 
     def tag_search(self, tags: Sequence[str], flt: SearchFilter, now: datetime,
                    limit: int) -> list[tuple[str, int]]:
