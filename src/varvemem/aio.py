@@ -310,7 +310,7 @@ class AsyncMemory(_Facade):
     _READS = frozenset({
         "embedder", "get", "resolve_id", "history", "search", "why_not", "context",
         "context_budget", "session_window", "stats", "overview", "index_stats", "check_store",
-        "load_all_qa", "search_qa", "tier_counts", "get_all", "due_jobs"})
+        "load_all_qa", "search_qa", "tier_counts", "get_all", "due_jobs", "schedule"})
     # ``ask`` may write (a new pair, the session's feedback and L1 turns, a retired pair):
     # only Memory knows, during the call, whether it did, so it is a write here.
     _WRITES = frozenset({
@@ -463,6 +463,7 @@ class AsyncMemory(_Facade):
     ask = _Call(Memory.ask)
     consolidate = _Call(Memory.consolidate)
     due_jobs = _Call(Memory.due_jobs)
+    schedule = _Call(Memory.schedule)
     close_session = _Call(Memory.close_session)
     restore = _Call(Memory.restore)
     tier_counts = _Call(Memory.tier_counts)
