@@ -470,6 +470,10 @@ class SqlStore(RecordStore):
             "SELECT tier, memory_type, superseded, n FROM memory_counts "
             "WHERE tenant = %s AND n > 0", (tenant,))]
 
+    def memories_in(self, tenant: str) -> int:
+        """How many memories the tenant holds (its counters: a few rows read)."""
+        return sum(n for *_, n in self._memory_counts(tenant))
+
     def stats(self, tenant: str) -> dict[str, Any]:
         total = superseded = 0
         by_type: dict[str, int] = {}

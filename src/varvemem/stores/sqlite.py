@@ -382,7 +382,7 @@ class SqliteStore(SqlStore):
         where, args = self._filter_sql(flt, now)
         # FTS5's bm25() with column weights: a term in the context counts context_weight times.
         rank = f"bm25(1.0, {float(context_weight):.6f})"
-        plan = self._capped_plan(fts, tokens, df, scan_docs)
+        plan = self._capped_plan(fts, flt.tenant, tokens, df, scan_docs)
         # Fast path: FTS5 keeps only the best rows (ORDER BY rank LIMIT) and the filter runs on
         # those (the table holds the tenant's rows only). When the filter drops too many (a small
         # user, a tier, a time range in a big tenant), one join ranks only the rows that pass it.
@@ -397,7 +397,7 @@ class SqliteStore(SqlStore):
         best, _ = self._ranked(fts, tokens, plan, rank, limit, where, args)
         return [(mid, float(v)) for mid, v in best.items()]
 
-    def _capped_plan(self, fts: str, tokens: list[str], df: dict[str, int],
+    def _capped_plan(self, fts: str, tenant: str, tokens: list[str], df: dict[str, int],
                      scan_docs: int | None) -> tuple[list[str], list[str], int] | None:
         """How a big tenant reads its common terms: ``(rare, common, first_rowid)``, or None to
         score every row the terms match (the exact FTS5 ranking).
@@ -414,28 +414,13 @@ class SqliteStore(SqlStore):
         common = [t for t in tokens if df.get(t, 0) > scan_docs]
         if not common:
             return None
-        rows = self._fts_rows(fts)
-        if rows <= _EXACT_ROWS_FACTOR * scan_docs:
+        if self.memories_in(tenant) <= _EXACT_ROWS_FACTOR * scan_docs:
             return None
         rare = [t for t in tokens if t not in common]
         widest = max(common, key=lambda t: df.get(t, 0))
         first = self._query(f"SELECT rowid FROM {fts} WHERE {fts} MATCH %s ORDER BY rowid DESC "
                             "LIMIT 1 OFFSET %s", (fts_query([widest]), scan_docs - 1))
         return rare, common, int(first[0][0]) if first else 0
-
-    def _fts_rows(self, fts: str) -> int:
-        """The number of rows in the FTS5 table ``fts`` (the first varint of its averages
-        record, which FTS5 keeps for bm25), without counting them."""
-        row = self._query(f"SELECT block FROM {fts}_data WHERE id = 1")
-        blob = bytes(row[0][0]) if row and row[0][0] is not None else b""
-        value = 0
-        for i, byte in enumerate(blob[:9]):  # SQLite's varint: 7 bits a byte, 8 in the 9th
-            if i == 8:
-                return (value << 8) | byte
-            value = (value << 7) | (byte & 0x7F)
-            if byte < 0x80:
-                return value
-        return value
 
     def _ranked(self, fts: str, tokens: list[str],
                 plan: tuple[list[str], list[str], int] | None, rank: str, limit: int,
