@@ -461,3 +461,16 @@ def test_a_reingested_chunk_succeeds_the_old_one(ticking: Memory, tmp_path: Path
     assert mem.history(new)[0].reason.startswith(f"ingested from document:{doc.resolve()}; ")
     removed = mem.get(old["Legacy"])
     assert removed.superseded_by is None and removed.valid_to is not None
+
+
+def test_a_link_back_shows_in_the_older_memory_as_of_after_it(mem: Memory, clock) -> None:
+    """The older memory's history holds no link row; get(as_of=...) still tells its related
+    ids before and after the newer memory arrived (timeline.back_links)."""
+    a = mem.add("报销系统登录失败：单点登录服务返回 502", type="event")
+    before = clock.advance(hours=1)
+    clock.advance(hours=1)
+    b = mem.add("报销系统的单点登录又返回 502，登录失败", type="event")
+    assert b.related == [a.memory_id]
+    after = clock.advance(hours=1)
+    assert mem.get(a.memory_id, as_of=before).related_memory_ids == []
+    assert mem.get(a.memory_id, as_of=after).related_memory_ids == [b.memory_id]
