@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from varvemem import Memory, Settings, ValidationError
-from varvemem.model import MemoryRecord
-from varvemem.stores.base import RecordStore
+from varvemem.model import MemoryRecord, MemoryType, Tier
+from varvemem.stores.base import RecordStore, Selection
 from varvemem.stores.sqlite import SqliteStore
 
 
@@ -86,6 +86,27 @@ def test_growth_is_one_indexed_group_by(tmp_path: Path) -> None:
             "EXPLAIN QUERY PLAN SELECT id FROM history WHERE tenant = ? AND action = ? "
             "ORDER BY id DESC LIMIT 5", ("t", "delete")).fetchall())
         assert "history_recent" in plan
+    finally:
+        store.close()
+
+
+
+def test_one_type_of_a_tenant_is_an_index_range(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Q&A pairs of a big tenant (``qa.report``, a type-scoped lifecycle selection) are read
+    from the (tenant, memory_type, memory_id) index, not by a walk of every id of the table."""
+    store = SqliteStore(tmp_path / "v.db")
+    seen: list[tuple[str, tuple[Any, ...]]] = []
+    query = store._query
+    monkeypatch.setattr(store, "_query", lambda sql, args=(): seen.append(
+        (sql, tuple(args))) or query(sql, args))
+    try:
+        store.select(Selection(tenant="t", types=[MemoryType.QA],
+                               tiers=[t for t in Tier if t is not Tier.ARCHIVE]), 1000)
+        (sql, args), = seen
+        plan = " ".join(str(r[-1]) for r in store._c.execute(
+            "EXPLAIN QUERY PLAN " + store.d.sql(sql), args).fetchall())
+        assert "memories_kind" in plan, plan
     finally:
         store.close()
 
