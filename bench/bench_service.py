@@ -11,6 +11,8 @@
    in one process (the HTTP overhead is the ratio).
 
     .venv/bin/python bench/bench_service.py --events 2000 --size 100000 --json out.json
+
+``--home DIR`` searches a home filled before (the same texts: ``bench_ui.py --keep DIR``).
 """
 
 from __future__ import annotations
@@ -199,21 +201,25 @@ def bench_search(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     from varvemem import Memory, Settings
     from varvemem.embeddings.usem3 import USEEmbedder
 
-    home = work / "search"
-    home.mkdir()
+    home = args.home or work / "search"
+    home.mkdir(exist_ok=True)
     (home / "varvemem.toml").write_text(_config(True, args.workers))
     emb = USEEmbedder()
-    texts = make_texts(args.size)
-    t = time.perf_counter()
-    vectors = np.concatenate([emb.embed_documents(texts[i : i + 64])
-                              for i in range(0, len(texts), 64)])
-    _log(f"embedded {args.size:,} texts in {time.perf_counter() - t:.0f} s")
     queries = make_queries(args.queries)
     with Memory(settings=Settings.load(home=home), embedder=emb) as mem:
-        for i in range(0, args.size, 5000):
-            mem.add_many([{"content": c, "tenant": "bench"} for c in texts[i : i + 5000]],
-                         vectors=vectors[i : i + 5000])
-        _log(f"filled {args.size:,} memories")
+        held = mem.stats(tenant="bench")["memories"]
+        if held:  # --home: a home filled before (bench_ui --keep fills the same texts)
+            _log(f"reusing {home}: {held:,} memories")
+        else:
+            texts = make_texts(args.size)
+            t = time.perf_counter()
+            vectors = np.concatenate([emb.embed_documents(texts[i : i + 64])
+                                      for i in range(0, len(texts), 64)])
+            _log(f"embedded {args.size:,} texts in {time.perf_counter() - t:.0f} s")
+            for i in range(0, args.size, 5000):
+                mem.add_many([{"content": c, "tenant": "bench"} for c in texts[i : i + 5000]],
+                             vectors=vectors[i : i + 5000])
+            _log(f"filled {args.size:,} memories")
         key = mem.keys.create("bench", "read")[1]
         for q in queries[:20]:  # warm: the index and the model are loaded
             mem.search(q, tenant="bench")
@@ -254,6 +260,8 @@ def main() -> None:
     parser.add_argument("--skip-search", action="store_true")
     parser.add_argument("--skip-webhooks", action="store_true")
     parser.add_argument("--workers", type=int, default=1, help="server processes (search)")
+    parser.add_argument("--home", type=Path, metavar="DIR",
+                        help="search this home (filled once, e.g. by bench_ui.py --keep)")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="varvemem-service-"))
