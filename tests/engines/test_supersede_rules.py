@@ -84,6 +84,25 @@ def test_a_transition_supersedes_the_memory_holding_the_old_value(mem: Memory, o
 
 
 @pytest.mark.parametrize("old,new", [
+    ("The on-call phone changed to 555-0142", "The on-call phone is 555-0177"),
+    ("We switched the guest wifi password to Amber-Heron-4", "The guest wifi password is Slate-Fox-9"),
+    ("The owner of the audit exporter was cut over from Sofia to Ravi",
+     "The owner of the audit exporter is Lucas"),
+    ("售后热线改成了 400-650-1111", "售后热线是 400-650-2222"),
+    ("预发环境的缓存迁到了 redis-pre-2", "预发环境的缓存是 redis-pre-7"),
+])
+def test_a_plain_new_value_supersedes_what_an_earlier_change_set(mem: Memory, old: str,
+                                                                 new: str) -> None:
+    """A change states a value ("... changed to A"); a later plain statement of the same thing
+    ("... is B") supersedes it, though the change's verb and tense differ from the statement."""
+    a = mem.add(old)
+    other = mem.add("The sales hotline is 555-0100" if old.isascii() else "投诉热线是 400-650-9999")
+    b = mem.add(new)
+    assert b.superseded == [a.memory_id]
+    assert mem.get(other.memory_id).valid_to is None
+
+
+@pytest.mark.parametrize("old,new", [
     ("Nightly jobs send reports to Slack", "Nightly jobs no longer send reports to Slack"),
     ("夜间任务发送报告到钉钉", "夜间任务不再发送报告到钉钉"),
 ])

@@ -269,6 +269,28 @@ def gen_transition(rng: random.Random, n: int) -> list[Case]:
     return out
 
 
+
+def gen_after_change(rng: random.Random, n: int) -> list[Case]:
+    """A change stated first ("Migrated X to A.", "X换成A了"), then the thing's value given
+    plainly, without a cue word ("X is B"): the change's A is the old value."""
+    out = []
+    for i, lang in enumerate(_langs(n)):
+        attr = rng.choice(ATTRS)
+        s = _svc(rng, lang)
+        z, a = _values(attr, rng, lang)
+        b = a
+        while b in (z, a):
+            b = _values(attr, rng, lang)[0]
+        np_ = _fill(attr["np_" + lang], s)
+        tpl = rng.choice(TRANSITION_EN if lang == "en" else TRANSITION_ZH)
+        old = tpl.format(np=np_, NP=np_[:1].upper() + np_[1:], a=z, b=a)
+        out.append({"family": "after_change", "lang": lang, "id": f"after_change-{i}", "data": {
+            "mode": "knowledge" if i % 3 else "dialogue", "attr": attr["key"],
+            "old": old, "new": _fill(rng.choice(attr[lang]), s, b),
+            "old_value": a, "new_value": b,
+            "query": _fill(rng.choice(attr["q_" + lang]), s), "gap_hours": rng.choice([2, 30, 200])}})
+    return out
+
 def gen_negation(rng: random.Random, n: int) -> list[Case]:
     out = []
     for i, lang in enumerate(_langs(n)):
@@ -809,6 +831,7 @@ def gen_learned(rng: random.Random, n: int) -> list[Case]:
 GENERATORS: dict[str, tuple[Callable[[random.Random, int], list[Case]], int]] = {
     "update": (gen_update, 120),
     "transition": (gen_transition, 96),
+    "after_change": (gen_after_change, 64),
     "negation": (gen_negation, 48),
     "distinct": (gen_distinct, 84),
     "near_duplicate": (gen_near_duplicate, 80),

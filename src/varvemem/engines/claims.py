@@ -27,7 +27,8 @@ English.
   (:mod:`varvemem.text.attributes`) or its value's shape name and the words of its subject; a
   new value of the same attribute of the same subject, however phrased ("API gateway ships
   from stable-11", "API gateway releases are cut from stable-6"), never of a ledger line
-  (:func:`is_record`) nor of another environment. :func:`supersedes` tries frames, then slots.
+  (:func:`is_record`) nor of another environment. :func:`supersedes` tries frames, then slots,
+  reading a stated change as the state it leaves (:func:`state_after`).
 * :func:`transition` / :func:`negation` — "from A to B", "A -> B", "replaced A with B",
   "moved/switched/migrated (X) to B", "从A迁到B", "由A改为B", "换成B", "改成B", "迁到B";
   "no longer ...", "不再...".
@@ -602,11 +603,29 @@ def supersedes(new_text: str, old_text: str, lex: Lexicon, *, frame_overlap: flo
     attribute of the same subject (:func:`same_slot`). An old platform event is compared
     only when neither text tells of a past occurrence (occurrences add up: "deployed v1.2",
     "deployed v1.3"); a state it reported may change ("retention: 14 days", "30 days")."""
+    new_text, old_text = state_after(new_text), state_after(old_text)
     new, old = claim(new_text, subject_span), claim(old_text, subject_span)
     if old_is_event and (new.event or old.event):
         return None
     why = same_claim(new, old, frame_overlap, min_words)
     return why or same_slot(slots(new_text, lex), slots(old_text, lex), subject_overlap)
+
+
+def state_after(text: str) -> str:
+    """The state a change leaves, as a plain statement: "the support hotline changed to
+    555-0100" states "the support hotline: 555-0100", "客服热线改成了 400-820-1234" states
+    "客服热线: 400-820-1234". A later "the support hotline is 555-0199" then gives a new value
+    of the same claim, which the change's verb (and its past tense, read as an event) would
+    otherwise hide. Other texts are returned as they are."""
+    t = transition(text)
+    if t is None or not t.phrase or (not values(t.new) and len(t.new.split()) > 3):
+        return text
+    # The value as written: a name keeps its capital ("cut over from Sofia to Ravi").
+    written = unicodedata.normalize("NFKC", text)
+    folded = written.casefold()
+    at = folded.find(t.new.casefold()) if len(folded) == len(written) else -1
+    new = written[at: at + len(t.new)] if at >= 0 else t.new
+    return f"{t.phrase}: {new}"
 
 
 def without_speaker(text: str, speakers: Sequence[str]) -> str:
