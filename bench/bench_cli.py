@@ -161,6 +161,11 @@ def main() -> None:
         "stats": [*cli, "stats", "--home", home],
         "get ID": [*cli, "get", first, "--home", home],
         "search": [*cli, "search", "which ticket is about the VPN?", "--home", home],
+        # The floor under any command that reads the home: typer (which coerces parameters
+        # with pydantic), then pydantic-settings, which Settings is made of.
+        "floor: typer+pydantic": [py, "-c", "import typer, typer._adapters, pydantic"],
+        "floor: +settings lib": [py, "-c", "import typer, typer._adapters, pydantic, "
+                                           "pydantic_settings"],
     }
     print(f"machine: {platform.node()}, {platform.machine()}, {os.cpu_count()} cpus, "
           f"{platform.system()} {platform.release()}, Python {platform.python_version()}")
