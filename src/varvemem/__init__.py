@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .aio import AsyncMemory
-    from .api import AskResult, Memory, upgrade_store
+    from .api import Memory, upgrade_store
     from .engines.erasure import DeletionReport
-    from .engines.faq import QaStatus
+    from .engines.faq import AskResult, QaStatus
     from .engines.ingest import IngestProgress
     from .engines.lifecycle import ConsolidationReport, JobReport, PlannedChange
     from .errors import (
@@ -49,7 +49,8 @@ __version__ = "0.1.0"
 # Each public name and the module (relative to this package) that defines it.
 _LAZY: dict[str, str] = {
     "AsyncMemory": ".aio",
-    **dict.fromkeys(("AskResult", "Memory", "upgrade_store"), ".api"),
+    **dict.fromkeys(("Memory", "upgrade_store"), ".api"),
+    "AskResult": ".engines.faq",
     "DeletionReport": ".engines.erasure",
     "QaStatus": ".engines.faq",
     "IngestProgress": ".engines.ingest",

@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 from . import _validate
-from .engines.faq import FaqEngine, QaStatus, check_feedback
-from .engines.inbox import DrainReport, InboxEngine, Receipt
-from .engines.update import UpdateEngine
-from .model import MemoryRecord, SearchHit, TTLMode
-from .stores.base import InboxEvent
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the engines are imported by the Memory that builds them, on first use
     from .api import Memory
+    from .engines.faq import FaqEngine, QaStatus
+    from .engines.inbox import DrainReport, InboxEngine, Receipt
+    from .engines.update import UpdateEngine
+    from .model import MemoryRecord, SearchHit, TTLMode
+    from .stores.base import InboxEvent
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -83,6 +83,8 @@ class QA:
     def feedback(self, memory_id: str, kind: str, *, tenant: str | None = None) -> MemoryRecord:
         """FLOW-1: ``up`` or ``down`` from the user, or ``followup`` (a question right after
         the answer: it was not enough) moves the pair's score by ``faq.feedback_*``."""
+        from .engines.faq import check_feedback  # loaded with the engine already
+
         check_feedback(kind)
         return self._engine.feedback(self._mem._live(memory_id, tenant), kind)
 

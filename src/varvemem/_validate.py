@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pydantic
 
 from .errors import ValidationError
@@ -23,6 +22,9 @@ from .model import (
     normalise_tags,
 )
 from .settings import TOP_K_MAX, Settings, UpdateSettings, describe_validation_error
+
+if TYPE_CHECKING:  # numpy only where a vector is checked
+    import numpy as np
 
 # The ranges the API checks (surfaces publish them: the MCP tools' schemas read these).
 IMPORTANCE_RANGE = (0.0, 1.0)
@@ -172,6 +174,8 @@ def importance(value: Any) -> None:
 
 def vector(value: Any, dim: int) -> np.ndarray:
     """A query vector: ``dim`` finite numbers."""
+    import numpy as np
+
     arr = np.asarray(value, np.float32)
     if arr.shape != (dim,) or not np.isfinite(arr).all():
         raise ValidationError(f"query_vector must be {dim} finite numbers")

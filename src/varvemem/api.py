@@ -9,29 +9,15 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from . import _validate
 from ._namespaces import QA, Inbox, shortcut
 from ._validate import enum_of, enums_of, utc
-from .embeddings import Embedder, check_installed, create_embedder
+from .embeddings import check_installed, create_embedder
 from .engines import extract
-from .engines.erasure import DeletionReport, ErasureEngine
-from .engines.explain import ExplainEngine
-from .engines.faq import ASK_PROMPT, FaqEngine
-from .engines.faq import AskResult as AskResult
-from .engines.inbox import InboxEngine
-from .engines.ingest import IngestProgress
-from .engines.lifecycle import ConsolidationReport, LifecycleEngine
 from .engines.reads import ReadEngine
-from .engines.retrieval import RetrievalEngine
-from .engines.update import UpdateEngine
 from .errors import ConflictError, ValidationError
-from .history import SessionHistory
-from .keys import KeyRing
-from .llm import ChatClient
 from .model import (
     AddResult,
     Draft,
@@ -53,10 +39,56 @@ from .model import (
 from .settings import OVERVIEW_DAYS_MAX, OVERVIEW_RECENT_MAX, Settings
 from .stores import Stores
 from .stores.base import Selection
-from .stores.session_log import SessionLog
 from .text import estimate_tokens
 
+# The engines (and numpy with them) are imported when a Memory first needs one, so a command
+# that only reads records (``varvemem stats``, ``varvemem get``) loads none of them.
+if TYPE_CHECKING:
+    import numpy as np
+
+    from .embeddings import Embedder
+    from .engines.erasure import DeletionReport, ErasureEngine
+    from .engines.explain import ExplainEngine
+    from .engines.faq import AskResult, FaqEngine
+    from .engines.ingest import IngestProgress
+    from .engines.lifecycle import ConsolidationReport, LifecycleEngine
+    from .engines.retrieval import RetrievalEngine
+    from .engines.update import UpdateEngine
+    from .history import SessionHistory
+    from .keys import KeyRing
+    from .llm import ChatClient
+    from .stores.session_log import SessionLog
+
 Clock = Callable[[], datetime]
+_T = TypeVar("_T")
+
+
+class _OnFirstUse(Generic[_T]):
+    """A part of :class:`Memory` built, and its module imported, when it is first read: once,
+    whichever thread reads first. The value then sits in the instance's ``__dict__``, which
+    later reads find before this (non-data) descriptor."""
+
+    def __init__(self, build: Callable[[Memory], _T]) -> None:
+        self._build = build
+        self._name = build.__name__
+        self.__doc__ = build.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> _OnFirstUse[_T]: ...
+    @overload
+    def __get__(self, obj: Memory, owner: type | None = None) -> _T: ...
+
+    def __get__(self, obj: Memory | None, owner: type | None = None) -> _OnFirstUse[_T] | _T:
+        if obj is None:
+            return self
+        with obj._build_lock:  # re-entrant: an engine's build reads the engines it needs
+            if self._name not in obj.__dict__:
+                obj.__dict__[self._name] = self._build(obj)
+            value: _T = obj.__dict__[self._name]
+            return value
 
 
 class Memory:
@@ -80,33 +112,90 @@ class Memory:
             check_installed(settings.embedder.name)
         self._embedder = embedder
         self._embedder_lock = threading.Lock()
+        self._build_lock = threading.RLock()  # see _OnFirstUse
         self._own_llm = llm is None and settings.llm.enabled  # closed by close()
         if llm is None and settings.llm.enabled:
+            from .llm import ChatClient
+
             llm = ChatClient(settings.llm)
         self._llm = llm
         self._stores = Stores(settings, self._model_id)
-        self._update = UpdateEngine(settings, self._stores, self.embedder, self._now, llm)
-        self._retrieval = RetrievalEngine(settings, self._stores, self.embedder, self._now)
-        self._lifecycle = LifecycleEngine(settings, self._stores, self._update, self._now, llm)
-        self._faq = FaqEngine(settings, self._stores, self._update, self._retrieval,
-                              self.embedder, self._now, llm,
-                              lambda q, k, s, u, t: self._context(q, None, k, s, ASK_PROMPT,
-                                                                   user=u, tenant=t))
         self._reads = ReadEngine(settings, self._stores, self._now)
-        self._explain = ExplainEngine(self._retrieval, self._reads.current)
-        session_log = SessionLog(settings.home / "sessions", settings.default_tenant)
-        self._erasure = ErasureEngine(settings, self._stores, self._update, self._lifecycle,
-                                      session_log, self._now)
-        self.keys = KeyRing(self._stores.records, self._now)
+
+    # -- the engines and namespaces, each built on first use -----------------------------------
+    @_OnFirstUse
+    def _update(self) -> UpdateEngine:
+        from .engines.update import UpdateEngine
+
+        return UpdateEngine(self.settings, self._stores, self.embedder, self._now, self._llm)
+
+    @_OnFirstUse
+    def _retrieval(self) -> RetrievalEngine:
+        from .engines.retrieval import RetrievalEngine
+
+        return RetrievalEngine(self.settings, self._stores, self.embedder, self._now)
+
+    @_OnFirstUse
+    def _lifecycle(self) -> LifecycleEngine:
+        from .engines.lifecycle import LifecycleEngine
+
+        return LifecycleEngine(self.settings, self._stores, self._update, self._now, self._llm)
+
+    @_OnFirstUse
+    def _faq(self) -> FaqEngine:
+        from .engines.faq import ASK_PROMPT, FaqEngine
+
+        return FaqEngine(self.settings, self._stores, self._update, self._retrieval,
+                         self.embedder, self._now, self._llm,
+                         lambda q, k, s, u, t: self._context(q, None, k, s, ASK_PROMPT,
+                                                              user=u, tenant=t))
+
+    @_OnFirstUse
+    def _explain(self) -> ExplainEngine:
+        from .engines.explain import ExplainEngine
+
+        return ExplainEngine(self._retrieval, self._reads.current)
+
+    @_OnFirstUse
+    def _session_log(self) -> SessionLog:
+        from .stores.session_log import SessionLog
+
+        return SessionLog(self.settings.home / "sessions", self.settings.default_tenant)
+
+    @_OnFirstUse
+    def _erasure(self) -> ErasureEngine:
+        from .engines.erasure import ErasureEngine
+
+        return ErasureEngine(self.settings, self._stores, self._update, self._lifecycle,
+                             self._session_log, self._now)
+
+    @_OnFirstUse
+    def keys(self) -> KeyRing:
         """API keys of the service (``create``, ``list``, ``revoke``, ``authenticate``)."""
-        self.qa = QA(self, self._faq)
+        from .keys import KeyRing
+
+        return KeyRing(self._stores.records, self._now)
+
+    @_OnFirstUse
+    def qa(self) -> QA:
         """L2: scored Q&A pairs (``save``, ``all``, ``search``, ``update``, ``feedback``, ...)."""
-        self.inbox = Inbox(self, InboxEngine(settings, self._stores, self._update, self._now,
-                                             self._stores.records), self._update)
+        return QA(self, self._faq)
+
+    @_OnFirstUse
+    def inbox(self) -> Inbox:
         """INT-1: the webhook inbox (``receive``, ``process``, ``counts``, ``events``, ...)."""
-        self.sessions = SessionHistory(session_log, settings.history, self._now, self._tenant,
-                                       llm)
+        from .engines.inbox import InboxEngine
+
+        return Inbox(self, InboxEngine(self.settings, self._stores, self._update, self._now,
+                                       self._stores.records), self._update)
+
+    @_OnFirstUse
+    def sessions(self) -> SessionHistory:
         """L1: per-session Markdown history (``save``, ``load_session``, ``compress_history``)."""
+        from .history import SessionHistory
+
+        return SessionHistory(self._session_log, self.settings.history, self._now, self._tenant,
+                              self._llm)
 
     # -- plumbing ------------------------------------------------------------------------------
     def _now(self) -> datetime:
@@ -149,7 +238,8 @@ class Memory:
 
     def close(self) -> None:
         """Persist the vector index and close the store (and the LLM client made here)."""
-        self._retrieval.close()
+        if "_retrieval" in self.__dict__:  # built (see _OnFirstUse)
+            self._retrieval.close()
         self._stores.close()
         if self._own_llm and self._llm is not None:
             self._llm.close()

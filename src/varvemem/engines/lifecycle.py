@@ -36,7 +36,8 @@ from ..settings import Settings
 from ..stores import Stores, StoreTx
 from ..stores.base import Selection
 from . import abstraction
-from .update import UpdateEngine, content_hash, record_change, snapshot
+from .timeline import snapshot
+from .update import UpdateEngine, content_hash, record_change
 
 ACTOR = "lifecycle"
 log = logging.getLogger("varvemem.llm")  # the abstraction's LLM fallback

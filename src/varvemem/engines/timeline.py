@@ -13,16 +13,20 @@ from typing import Any
 
 from ..errors import NotFoundError
 from ..model import HistoryEntry, MemoryRecord
-from .update import snapshot
 
 # The actions whose change also set updated_at (a link only when made by an update).
 _STAMPS_UPDATED = {"create", "update", "feedback", "supersede", "merge", "move", "restore",
                    "link"}
 
 
+def snapshot(r: MemoryRecord) -> dict[str, Any]:
+    """A record as history stores it (no embedding)."""
+    return r.model_dump(mode="json", exclude={"embedding"})
+
+
 def state_at(state: dict[str, Any], entries: Sequence[HistoryEntry],
              when: datetime) -> MemoryRecord:
-    """``state`` (a record as :func:`~varvemem.engines.update.snapshot` makes it, the newest
+    """``state`` (a record as :func:`snapshot` makes it, the newest
     one ``entries`` lead to) with every change made after ``when`` undone, newest first.
 
     Rebuilt exactly: every field history records, and ``updated_at`` and ``tier_since`` from

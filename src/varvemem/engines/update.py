@@ -41,6 +41,7 @@ from ..settings import Settings
 from ..stores import Stores, StoreTx
 from ..text import analyse, extract_keywords, identifiers, index_terms
 from . import claims, outcome, rules
+from .timeline import snapshot
 
 if TYPE_CHECKING:
     from .ingest import IngestProgress
@@ -157,11 +158,6 @@ def word_overlap(a: str, b: str) -> float:
 
 def new_id() -> str:
     return "mem_" + uuid.uuid4().hex
-
-
-def snapshot(r: MemoryRecord) -> dict[str, Any]:
-    """A record as history stores it (no embedding)."""
-    return r.model_dump(mode="json", exclude={"embedding"})
 
 
 _ACTIVE_TYPES = (MemoryType.DIALOGUE, MemoryType.TOOL_CALL)  # TIER-1 while their session runs

@@ -8,9 +8,8 @@ decodes them back before :func:`record`. A new column: its name here, in :func:`
 
 from __future__ import annotations
 
+from array import array
 from typing import Any
-
-import numpy as np
 
 from ..model import MemoryRecord, MemoryType, Scope, Tier, TTLMode
 
@@ -65,6 +64,13 @@ def values(r: MemoryRecord) -> dict[str, Any]:
     }
 
 
+def _floats(blob: bytes) -> list[float]:
+    """An embedding's float32 bytes as floats (the standard library's array: no numpy)."""
+    floats = array("f")
+    floats.frombytes(blob)
+    return floats.tolist()
+
+
 def record(v: dict[str, Any], embedding: bytes | None = None) -> MemoryRecord:
     """The record of decoded column values ``v`` (as :func:`values` gives them)."""
     ctx = v["context"]
@@ -76,7 +82,7 @@ def record(v: dict[str, Any], embedding: bytes | None = None) -> MemoryRecord:
         source=v["source"], source_reliability=v["source_reliability"],
         importance=v["importance"], tags=v["tags"], keywords=v["keywords"],
         related_memory_ids=v["related"],
-        embedding=None if embedding is None else np.frombuffer(embedding, np.float32).tolist(),
+        embedding=None if embedding is None else _floats(embedding),
         created_at=v["created_at"], updated_at=v["updated_at"],
         last_retrieved_at=v["last_retrieved_at"], retrieval_count=v["retrieval_count"],
         expires_at=v["expires_at"], ttl_mode=TTLMode(v["ttl_mode"]), ttl_days=v["ttl_days"],

@@ -14,9 +14,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where vectors are handled: reads of records need none
+    import numpy as np
 
 from .. import filters
 from ..errors import StorageError
@@ -67,6 +68,8 @@ def describe(exc: Exception) -> str:
 
 def blob(vector: np.ndarray | None) -> bytes | None:
     """How both stores keep an embedding: float32 bytes."""
+    import numpy as np
+
     return None if vector is None else np.asarray(vector, np.float32).tobytes()
 
 
@@ -599,6 +602,8 @@ class SqlStore(RecordStore):
                        "WHERE vseq > %s AND embedding IS NOT NULL", (since,))
             gone = [r[0] for r in run("SELECT memory_id FROM vector_tombstones WHERE seq > %s",
                                       (since,))]
+        import numpy as np
+
         upserts = [(r[0], np.frombuffer(r[1], np.float32),
                     VectorAttrs(r[2], r[3], r[4], r[5], r[6], r[7], r[8] is None)) for r in rows]
         live = {u[0] for u in upserts}

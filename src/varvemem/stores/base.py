@@ -11,9 +11,10 @@ from collections.abc import Collection, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # numpy is imported where vectors are handled: reads of records need none
+    import numpy as np
 
 from ..model import (
     HistoryEntry,
@@ -552,6 +553,8 @@ class VectorIndex(ABC):
         """Apply a catch-up from the change feed and note how far it got (``applied_seq``);
         a thread-safe index applies it as one step."""
         if changes.upserts:
+            import numpy as np
+
             ids, vecs, attrs = zip(*changes.upserts)
             self.upsert(list(ids), np.stack(vecs), list(attrs))
         if changes.removals:
