@@ -91,22 +91,35 @@ def test_growth_is_one_indexed_group_by(tmp_path: Path) -> None:
 
 
 
-def test_one_type_of_a_tenant_is_an_index_range(tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
-    """The Q&A pairs of a big tenant (``qa.report``, a type-scoped lifecycle selection) are read
-    from the (tenant, memory_type, memory_id) index, not by a walk of every id of the table."""
+_NOW = datetime(2026, 3, 1, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize("sel,index", [
+    # The Q&A pairs of a big tenant (qa.report): an index range of the one type.
+    (Selection(tenant="t", types=[MemoryType.QA],
+               tiers=[t for t in Tier if t is not Tier.ARCHIVE]), "memories_kind"),
+    # The lifecycle's walks (forget, re-score, promote) test the narrow index's columns.
+    (Selection(tenant="t", tiers=[Tier.LONG_TERM], current_only=False,
+               exclude_types=[MemoryType.QA], expired_at=_NOW), "memories_lifecycle"),
+    (Selection(tenant="t", tiers=[Tier.LONG_TERM], exclude_types=[MemoryType.KNOWLEDGE],
+               decay_due_before=_NOW), "memories_lifecycle"),
+    (Selection(tenant="t", tiers=[Tier.ACTIVE], unscored_retrievals=True), "memories_lifecycle"),
+])
+def test_selections_read_an_index_not_every_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                sel: Selection, index: str) -> None:
+    """A selection over a big tenant reads the index made for it, not the whole rows of the
+    tenant in id order (each holds its content and vector)."""
     store = SqliteStore(tmp_path / "v.db")
     seen: list[tuple[str, tuple[Any, ...]]] = []
     query = store._query
     monkeypatch.setattr(store, "_query", lambda sql, args=(): seen.append(
         (sql, tuple(args))) or query(sql, args))
     try:
-        store.select(Selection(tenant="t", types=[MemoryType.QA],
-                               tiers=[t for t in Tier if t is not Tier.ARCHIVE]), 1000)
+        store.select(sel, 1000)
         (sql, args), = seen
         plan = " ".join(str(r[-1]) for r in store._c.execute(
             "EXPLAIN QUERY PLAN " + store.d.sql(sql), args).fetchall())
-        assert "memories_kind" in plan, plan
+        assert index in plan, plan
     finally:
         store.close()
 
