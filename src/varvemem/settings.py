@@ -533,6 +533,10 @@ class StoreSettings(_Section):
     hnsw_expansion_neighbours: int = Field(64, ge=1, le=4096)
     vector_oversample: int = Field(4, ge=1, le=100)
     vector_flush_every: int = Field(5_000, ge=1)
+    # close() rewrites the local index file only when at least this many changes are not in
+    # it yet (counted from the file, so they add up over short sessions) or there is no file;
+    # otherwise the next open applies them from the store of record. 0: save at every close.
+    vector_close_save_changes: int = Field(5_000, ge=0)
 
     @field_validator("url")
     @classmethod

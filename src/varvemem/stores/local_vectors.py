@@ -96,6 +96,7 @@ class LocalVectorIndex(VectorIndex):
         self._ids: list[str] = []
         self._pos: dict[str, int] = {}
         self._hnsw: Any = None
+        self._from_file = False
         self.applied_seq = 0
         self.dirty += 1
 
@@ -313,6 +314,12 @@ class LocalVectorIndex(VectorIndex):
     def _file(self) -> Path:
         return self.folder / "vectors.npz"
 
+    @property
+    def saved(self) -> bool:
+        # Read from or written to the file, which is still there: a rebuilt index (after a
+        # corrupted or foreign file) is not, so the next close() replaces the bad file.
+        return self._from_file and self._file.exists()
+
     @contextmanager
     def persist_lock(self) -> Iterator[None]:
         """An exclusive lock on the index folder, across processes sharing the home."""
@@ -368,6 +375,7 @@ class LocalVectorIndex(VectorIndex):
         for old in self.folder.glob("vectors-*.usearch*"):
             if old.name != hnsw_name:
                 old.unlink(missing_ok=True)
+        self._from_file = True
         self.dirty = 0
 
     @_exclusive
@@ -408,6 +416,7 @@ class LocalVectorIndex(VectorIndex):
         if n >= self.hnsw_threshold > 0:
             self._load_hnsw(meta.get("hnsw_file"))
         self.applied_seq = int(meta["seq"])
+        self._from_file = True
         self.dirty = 0
 
     def _load_hnsw(self, name: str | None) -> None:
