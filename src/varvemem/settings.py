@@ -532,6 +532,10 @@ class StoreSettings(_Section):
     # associations, the FAQ fast path. The graph finds near-duplicates at usearch's 64 too.
     hnsw_expansion_neighbours: int = Field(64, ge=1, le=4096)
     vector_oversample: int = Field(4, ge=1, le=100)
+    # How the local index's HNSW graph holds each vector, its only copy in RAM: "f16" has the
+    # recall@10 of "f32" at 100k in half the bytes; "i8" a quarter, and less recall
+    # (docs/BENCHMARKS.md, "Fast close and compact vectors"). The store of record keeps f32.
+    vector_dtype: Literal["f32", "f16", "i8"] = "f16"
     vector_flush_every: int = Field(5_000, ge=1)
     # close() rewrites the local index file only when at least this many changes are not in
     # it yet (counted from the file, so they add up over short sessions) or there is no file;
