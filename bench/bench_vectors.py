@@ -194,6 +194,103 @@ def close_run(home: Path, fill: int, adds: int, deletes: int) -> dict[str, Any]:
     return out
 
 
+def _percentiles_ms(fn: Callable[[np.ndarray], Any], queries: np.ndarray) -> dict[str, float]:
+    times = []
+    for q in queries:
+        t = time.perf_counter()
+        fn(q)
+        times.append(time.perf_counter() - t)
+    times.sort()
+    return {"p50_ms": round(1000 * times[len(times) // 2], 3),
+            "p95_ms": round(1000 * times[int(len(times) * 0.95)], 3)}
+
+
+def compact_one(vectors: Path, queries_file: Path, size: int, dtype: str) -> dict[str, Any]:
+    """In its own process: one dtype's index over the first ``size`` rows."""
+    import gc
+    import shutil
+    import tempfile
+
+    from varvemem.model import SearchFilter
+    from varvemem.stores.base import VectorAttrs
+    from varvemem.stores.local_vectors import LocalVectorIndex
+
+    queries = np.load(queries_file)
+    base_rss = _rss_mb()
+    mat = np.ascontiguousarray(np.load(vectors, mmap_mode="r")[:size], np.float32)
+    dim = mat.shape[1]
+    truth = [set(_exact_top(mat, q).tolist()) for q in queries]
+    users = [f"u{i % 5}" for i in range(size)]
+    truth_u0 = [set((np.flatnonzero(np.arange(size) % 5 == 0)[
+        _exact_top(mat[::5], q)]).tolist()) for q in queries]
+    folder = Path(tempfile.mkdtemp(prefix=f"bench-compact-{dtype}-"))
+
+    def make() -> LocalVectorIndex:
+        return LocalVectorIndex(folder, dim, "bench", hnsw_threshold=5_000,
+                                exact_filter_limit=20_000, dtype=dtype)
+
+    idx = make()
+    ids = [f"m{i}" for i in range(size)]
+    t = time.perf_counter()
+    for i in range(0, size, 10_000):
+        idx.upsert(ids[i: i + 10_000], mat[i: i + 10_000],
+                   [VectorAttrs("default", u, None, None, "knowledge", "long_term", True)
+                    for u in users[i: i + 10_000]])
+    row: dict[str, Any] = {"dtype": dtype, "n": size, "build_s": round(time.perf_counter() - t, 1)}
+    del mat
+    gc.collect()
+    row["rss_added_mb"] = round(_rss_mb() - base_rss, 1)
+    every, u0 = SearchFilter(), SearchFilter(user="u0")
+
+    def recall(index: LocalVectorIndex, flt: SearchFilter, want: list[set[int]]) -> float:
+        return round(statistics.mean(
+            len(want[j] & {int(m[1:]) for m, _ in index.search(q, 10, flt)}) / 10
+            for j, q in enumerate(queries)), 4)
+
+    row["recall@10"] = recall(idx, every, truth)
+    row["recall@10_user_filter"] = recall(idx, u0, truth_u0)
+    row["search"] = _percentiles_ms(lambda q, i=idx: i.search(q, 10, every), queries)
+    row["search_user_filter"] = _percentiles_ms(lambda q, i=idx: i.search(q, 10, u0), queries)
+    row["vectors_100_ms"] = _percentiles_ms(lambda q, i=idx: i.vectors(ids[:100]), queries[:50])
+    t = time.perf_counter()
+    idx.save()
+    row["save_s"] = round(time.perf_counter() - t, 2)
+    row["disk_bytes_per_vector"] = round(sum(f.stat().st_size for f in folder.iterdir()
+                                             if f.is_file()) / size, 1)
+    before = [idx.search(q, 10, every) for q in queries[:20]]
+    del idx
+    gc.collect()
+    rss = _rss_mb()
+    again = make()
+    t = time.perf_counter()
+    again.load()
+    row["load_s"] = round(time.perf_counter() - t, 2)
+    row["rss_reloaded_mb"] = round(_rss_mb() - rss, 1)
+    row["reload_identical"] = before == [again.search(q, 10, every) for q in queries[:20]]
+    shutil.rmtree(folder, ignore_errors=True)
+    return row
+
+
+def compact_run(vectors: Path, size: int, dtypes: list[str], n_queries: int) -> list[dict[str, Any]]:
+    import subprocess
+    import tempfile
+
+    from varvemem.embeddings.usem3 import USEEmbedder
+
+    emb = USEEmbedder()
+    qfile = Path(tempfile.mkdtemp()) / "queries.npy"
+    np.save(qfile, np.stack([emb.embed_query(q) for q in make_queries(n_queries)]))
+    out = []
+    for dtype in dtypes:
+        proc = subprocess.run([sys.executable, __file__, "--compact", str(vectors), "--size",
+                               str(size), "--one-dtype", dtype, "--queries-file", str(qfile)],
+                              capture_output=True, text=True, check=True)
+        row = json.loads(proc.stdout.strip().splitlines()[-1])
+        print(json.dumps(row), flush=True)
+        out.append(row)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="2000,5000,10000,20000")
@@ -205,7 +302,27 @@ def main() -> int:
     ap.add_argument("--fill", type=int, default=100_000, help="with --close: memories in HOME")
     ap.add_argument("--adds", type=int, default=1500)
     ap.add_argument("--deletes", type=int, default=300)
+    ap.add_argument("--compact", type=Path, metavar="VECTORS.npy")
+    ap.add_argument("--size", type=int, default=100_000, help="with --compact")
+    ap.add_argument("--dtypes", default="f32,f16,i8", help="with --compact")
+    ap.add_argument("--one-dtype", help=argparse.SUPPRESS)
+    ap.add_argument("--queries-file", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.compact and args.one_dtype:
+        print(json.dumps(compact_one(args.compact, args.queries_file, args.size,
+                                     args.one_dtype)))
+        return 0
+    if args.compact:
+        started = _now_utc()
+        res = compact_run(args.compact, args.size, args.dtypes.split(","), args.queries)
+        if args.json:
+            args.json.write_text(json.dumps({
+                "command": "python bench/bench_vectors.py " + " ".join(sys.argv[1:]),
+                "started": started, "finished": _now_utc(), "library": library_fingerprint(),
+                "machine": machine(), "load": os.getloadavg(),
+                "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS"), "results": res},
+                indent=1))
+        return 0
     if args.close:
         started = _now_utc()
         res = close_run(args.close, args.fill, args.adds, args.deletes)

@@ -143,23 +143,26 @@ def test_acknowledged_adds_survive_a_kill_9_without_close(home: Path, embedder, 
     assert state == _rebuilt_state(home, embedder, clock)
 
 
+SMALL = {"hnsw_threshold": 20, "exact_filter_limit": 20}
+
+
 @pytest.mark.parametrize("damage", ["truncated", "garbage", "graph truncated"])
 def test_bad_index_file_is_rebuilt_from_the_store_with_one_notice(home: Path, embedder, clock,
                                                                   damage: str) -> None:
-    with _open(home, embedder, clock, hnsw_threshold=20) as mem:
+    with _open(home, embedder, clock, **SMALL) as mem:
         mem.add_many([f"runbook entry {i} for service-{i}" for i in range(50)])
         mid = mem.add("the release train leaves on Thursdays").memory_id
-    # past the threshold the graph file alone holds the vectors: no copy in vectors.npz
+    # past both limits the graph file alone holds the vectors: no copy in vectors.npz
     path = next((home / "vectors").glob("*.usearch")) if damage.startswith("graph") \
         else home / FILE
     data = path.read_bytes()
     path.write_bytes(b"\x00" * len(data) if damage == "garbage" else data[: len(data) // 2])
-    with _open(home, embedder, clock, hnsw_threshold=20) as mem:
+    with _open(home, embedder, clock, **SMALL) as mem:
         assert mem.search("when does the release train leave")[0].memory.memory_id == mid
         assert len(mem.notices) == 1 and "rebuilt from SQLite" in mem.notices[0]
         assert "\n" not in mem.notices[0]
         assert len(stores_of(mem).vectors) == 51
     # the rebuilt index replaced the bad file at close, small as its delta was
-    with _open(home, embedder, clock, hnsw_threshold=20) as mem:
+    with _open(home, embedder, clock, **SMALL) as mem:
         assert mem.search("when does the release train leave")[0].memory.memory_id == mid
         assert mem.notices == []

@@ -1,11 +1,11 @@
 """The embedded vector index: exact numpy search while small, usearch HNSW past a threshold.
 
-Below the threshold the vectors are an f32 numpy matrix; past it they live only in the usearch
-graph, in ``store.vector_dtype`` (f16 by default: half the bytes, the same recall), and the
-matrix is dropped, so each vector is held once in RAM (issue 21 item 2). Persisted beside the
-SQLite file as one ``.npz`` (ids, filter codes, and the vectors while there is no graph) plus
-the graph file when built, written atomically; never the system of record: a missing, stale or
-corrupted file is rebuilt from SQLite by the caller.
+Small, the vectors are an f32 numpy matrix; past the threshold the usearch graph holds them
+too, in ``store.vector_dtype`` (f16 by default: half the bytes, the same recall), and past
+``exact_filter_limit`` as well the matrix is dropped, so a large index holds each vector once
+in RAM (issue 21 item 2). Persisted beside the SQLite file as one ``.npz`` (ids, filter codes,
+and the matrix while there is one) plus the graph file when built, written atomically; never
+the system of record: a missing, stale or corrupted file is rebuilt from SQLite by the caller.
 
 Thread-safe: searches and reads of vectors share a readers-writer lock, changes, saves and
 loads hold it exclusively. usearch reads its ``expansion_search`` at each search and has no
@@ -179,7 +179,18 @@ class LocalVectorIndex(VectorIndex):
             self._hnsw.add(self._keys[rows], np.stack(list(to_graph.values())))
         elif self._hnsw is None and len(self) >= self.hnsw_threshold > 0:
             self._build_hnsw()
+        self._drop_matrix()
         self.dirty += len(ids)
+
+    def _drop_matrix(self) -> None:
+        """Leave the vectors to the graph alone once the index is past both the threshold and
+        ``exact_filter_limit``: up to there an unfiltered search is exact, and reads the matrix
+        (a few ms at 20k rows, where reading 20k vectors back from the graph costs ~30 ms);
+        the matrix is then at most 20k x 2 KB. Past it only filtered subsets are searched
+        exactly, reading their rows from the graph (:meth:`_rows`)."""
+        if self._hnsw is not None and self._mat is not None \
+                and len(self) > max(self.hnsw_threshold, self.exact_filter_limit):
+            self._mat = None
 
     def _same(self, pos: int, vec: np.ndarray) -> bool:
         """Whether the graph's vector of row ``pos`` is ``vec`` (up to the dtype's rounding)."""
@@ -205,14 +216,13 @@ class LocalVectorIndex(VectorIndex):
                      expansion_search=self.expansion_search)
 
     def _build_hnsw(self) -> None:
-        """Put the matrix's live rows in a new graph, which holds the vectors from then on."""
+        """Put the matrix's live rows in a new graph."""
         assert self._mat is not None
         graph = self._new_graph()
         rows = np.flatnonzero(self._live[: self._n])
         if len(rows):
             graph.add(self._keys[rows], self._mat[rows])
         self._hnsw = graph
-        self._mat = None
 
     def _rows(self, rows: np.ndarray) -> np.ndarray:
         """The f32 vectors of live rows ``rows``: from the matrix, or from the graph.
@@ -513,11 +523,14 @@ class LocalVectorIndex(VectorIndex):
                 raise IndexFileError("graph file does not match the index file")
             graph = None
         if graph is not None:
-            self._hnsw, self._mat = graph, None
+            self._hnsw = graph
+            if vectors is None:
+                self._mat = None
         elif n >= self.hnsw_threshold > 0:
             # An older file (f32 vectors in the .npz, a graph keyed by position) or another
             # dtype: a new graph from its vectors, saved in this format at the next close.
             self._build_hnsw()
+        self._drop_matrix()
         self.applied_seq = int(meta["seq"])
         self._from_file = graph is not None or self._hnsw is None
         self.dirty = 0 if self._from_file else 1
