@@ -252,6 +252,10 @@ def compact_one(vectors: Path, queries_file: Path, size: int, dtype: str) -> dic
     row["search"] = _percentiles_ms(lambda q, i=idx: i.search(q, 10, every), queries)
     row["search_user_filter"] = _percentiles_ms(lambda q, i=idx: i.search(q, 10, u0), queries)
     row["vectors_100_ms"] = _percentiles_ms(lambda q, i=idx: i.vectors(ids[:100]), queries[:50])
+    idx.expansion_search = idx._hnsw.expansion_search = 512  # what a wider search would buy
+    row["ef512"] = {"recall@10": recall(idx, every, truth),
+                    **_percentiles_ms(lambda q, i=idx: i.search(q, 10, every), queries)}
+    idx.expansion_search = idx._hnsw.expansion_search = 256
     t = time.perf_counter()
     idx.save()
     row["save_s"] = round(time.perf_counter() - t, 2)
