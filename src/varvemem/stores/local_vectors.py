@@ -503,7 +503,13 @@ class LocalVectorIndex(VectorIndex):
                 raise IndexFileError(f"graph file {meta['hnsw_file']} missing or corrupted")
         elif meta["format"] >= 3 and meta.get("dtype") == self.dtype and n >= self.hnsw_threshold > 0:
             graph = self._read_graph(meta.get("hnsw_file"))
+        if graph is not None and len(graph) != sum(1 for mid in ids if mid):
+            if vectors is None:
+                raise IndexFileError("graph file does not match the index file")
+            graph = None  # rebuilt from the vectors below
         self.clear()
+        if vectors is None:
+            self._mat = None  # the graph holds them
         self._grow(max(n, 1))
         if vectors is not None:
             assert self._mat is not None
@@ -518,14 +524,8 @@ class LocalVectorIndex(VectorIndex):
         self._ids = ids
         self._pos = {mid: i for i, mid in enumerate(ids) if mid}
         self._n = n
-        if graph is not None and len(graph) != len(self):
-            if vectors is None:
-                raise IndexFileError("graph file does not match the index file")
-            graph = None
         if graph is not None:
             self._hnsw = graph
-            if vectors is None:
-                self._mat = None
         elif n >= self.hnsw_threshold > 0:
             # An older file (f32 vectors in the .npz, a graph keyed by position) or another
             # dtype: a new graph from its vectors, saved in this format at the next close.
