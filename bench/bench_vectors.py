@@ -220,9 +220,11 @@ def compact_one(vectors: Path, queries_file: Path, size: int, dtype: str) -> dic
     mat = np.ascontiguousarray(np.load(vectors, mmap_mode="r")[:size], np.float32)
     dim = mat.shape[1]
     truth = [set(_exact_top(mat, q).tolist()) for q in queries]
-    users = [f"u{i % 5}" for i in range(size)]
-    truth_u0 = [set((np.flatnonzero(np.arange(size) % 5 == 0)[
-        _exact_top(mat[::5], q)]).tolist()) for q in queries]
+    users = [f"u{i % 5}" for i in range(size)]  # a fifth of the rows each
+    sessions = [f"s{i % 100}" for i in range(size)]  # a hundredth each
+    truth_u0 = [set((np.arange(0, size, 5)[_exact_top(mat[::5], q)]).tolist()) for q in queries]
+    truth_s0 = [set((np.arange(0, size, 100)[_exact_top(mat[::100], q)]).tolist())
+                for q in queries]
     folder = Path(tempfile.mkdtemp(prefix=f"bench-compact-{dtype}-"))
 
     def make() -> LocalVectorIndex:
@@ -234,13 +236,13 @@ def compact_one(vectors: Path, queries_file: Path, size: int, dtype: str) -> dic
     t = time.perf_counter()
     for i in range(0, size, 10_000):
         idx.upsert(ids[i: i + 10_000], mat[i: i + 10_000],
-                   [VectorAttrs("default", u, None, None, "knowledge", "long_term", True)
-                    for u in users[i: i + 10_000]])
+                   [VectorAttrs("default", u, None, s, "knowledge", "long_term", True)
+                    for u, s in zip(users[i: i + 10_000], sessions[i: i + 10_000])])
     row: dict[str, Any] = {"dtype": dtype, "n": size, "build_s": round(time.perf_counter() - t, 1)}
     del mat
     gc.collect()
     row["rss_added_mb"] = round(_rss_mb() - base_rss, 1)
-    every, u0 = SearchFilter(), SearchFilter(user="u0")
+    every, u0, s0 = SearchFilter(), SearchFilter(user="u0"), SearchFilter(session="s0")
 
     def recall(index: LocalVectorIndex, flt: SearchFilter, want: list[set[int]]) -> float:
         return round(statistics.mean(
@@ -249,8 +251,10 @@ def compact_one(vectors: Path, queries_file: Path, size: int, dtype: str) -> dic
 
     row["recall@10"] = recall(idx, every, truth)
     row["recall@10_user_filter"] = recall(idx, u0, truth_u0)
+    row["recall@10_session_filter"] = recall(idx, s0, truth_s0)
     row["search"] = _percentiles_ms(lambda q, i=idx: i.search(q, 10, every), queries)
     row["search_user_filter"] = _percentiles_ms(lambda q, i=idx: i.search(q, 10, u0), queries)
+    row["search_session_filter"] = _percentiles_ms(lambda q, i=idx: i.search(q, 10, s0), queries)
     row["vectors_100_ms"] = _percentiles_ms(lambda q, i=idx: i.vectors(ids[:100]), queries[:50])
     idx.expansion_search = idx._hnsw.expansion_search = 512  # what a wider search would buy
     row["ef512"] = {"recall@10": recall(idx, every, truth),

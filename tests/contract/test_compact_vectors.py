@@ -169,3 +169,33 @@ def test_format_2_file_still_loads(tmp_path: Path, n: int) -> None:
     again = make(tmp_path, "f16")
     again.load()
     assert again.search(q, 5, SearchFilter()) == idx.search(q, 5, SearchFilter())
+
+
+def test_big_filtered_sets_go_through_the_graph_once_it_alone_holds_the_vectors(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import varvemem.stores.local_vectors as lv
+
+    monkeypatch.setattr(lv, "GRAPH_EXACT_LIMIT", 100)
+    rng = np.random.default_rng(12)
+    n = 4000
+    vecs = clustered(rng, n)
+    idx = make(tmp_path, "f16", exact_filter_limit=2000)
+    idx.upsert([f"m{i}" for i in range(n)], vecs,
+               [attrs(user="quarter" if i % 4 == 0 else "few" if i % 50 == 1 else "rest")
+                for i in range(n)])
+    assert idx._mat is None
+    recall = []
+    for q in clustered(rng, 30):
+        quarter = np.arange(0, n, 4)  # 1000 rows: over the limit, the graph with the filter
+        want = {f"m{i}" for i in quarter[np.argsort(-(vecs[quarter] @ q))[:10]]}
+        got = idx.search(q, 10, SearchFilter(user="quarter"))
+        assert len(got) == 10 and all(int(m[1:]) % 4 == 0 for m, _ in got)
+        recall.append(len(want & {m for m, _ in got}) / 10)
+        few = np.arange(1, n, 50)  # 80 rows: exact, read back from the graph (f16-rounded)
+        tenth = np.sort(vecs[few] @ q)[-10]
+        got = idx.search(q, 10, SearchFilter(user="few"))
+        assert len(got) == 10
+        for m, sim in got:
+            true = float(vecs[int(m[1:])] @ q)
+            assert int(m[1:]) % 50 == 1 and true >= tenth - 2e-3 and abs(sim - true) < 2e-3
+    assert np.mean(recall) >= 0.95, np.mean(recall)

@@ -45,6 +45,11 @@ _NULLABLE = frozenset({"user", "agent", "session"})  # None is code 0 of their i
 FORMAT_VERSION = 3
 _READABLE = (1, 2, 3)
 DTYPES = ("f32", "f16", "i8")
+# Once the graph alone holds the vectors, a filtered search is exact over at most this many
+# rows: reading a row back from the graph costs 2 to 9 us (a 20,000-row subset took 181 ms p50
+# at 100k on 2 busy cores), so a bigger subset goes through the graph with the filter, which
+# widens its search until it finds k (docs/BENCHMARKS.md, "Fast close and compact vectors").
+GRAPH_EXACT_LIMIT = 2_000
 # How far a stored vector may be from the one it was made from (a rounding to the dtype): an
 # upsert within it is the same vector (an attrs change), not a new one for the graph.
 _ROUNDING = {"f32": 0.0, "f16": 1e-3, "i8": 1.01 / 127}
@@ -311,7 +316,7 @@ class LocalVectorIndex(VectorIndex):
             return []
         # Exact while the filter allows few rows; the graph for big sets, and for near-duplicate
         # lookups over a set big enough to have warranted a graph of its own.
-        exact_up_to = self.hnsw_threshold if approximate else self.exact_filter_limit
+        exact_up_to = self._exact_limit(approximate)
         if self._hnsw is None or allowed <= exact_up_to:
             return self._exact(q, k, mask, allowed)
         want = k * self.oversample
@@ -324,6 +329,14 @@ class LocalVectorIndex(VectorIndex):
             if keep.sum() >= k or want >= len(self):
                 return [(self._ids[p], float(s)) for p, s in zip(keys[keep][:k], sims[keep][:k])]
             want *= 4
+
+    def _exact_limit(self, approximate: bool) -> int:
+        """The most rows a search reads exactly rather than through the graph: for a
+        near-duplicate lookup ``hnsw_threshold``, else ``exact_filter_limit``; and once the
+        graph alone holds the vectors, at most ``GRAPH_EXACT_LIMIT``, since each row is then
+        read back from the graph (:meth:`_rows`)."""
+        limit = self.hnsw_threshold if approximate else self.exact_filter_limit
+        return limit if self._mat is not None else min(limit, GRAPH_EXACT_LIMIT)
 
     def _graph(self, q: np.ndarray, count: int, narrow: bool) -> Any:
         """An HNSW search. ``narrow``: near-duplicate and neighbour lookups (an add's
@@ -359,7 +372,7 @@ class LocalVectorIndex(VectorIndex):
             sims = 1.0 - np.asarray(res.distances[row], np.float32)
             keys, sims = keys[real], sims[real]
             keep = mask[keys]
-            if int(mask.sum()) > self.exact_filter_limit and keep.sum() >= k:
+            if int(mask.sum()) > self._exact_limit(False) and keep.sum() >= k:
                 out.append([(self._ids[p], float(v)) for p, v in zip(keys[keep][:k],
                                                                      sims[keep][:k])])
             else:
