@@ -319,7 +319,9 @@ class LocalVectorIndex(VectorIndex):
         exact_up_to = self._exact_limit(approximate)
         if self._hnsw is None or allowed <= exact_up_to:
             return self._exact(q, k, mask, allowed)
-        want = k * self.oversample
+        # As many candidates as the filter keeps about k x oversample of: a selective filter
+        # widens the graph's search (usearch searches max(ef, count) wide) from the start.
+        want = k * self.oversample * max(1, round(len(self) / allowed))
         while True:
             res = self._graph(q, min(want, len(self)), narrow=approximate)
             keys, real = self._positions(res.keys)
