@@ -522,7 +522,8 @@ class StoreSettings(_Section):
     # from about 5k, docs/BENCHMARKS.md); near-duplicate lookups use the graph from then on ...
     hnsw_threshold: int = Field(5_000, ge=0)
     # ... but a search whose filter allows at most this many rows stays exact: the graph's
-    # recall@10 is only ~0.85-0.9 at 10-20k rows.
+    # recall@10 is only ~0.85-0.9 at 10-20k rows. Past this many vectors the graph alone holds
+    # them and exact searches read them back from it, up to 5,000 rows (GRAPH_EXACT_LIMIT).
     exact_filter_limit: int = Field(20_000, ge=0)
     # How wide the HNSW graph searches (usearch's default is 64). At 100k vectors 64 finds
     # 0.74 of the exact top 10 and 256 finds 0.93 for 2.3 ms more (docs/BENCHMARKS.md,
