@@ -142,7 +142,7 @@ def _open_local_vectors(settings: Settings, records: RecordStore, folder: Path, 
     cfg = settings.store
     return LocalVectorIndex(folder, dim, model, cfg.hnsw_threshold, cfg.exact_filter_limit,
                             cfg.vector_oversample, cfg.hnsw_expansion_search,
-                            cfg.hnsw_expansion_neighbours)
+                            cfg.hnsw_expansion_neighbours, cfg.vector_dtype)
 
 
 def _open_pgvector(settings: Settings, records: RecordStore, folder: Path, dim: int,

@@ -524,7 +524,8 @@ class StoreSettings(_Section):
     # from about 5k, docs/BENCHMARKS.md); near-duplicate lookups use the graph from then on ...
     hnsw_threshold: int = Field(5_000, ge=0)
     # ... but a search whose filter allows at most this many rows stays exact: the graph's
-    # recall@10 is only ~0.85-0.9 at 10-20k rows.
+    # recall@10 is only ~0.85-0.9 at 10-20k rows. Past this many vectors the graph alone holds
+    # them and exact searches read them back from it, up to 5,000 rows (GRAPH_EXACT_LIMIT).
     exact_filter_limit: int = Field(20_000, ge=0)
     # How wide the HNSW graph searches (usearch's default is 64). At 100k vectors 64 finds
     # 0.74 of the exact top 10 and 256 finds 0.93 for 2.3 ms more (docs/BENCHMARKS.md,
@@ -534,7 +535,15 @@ class StoreSettings(_Section):
     # associations, the FAQ fast path. The graph finds near-duplicates at usearch's 64 too.
     hnsw_expansion_neighbours: int = Field(64, ge=1, le=4096)
     vector_oversample: int = Field(4, ge=1, le=100)
+    # How the local index's HNSW graph holds each vector, its only copy in RAM: "f16" has the
+    # recall@10 of "f32" at 100k in half the bytes; "i8" a quarter, and less recall
+    # (docs/BENCHMARKS.md, "Fast close and compact vectors"). The store of record keeps f32.
+    vector_dtype: Literal["f32", "f16", "i8"] = "f16"
     vector_flush_every: int = Field(5_000, ge=1)
+    # close() rewrites the local index file only when at least this many changes are not in
+    # it yet (counted from the file, so they add up over short sessions) or there is no file;
+    # otherwise the next open applies them from the store of record. 0: save at every close.
+    vector_close_save_changes: int = Field(5_000, ge=0)
 
     @field_validator("url")
     @classmethod

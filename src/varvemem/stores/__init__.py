@@ -231,14 +231,16 @@ class Stores:
     def close(self) -> None:
         """Close the store; persist the vector index when enough has changed.
 
-        A lagging index file costs nothing but a catch-up from the change feed at the next open,
-        so a large index is not rewritten for every few changes (a CLI ``add`` on 100k memories).
+        A lagging index file costs nothing but a catch-up from the change feed at the next open
+        (``store.vector_close_save_changes``), so close() does not rewrite a large index for a
+        few changes (a CLI ``add`` on 100k memories). The count is of changes since the file
+        was written (an open's catch-up counts), so many short sessions still add up to a save.
         """
         try:
             index = self._vectors
-            dirty = 0 if index is None else index.dirty
-            if index is not None and dirty and dirty >= min(self.settings.store.vector_flush_every,
-                                                            max(1, len(index) // 100)):
+            if index is not None and index.dirty and (
+                    index.dirty >= self.settings.store.vector_close_save_changes
+                    or not index.saved):
                 self.save_vectors()
         finally:
             if self._vectors is not None:

@@ -527,7 +527,8 @@ class VectorIndex(ABC):
 
     Always rebuildable from the record store; ``applied_seq`` says how far it has caught up,
     ``dirty`` how many changes a :meth:`save` would persist (0 for server indexes, which keep
-    each change as it comes).
+    each change as it comes): after a :meth:`load` and its catch-up, the changes since the file
+    was written, whichever process made them.
     """
 
     dim: int
@@ -581,6 +582,13 @@ class VectorIndex(ABC):
         """Whether searches go through an approximate HNSW graph of this process (a server
         index's own plan is not reported: False)."""
         return False
+
+    @property
+    def saved(self) -> bool:
+        """Whether this index was read from, or written to, a persisted copy that is still
+        there; False for a new or rebuilt one, which a close then saves whatever ``dirty``
+        says (a server index keeps each change as it comes: True)."""
+        return True
 
     def load(self) -> None:  # noqa: B027 - server indexes keep no copy to read
         """Read the persisted copy (a no-op for server-side indexes):

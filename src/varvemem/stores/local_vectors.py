@@ -1,8 +1,11 @@
 """The embedded vector index: exact numpy search while small, usearch HNSW past a threshold.
 
-Persisted beside the SQLite file as one ``.npz`` (plus the HNSW graph when built), written
-atomically; never the system of record: a missing, stale or corrupted file is rebuilt from
-SQLite by the caller.
+Small, the vectors are an f32 numpy matrix; past the threshold the usearch graph holds them
+too, in ``store.vector_dtype`` (f16 by default: half the bytes, the same recall), and past
+``exact_filter_limit`` as well the matrix is dropped, so a large index holds each vector once
+in RAM (issue 21 item 2). Persisted beside the SQLite file as one ``.npz`` (ids, filter codes,
+and the matrix while there is one) plus the graph file when built, written atomically; never
+the system of record: a missing, stale or corrupted file is rebuilt from SQLite by the caller.
 
 Thread-safe: searches and reads of vectors share a readers-writer lock, changes, saves and
 loads hold it exclusively. usearch reads its ``expansion_search`` at each search and has no
@@ -37,8 +40,20 @@ R = TypeVar("R")
 _FIELDS = ("tenant", "user", "agent", "session", "memory_type", "tier")
 _NULLABLE = frozenset({"user", "agent", "session"})  # None is code 0 of their intern table
 # 2: deleted rows may be saved (their id is ""), so a save need not rebuild the HNSW graph.
-FORMAT_VERSION = 2
-_READABLE = (1, 2)
+# 3: the graph's keys are the rows' own (``keys``), not their positions, and once there is a
+# graph it alone holds the vectors (in ``dtype``); the .npz then has none.
+FORMAT_VERSION = 3
+_READABLE = (1, 2, 3)
+DTYPES = ("f32", "f16", "i8")
+# Once the graph alone holds the vectors, a filtered search is exact over at most this many
+# rows: reading a row back from the graph costs ~3 us (a 20,000-row subset took 54 ms p50 at
+# 100k, 181 ms on 2 busy cores), so a bigger subset goes through the graph with the filter,
+# searched wider (docs/BENCHMARKS.md, "Fast close and compact vectors").
+GRAPH_EXACT_LIMIT = 5_000
+FILTERED_WIDEST = 48  # at most 48 x k x oversample candidates (1,920 for the top 10) at first
+# How far a stored vector may be from the one it was made from (a rounding to the dtype): an
+# upsert within it is the same vector (an attrs change), not a new one for the graph.
+_ROUNDING = {"f32": 0.0, "f16": 1e-3, "i8": 1.01 / 127}
 # A save compacts (and so rebuilds the HNSW graph, whose keys are row positions) only when
 # deleted rows are at least this share of all rows; below it they stay as holes.
 COMPACT_SHARE = 0.25
@@ -70,8 +85,12 @@ class LocalVectorIndex(VectorIndex):
 
     def __init__(self, folder: Path, dim: int, model_id: str, hnsw_threshold: int = 5_000,
                  exact_filter_limit: int = 20_000, oversample: int = 4,
-                 expansion_search: int = 256, expansion_neighbours: int = 64) -> None:
+                 expansion_search: int = 256, expansion_neighbours: int = 64,
+                 dtype: str = "f16") -> None:
+        if dtype not in DTYPES:
+            raise ValueError(f"vector dtype {dtype!r} is not one of {', '.join(DTYPES)}")
         self.folder = folder
+        self.dtype = dtype
         self.dim = dim
         self.model_id = model_id
         self.hnsw_threshold = hnsw_threshold
@@ -88,7 +107,10 @@ class LocalVectorIndex(VectorIndex):
     @_exclusive
     def clear(self) -> None:
         self._n = 0
-        self._mat = np.zeros((1024, self.dim), np.float32)
+        # The f32 vectors, while there is no graph (None once the graph holds them).
+        self._mat: np.ndarray | None = np.zeros((1024, self.dim), np.float32)
+        self._keys = np.zeros(1024, np.uint64)  # each row's graph key, ascending with the row
+        self._next_key = 0
         self._live = np.zeros(1024, bool)
         self._valid = np.zeros(1024, bool)
         self._codes = {f: np.zeros(1024, np.int32) for f in _FIELDS}
@@ -96,6 +118,7 @@ class LocalVectorIndex(VectorIndex):
         self._ids: list[str] = []
         self._pos: dict[str, int] = {}
         self._hnsw: Any = None
+        self._from_file = False
         self.applied_seq = 0
         self.dirty += 1
 
@@ -107,9 +130,11 @@ class LocalVectorIndex(VectorIndex):
         if need <= cap:
             return
         new = max(need, cap * 2)
-        mat = np.zeros((new, self.dim), np.float32)
-        mat[: self._n] = self._mat[: self._n]
-        self._mat = mat
+        if self._mat is not None:
+            mat = np.zeros((new, self.dim), np.float32)
+            mat[: self._n] = self._mat[: self._n]
+            self._mat = mat
+        self._keys = np.resize(self._keys, new)
         self._live = np.resize(self._live, new)
         self._live[self._n :] = False
         self._valid = np.resize(self._valid, new)
@@ -133,7 +158,7 @@ class LocalVectorIndex(VectorIndex):
                attrs: Sequence[VectorAttrs]) -> None:
         vectors = np.asarray(vectors, np.float32).reshape(len(ids), self.dim)
         self._grow(self._n + len(ids))
-        new_keys: list[int] = []
+        to_graph: dict[int, np.ndarray] = {}  # row -> its vector, new to the graph
         for mid, vec, at in zip(ids, vectors, attrs):
             pos = self._pos.get(mid)
             if pos is None:
@@ -141,21 +166,43 @@ class LocalVectorIndex(VectorIndex):
                 self._n += 1
                 self._pos[mid] = pos
                 self._ids.append(mid)
-                new_keys.append(pos)
-            elif self._hnsw is not None and not np.array_equal(self._mat[pos], vec):
-                self._hnsw.remove(pos)
-                new_keys.append(pos)
-            self._mat[pos] = vec
+                self._keys[pos] = self._next_key
+                self._next_key += 1
+                to_graph[pos] = vec
+            elif self._hnsw is not None and pos not in to_graph and not self._same(pos, vec):
+                self._hnsw.remove(self._keys[pos])
+                to_graph[pos] = vec
+            elif pos in to_graph:
+                to_graph[pos] = vec  # twice in one batch: the last one wins
+            if self._mat is not None:
+                self._mat[pos] = vec
             self._live[pos] = True
             self._valid[pos] = at.valid
             for f in _FIELDS:
                 self._codes[f][pos] = self._code(f, getattr(at, f))
-        if self._hnsw is not None and new_keys:
-            keys = np.asarray(new_keys, np.uint64)
-            self._hnsw.add(keys, self._mat[keys.astype(np.int64)])
+        if self._hnsw is not None and to_graph:
+            rows = np.fromiter(to_graph, np.int64, len(to_graph))
+            self._hnsw.add(self._keys[rows], np.stack(list(to_graph.values())))
         elif self._hnsw is None and len(self) >= self.hnsw_threshold > 0:
             self._build_hnsw()
+        self._drop_matrix()
         self.dirty += len(ids)
+
+    def _drop_matrix(self) -> None:
+        """Leave the vectors to the graph alone once the index is past both the threshold and
+        ``exact_filter_limit``: up to there an unfiltered search is exact, and reads the matrix
+        (a few ms at 20k rows, where reading 20k vectors back from the graph costs ~30 ms);
+        the matrix is then at most 20k x 2 KB. Past it only filtered subsets are searched
+        exactly, reading their rows from the graph (:meth:`_rows`)."""
+        if self._hnsw is not None and self._mat is not None \
+                and len(self) > max(self.hnsw_threshold, self.exact_filter_limit):
+            self._mat = None
+
+    def _same(self, pos: int, vec: np.ndarray) -> bool:
+        """Whether the graph's vector of row ``pos`` is ``vec`` (up to the dtype's rounding)."""
+        held = self._rows(np.array([pos]))[0]
+        tol = _ROUNDING[self.dtype]
+        return bool(np.array_equal(held, vec) if tol == 0 else np.abs(held - vec).max() <= tol)
 
     @_exclusive
     def remove(self, ids: Sequence[str]) -> None:
@@ -165,17 +212,57 @@ class LocalVectorIndex(VectorIndex):
                 continue
             self._live[pos] = False
             if self._hnsw is not None:
-                self._hnsw.remove(pos)
+                self._hnsw.remove(self._keys[pos])
             self.dirty += 1
 
-    def _build_hnsw(self) -> None:
+    def _new_graph(self) -> Any:
         from usearch.index import Index
 
-        self._hnsw = Index(ndim=self.dim, metric="cos", dtype="f32",
-                           expansion_search=self.expansion_search)
-        keys = np.flatnonzero(self._live[: self._n]).astype(np.uint64)
-        if len(keys):
-            self._hnsw.add(keys, self._mat[keys.astype(np.int64)])
+        return Index(ndim=self.dim, metric="cos", dtype=self.dtype,
+                     expansion_search=self.expansion_search)
+
+    def _build_hnsw(self) -> None:
+        """Put the matrix's live rows in a new graph."""
+        assert self._mat is not None
+        graph = self._new_graph()
+        rows = np.flatnonzero(self._live[: self._n])
+        if len(rows):
+            graph.add(self._keys[rows], self._mat[rows])
+        self._hnsw = graph
+
+    def _rows(self, rows: np.ndarray) -> np.ndarray:
+        """The f32 vectors of live rows ``rows``: from the matrix, or from the graph.
+
+        Past the threshold the graph's copy is the only one in RAM, so the exact paths (a small
+        filtered set, :meth:`vectors`) read it there: a bulk ``get_many`` costs about 1 us a
+        vector (a filtered set at ``exact_filter_limit``, 20k rows, about 20-30 ms; the
+        hundreds of a session or user well under 1 ms), where the store of record would
+        cost a SQL read of 2 KB a vector, and a second copy the RAM this saves. Rounded to
+        the dtype: f16 keeps cosines to about 1e-3."""
+        if self._mat is not None:
+            held: np.ndarray = self._mat[rows]
+            return held
+        if not len(rows):
+            return np.zeros((0, self.dim), np.float32)
+        keys = self._keys[rows]
+        compiled = getattr(self._hnsw, "_compiled", None)
+        if compiled is None:  # usearch's public call: the same, ~5x slower (a view per row)
+            return np.vstack(self._hnsw.get(keys, dtype=np.float32)).astype(np.float32)
+        from usearch.compiled import ScalarKind
+
+        # f16 rows (raw uint16 here) are widened by numpy, faster than usearch's own cast.
+        if self.dtype == "f16":
+            raw = np.vstack(compiled.get_many(keys, ScalarKind.F16))
+            return raw.view(np.float16).astype(np.float32)
+        return np.vstack(compiled.get_many(keys, ScalarKind.F32)).astype(np.float32, copy=False)
+
+    def _positions(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of graph ``keys`` and which of them are real (usearch pads short answers)."""
+        keys = np.asarray(keys, np.uint64)
+        pos = np.searchsorted(self._keys[: self._n], keys)
+        real = pos < self._n
+        real[real] = self._keys[pos[real]] == keys[real]
+        return np.where(real, pos, 0).astype(np.int64), real
 
     # -- reads ----------------------------------------------------------------------------
     def _mask(self, clauses: Clauses) -> np.ndarray:
@@ -230,18 +317,31 @@ class LocalVectorIndex(VectorIndex):
             return []
         # Exact while the filter allows few rows; the graph for big sets, and for near-duplicate
         # lookups over a set big enough to have warranted a graph of its own.
-        exact_up_to = self.hnsw_threshold if approximate else self.exact_filter_limit
+        exact_up_to = self._exact_limit(approximate)
         if self._hnsw is None or allowed <= exact_up_to:
             return self._exact(q, k, mask, allowed)
-        want = k * self.oversample
+        # A filter that keeps at most half the rows: enough candidates that it keeps about
+        # 4 x k x oversample of them, so the graph searches wider (usearch searches max(ef,
+        # count) wide). A fifth of 100k rows: recall@10 0.89 at k x oversample, 0.96 so, 5 ms.
+        share = round(len(self) / allowed)
+        want = k * self.oversample * (1 if share < 2 else min(4 * share, FILTERED_WIDEST))
         while True:
             res = self._graph(q, min(want, len(self)), narrow=approximate)
-            keys = np.asarray(res.keys, np.int64)
+            keys, real = self._positions(res.keys)
             sims = 1.0 - np.asarray(res.distances, np.float32)
+            keys, sims = keys[real], sims[real]
             keep = mask[keys]
             if keep.sum() >= k or want >= len(self):
                 return [(self._ids[p], float(s)) for p, s in zip(keys[keep][:k], sims[keep][:k])]
             want *= 4
+
+    def _exact_limit(self, approximate: bool) -> int:
+        """The most rows a search reads exactly rather than through the graph: for a
+        near-duplicate lookup ``hnsw_threshold``, else ``exact_filter_limit``; and once the
+        graph alone holds the vectors, at most ``GRAPH_EXACT_LIMIT``, since each row is then
+        read back from the graph (:meth:`_rows`)."""
+        limit = self.hnsw_threshold if approximate else self.exact_filter_limit
+        return limit if self._mat is not None else min(limit, GRAPH_EXACT_LIMIT)
 
     def _graph(self, q: np.ndarray, count: int, narrow: bool) -> Any:
         """An HNSW search. ``narrow``: near-duplicate and neighbour lookups (an add's
@@ -273,12 +373,11 @@ class LocalVectorIndex(VectorIndex):
             if key not in masks:
                 masks[key] = self._mask(key)
             mask = masks[key]
-            keys = np.asarray(res.keys[row], np.int64)
+            keys, real = self._positions(res.keys[row])
             sims = 1.0 - np.asarray(res.distances[row], np.float32)
-            inside = (keys >= 0) & (keys < self._n)  # usearch pads short answers
-            keys, sims = keys[inside], sims[inside]
+            keys, sims = keys[real], sims[real]
             keep = mask[keys]
-            if int(mask.sum()) > self.exact_filter_limit and keep.sum() >= k:
+            if int(mask.sum()) > self._exact_limit(False) and keep.sum() >= k:
                 out.append([(self._ids[p], float(v)) for p, v in zip(keys[keep][:k],
                                                                      sims[keep][:k])])
             else:
@@ -286,13 +385,13 @@ class LocalVectorIndex(VectorIndex):
         return out
 
     def _exact(self, q: np.ndarray, k: int, mask: np.ndarray, allowed: int) -> list[tuple[str, float]]:
-        if allowed * 2 > self._n:  # mostly allowed: one pass over everything, then mask
+        if self._mat is not None and allowed * 2 > self._n:  # mostly allowed: one pass, then mask
             idx = None
             sims = self._mat[: self._n] @ q
             sims[~mask] = -np.inf
         else:
             idx = np.flatnonzero(mask)
-            sims = self._mat[idx] @ q
+            sims = self._rows(idx) @ q
         k = min(k, allowed)
         top = np.argpartition(-sims, k - 1)[:k] if k < len(sims) else np.arange(len(sims))
         top = top[np.argsort(-sims[top], kind="stable")]
@@ -302,7 +401,9 @@ class LocalVectorIndex(VectorIndex):
     @_shared
     def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         # Copies: a change after the lock is released may grow (reallocate) the matrix.
-        return {i: self._mat[self._pos[i]].copy() for i in ids if i in self._pos}
+        found = [i for i in ids if i in self._pos]
+        rows = self._rows(np.array([self._pos[i] for i in found], np.int64))
+        return {i: rows[j].copy() for j, i in enumerate(found)}
 
     @property
     def uses_hnsw(self) -> bool:
@@ -312,6 +413,12 @@ class LocalVectorIndex(VectorIndex):
     @property
     def _file(self) -> Path:
         return self.folder / "vectors.npz"
+
+    @property
+    def saved(self) -> bool:
+        # Read from or written to the file, which is still there: a rebuilt index (after a
+        # corrupted or foreign file) is not, so the next close() replaces the bad file.
+        return self._from_file and self._file.exists()
 
     @contextmanager
     def persist_lock(self) -> Iterator[None]:
@@ -329,7 +436,10 @@ class LocalVectorIndex(VectorIndex):
         keep = np.flatnonzero(self._live[: self._n])
         if self._n - len(keep) < COMPACT_SHARE * self._n:
             return
-        self._mat = np.ascontiguousarray(self._mat[keep])
+        # The graph's keys are the rows' own, which compaction keeps (in order): no rebuild.
+        if self._mat is not None:
+            self._mat = np.ascontiguousarray(self._mat[keep])
+        self._keys = self._keys[keep]
         self._valid = self._valid[keep]
         self._live = np.ones(len(keep), bool)
         for f in _FIELDS:
@@ -337,8 +447,6 @@ class LocalVectorIndex(VectorIndex):
         self._ids = [self._ids[p] for p in keep]
         self._pos = {mid: i for i, mid in enumerate(self._ids)}
         self._n = len(keep)
-        if self._hnsw is not None:
-            self._build_hnsw()
 
     @_exclusive
     def save(self) -> None:
@@ -354,20 +462,24 @@ class LocalVectorIndex(VectorIndex):
             self._hnsw.save(str(tmp))
             os.replace(tmp, self.folder / hnsw_name)
         meta = {"format": FORMAT_VERSION, "model_id": self.model_id, "dim": self.dim,
-                "seq": self.applied_seq, "hnsw_file": hnsw_name,
+                "seq": self.applied_seq, "hnsw_file": hnsw_name, "dtype": self.dtype,
+                "next_key": self._next_key,
                 "intern": {f: list(self._intern[f]) for f in _FIELDS}}
         buf = io.BytesIO()
         live = self._live[: self._n]
         ids = [mid if live[i] else "" for i, mid in enumerate(self._ids)]
         # Any: mypy checks a **mapping's values against savez's allow_pickle: bool as well.
-        codes: dict[str, Any] = {f"code_{f}": self._codes[f][: self._n] for f in _FIELDS}
+        arrays: dict[str, Any] = {f"code_{f}": self._codes[f][: self._n] for f in _FIELDS}
+        if self._mat is not None:  # else the graph file holds them
+            arrays["vectors"] = self._mat[: self._n]
         np.savez(buf, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8),
-                 ids=np.array(ids, dtype=str), vectors=self._mat[: self._n],
-                 valid=self._valid[: self._n], **codes)
+                 ids=np.array(ids, dtype=str), keys=self._keys[: self._n],
+                 valid=self._valid[: self._n], **arrays)
         _atomic_write(self._file, buf.getvalue())
         for old in self.folder.glob("vectors-*.usearch*"):
             if old.name != hnsw_name:
                 old.unlink(missing_ok=True)
+        self._from_file = True
         self.dirty = 0
 
     @_exclusive
@@ -384,19 +496,44 @@ class LocalVectorIndex(VectorIndex):
                 if meta["model_id"] != self.model_id or meta["dim"] != self.dim:
                     raise IndexFileError(f"index made by {meta['model_id']}")
                 ids = [str(x) for x in z["ids"]]
-                vectors = z["vectors"].astype(np.float32)
+                # Format 3 with a graph: the vectors are in the graph file alone.
+                vectors = z["vectors"].astype(np.float32) if "vectors" in z.files else None
+                n = len(ids)
+                keys = (z["keys"].astype(np.uint64) if meta["format"] >= 3
+                        else np.arange(n, dtype=np.uint64))  # 1, 2: a row's key is its position
                 valid = z["valid"].astype(bool)
                 codes = {f: z[f"code_{f}"].astype(np.int32) for f in _FIELDS}
         except IndexFileError:
             raise
         except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as exc:
             raise IndexFileError(f"corrupted index file: {exc}") from None
-        n = len(ids)
-        if vectors.shape != (n, self.dim) or any(len(c) != n for c in codes.values()):
+        if (vectors is None and not meta.get("hnsw_file")) or len(keys) != n \
+                or (vectors is not None and vectors.shape != (n, self.dim)) \
+                or any(len(c) != n for c in codes.values()):
             raise IndexFileError("corrupted index file: inconsistent array sizes")
+        graph = None
+        if vectors is None:  # the graph must load: there is no other copy to rebuild it from
+            if meta.get("dtype") != self.dtype:
+                raise IndexFileError(f"index holds {meta.get('dtype')} vectors, "
+                                     f"store.vector_dtype is {self.dtype}")
+            graph = self._read_graph(meta["hnsw_file"])
+            if graph is None:
+                raise IndexFileError(f"graph file {meta['hnsw_file']} missing or corrupted")
+        elif meta["format"] >= 3 and meta.get("dtype") == self.dtype and n >= self.hnsw_threshold > 0:
+            graph = self._read_graph(meta.get("hnsw_file"))
+        if graph is not None and len(graph) != sum(1 for mid in ids if mid):
+            if vectors is None:
+                raise IndexFileError("graph file does not match the index file")
+            graph = None  # rebuilt from the vectors below
         self.clear()
+        if vectors is None:
+            self._mat = None  # the graph holds them
         self._grow(max(n, 1))
-        self._mat[:n] = vectors
+        if vectors is not None:
+            assert self._mat is not None
+            self._mat[:n] = vectors
+        self._keys[:n] = keys
+        self._next_key = int(meta.get("next_key", n))
         self._valid[:n] = valid
         self._live[:n] = [bool(mid) for mid in ids]  # "" marks a deleted row
         for f in _FIELDS:
@@ -405,26 +542,31 @@ class LocalVectorIndex(VectorIndex):
         self._ids = ids
         self._pos = {mid: i for i, mid in enumerate(ids) if mid}
         self._n = n
-        if n >= self.hnsw_threshold > 0:
-            self._load_hnsw(meta.get("hnsw_file"))
+        if graph is not None:
+            self._hnsw = graph
+        elif n >= self.hnsw_threshold > 0:
+            # An older file (f32 vectors in the .npz, a graph keyed by position) or another
+            # dtype: a new graph from its vectors, saved in this format at the next close.
+            self._build_hnsw()
+        self._drop_matrix()
         self.applied_seq = int(meta["seq"])
-        self.dirty = 0
+        self._from_file = graph is not None or self._hnsw is None
+        self.dirty = 0 if self._from_file else 1
 
-    def _load_hnsw(self, name: str | None) -> None:
+    def _read_graph(self, name: str | None) -> Any:
+        """The graph file ``name`` when it reads back whole, else None."""
         from usearch.index import Index
 
-        if name and (self.folder / name).exists():
-            try:
-                index = Index(ndim=self.dim, metric="cos", dtype="f32")
-                index.load(str(self.folder / name))
-                # usearch defines this setter apart from its getter, so mypy sees no setter.
-                index.expansion_search = self.expansion_search  # type: ignore[misc]
-                if len(index) == len(self):
-                    self._hnsw = index
-                    return
-            except (RuntimeError, ValueError, OSError):
-                pass  # rebuilt from the vectors below
-        self._build_hnsw()
+        if not name or not (self.folder / name).exists():
+            return None
+        try:
+            index = Index(ndim=self.dim, metric="cos", dtype=self.dtype)
+            index.load(str(self.folder / name))
+            # usearch defines this setter apart from its getter, so mypy sees no setter.
+            index.expansion_search = self.expansion_search  # type: ignore[misc]
+        except (RuntimeError, ValueError, OSError):
+            return None
+        return index
 
 
 def _atomic_write(path: Path, data: bytes) -> None:

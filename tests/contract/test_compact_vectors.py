@@ -1,0 +1,201 @@
+"""The compact local index (issue 21 item 2): past the HNSW threshold the graph alone holds the
+vectors, in ``store.vector_dtype``; recall against exact stays high, files round-trip, and the
+older format still loads."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from varvemem import ConfigError, Settings
+from varvemem.model import SearchFilter
+from varvemem.stores.base import VectorAttrs
+from varvemem.stores.local_vectors import FORMAT_VERSION, IndexFileError, LocalVectorIndex
+
+DIM = 64
+
+
+def attrs(user: str | None = None) -> VectorAttrs:
+    return VectorAttrs("default", user, None, None, "knowledge", "long_term", True)
+
+
+def unit(rng: np.random.Generator, n: int, dim: int = DIM) -> np.ndarray:
+    v = rng.normal(size=(n, dim)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def clustered(rng: np.random.Generator, n: int) -> np.ndarray:
+    """Unit vectors around 50 centres, closer to embeddings than uniform noise is."""
+    centres = unit(rng, 50)
+    v = centres[rng.integers(0, 50, n)] + 0.5 * unit(rng, n) / np.sqrt(2)
+    return (v / np.linalg.norm(v, axis=1, keepdims=True)).astype(np.float32)
+
+
+def make(folder: Path, dtype: str = "f16", threshold: int = 500, **kw) -> LocalVectorIndex:
+    return LocalVectorIndex(folder, DIM, "test-model", hnsw_threshold=threshold,
+                            exact_filter_limit=kw.pop("exact_filter_limit", 50), dtype=dtype, **kw)
+
+
+def test_dtype_setting_is_validated_naming_the_key(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"store\.vector_dtype"):
+        Settings.load(home=tmp_path, store={"vector_dtype": "f8"})
+    assert Settings.load(home=tmp_path).store.vector_dtype == "f16"
+    with pytest.raises(ValueError, match="f32, f16, i8"):
+        make(tmp_path, dtype="bf16")
+
+
+@pytest.mark.parametrize("dtype,floor", [("f32", 0.95), ("f16", 0.95), ("i8", 0.8)])
+def test_compact_recall_against_exact(tmp_path: Path, dtype: str, floor: float) -> None:
+    rng = np.random.default_rng(7)
+    n = 4000
+    vecs = clustered(rng, n)
+    ids = [f"m{i}" for i in range(n)]
+    idx = make(tmp_path, dtype)
+    idx.upsert(ids, vecs, [attrs()] * n)
+    assert idx.uses_hnsw and idx._mat is None  # one copy: the graph's
+    recall, top1 = [], []
+    for q in clustered(rng, 50):
+        truth = np.argsort(-(vecs @ q))[:10]
+        got = idx.search(q, 10, SearchFilter())
+        recall.append(len({f"m{i}" for i in truth} & {m for m, _ in got}) / 10)
+        top1.append(abs(got[0][1] - float(vecs[truth[0]] @ q)))
+    assert np.mean(recall) >= floor, np.mean(recall)
+    if dtype != "i8":
+        assert max(top1) < 2e-3  # cosines to the dtype's rounding
+
+
+def test_exact_paths_read_the_graph(tmp_path: Path) -> None:
+    rng = np.random.default_rng(8)
+    vecs = unit(rng, 1000)
+    idx = make(tmp_path, "f16")
+    idx.upsert([f"m{i}" for i in range(1000)], vecs,
+               [attrs(user="few" if i % 40 == 0 else "many") for i in range(1000)])
+    got = idx.vectors(["m3", "m999", "nope"])
+    assert set(got) == {"m3", "m999"}
+    assert np.abs(got["m3"] - vecs[3]).max() < 1e-3
+    q = unit(rng, 1)[0]
+    few = [i for i in range(1000) if i % 40 == 0]  # 25 rows, under exact_filter_limit
+    want = sorted(few, key=lambda i: -float(vecs[i] @ q))[:5]
+    assert [m for m, _ in idx.search(q, 5, SearchFilter(user="few"))] == [f"m{i}" for i in want]
+    # an attrs-only upsert (a supersession) leaves the vector; a new vector replaces it
+    idx.upsert(["m3"], vecs[3:4], [attrs(user="many")])
+    idx.upsert(["m40"], vecs[41:42], [attrs(user="few")])
+    assert np.abs(idx.vectors(["m40"])["m40"] - vecs[41]).max() < 1e-3
+    assert len(idx) == len(idx._hnsw) == 1000
+
+
+@pytest.mark.parametrize("dtype", ["f16", "i8"])
+def test_reload_from_file_gives_identical_results(tmp_path: Path, dtype: str) -> None:
+    rng = np.random.default_rng(9)
+    vecs = unit(rng, 1500)
+    idx = make(tmp_path, dtype)
+    idx.upsert([f"m{i}" for i in range(1500)], vecs,
+               [attrs(user=f"u{i % 30}") for i in range(1500)])
+    idx.remove([f"m{i}" for i in range(0, 600, 2)])  # 300 holes: compacted? no, < 25%
+    idx.applied_seq = 42
+    idx.save()
+    npz = np.load(tmp_path / "vectors.npz")
+    assert "vectors" not in npz.files  # the graph file holds them
+    assert json.loads(npz["meta"].tobytes())["format"] == FORMAT_VERSION
+    again = make(tmp_path, dtype)
+    again.load()
+    assert again.applied_seq == 42 and len(again) == len(idx) == 1200 and again.saved
+    queries = unit(rng, 20)
+    for q in queries:
+        for flt in (SearchFilter(), SearchFilter(user="u7")):
+            assert again.search(q, 10, flt) == idx.search(q, 10, flt)
+    assert again.vectors(["m1", "m1499"]).keys() == {"m1", "m1499"}
+    # compaction (>= 25% deleted) keeps the graph, whose keys are the rows' own
+    idx.remove([f"m{i}" for i in range(1, 600, 2)])
+    idx.save()
+    third = make(tmp_path, dtype)
+    third.load()
+    assert third._n == len(third) == 900
+    for q in queries:
+        assert third.search(q, 10, SearchFilter()) == idx.search(q, 10, SearchFilter())
+
+
+def test_a_graph_file_of_another_dtype_or_damaged_is_refused(tmp_path: Path) -> None:
+    rng = np.random.default_rng(10)
+    idx = make(tmp_path, "f16")
+    idx.upsert([f"m{i}" for i in range(800)], unit(rng, 800), [attrs()] * 800)
+    idx.save()
+    with pytest.raises(IndexFileError, match="f16 vectors"):
+        make(tmp_path, "i8").load()
+    graph = next(tmp_path.glob("vectors-*.usearch"))
+    graph.write_bytes(graph.read_bytes()[:1000])
+    with pytest.raises(IndexFileError, match="graph file"):
+        make(tmp_path, "f16").load()
+
+
+def _write_format_2(folder: Path, ids: list[str], vecs: np.ndarray) -> None:
+    """A vectors.npz as format 2 wrote it: f32 vectors beside the ids, no graph keys."""
+    folder.mkdir(parents=True, exist_ok=True)
+    fields = ("tenant", "user", "agent", "session", "memory_type", "tier")
+    intern = {f: [None] for f in fields}
+    intern["tenant"].append("default")
+    intern["memory_type"].append("knowledge")
+    intern["tier"].append("long_term")
+    n = len(ids)
+    codes = {f"code_{f}": np.full(n, 1 if len(intern[f]) > 1 else 0, np.int32) for f in fields}
+    meta = {"format": 2, "model_id": "test-model", "dim": DIM, "seq": 7, "hnsw_file": None,
+            "intern": intern}
+    buf = io.BytesIO()
+    np.savez(buf, meta=np.frombuffer(json.dumps(meta).encode(), np.uint8),
+             ids=np.array(ids, dtype=str), vectors=vecs, valid=np.ones(n, bool), **codes)
+    (folder / "vectors.npz").write_bytes(buf.getvalue())
+
+
+@pytest.mark.parametrize("n", [300, 900])  # under and past the threshold (500)
+def test_format_2_file_still_loads(tmp_path: Path, n: int) -> None:
+    rng = np.random.default_rng(11)
+    vecs = unit(rng, n)
+    ids = [f"m{i}" if i % 10 else "" for i in range(n)]  # "" marks a deleted row
+    _write_format_2(tmp_path, ids, vecs)
+    idx = make(tmp_path, "f16")
+    idx.load()
+    assert idx.applied_seq == 7 and len(idx) == n - n // 10
+    assert idx.uses_hnsw == (n >= 500)
+    q = vecs[11]
+    assert idx.search(q, 1, SearchFilter())[0][0] == "m11"
+    assert "m10" not in {m for m, _ in idx.search(q, n, SearchFilter())}
+    # rebuilt into a graph of the configured dtype: not the file's, so it is saved again
+    assert idx.saved == (n < 500) and idx.dirty == (0 if n < 500 else 1)
+    idx.save()
+    again = make(tmp_path, "f16")
+    again.load()
+    assert again.search(q, 5, SearchFilter()) == idx.search(q, 5, SearchFilter())
+
+
+def test_big_filtered_sets_go_through_the_graph_once_it_alone_holds_the_vectors(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import varvemem.stores.local_vectors as lv
+
+    monkeypatch.setattr(lv, "GRAPH_EXACT_LIMIT", 100)
+    rng = np.random.default_rng(12)
+    n = 4000
+    vecs = clustered(rng, n)
+    idx = make(tmp_path, "f16", exact_filter_limit=2000)
+    idx.upsert([f"m{i}" for i in range(n)], vecs,
+               [attrs(user="quarter" if i % 4 == 0 else "few" if i % 50 == 1 else "rest")
+                for i in range(n)])
+    assert idx._mat is None
+    recall = []
+    for q in clustered(rng, 30):
+        quarter = np.arange(0, n, 4)  # 1000 rows: over the limit, the graph with the filter
+        want = {f"m{i}" for i in quarter[np.argsort(-(vecs[quarter] @ q))[:10]]}
+        got = idx.search(q, 10, SearchFilter(user="quarter"))
+        assert len(got) == 10 and all(int(m[1:]) % 4 == 0 for m, _ in got)
+        recall.append(len(want & {m for m, _ in got}) / 10)
+        few = np.arange(1, n, 50)  # 80 rows: exact, read back from the graph (f16-rounded)
+        tenth = np.sort(vecs[few] @ q)[-10]
+        got = idx.search(q, 10, SearchFilter(user="few"))
+        assert len(got) == 10
+        for m, sim in got:
+            true = float(vecs[int(m[1:])] @ q)
+            assert int(m[1:]) % 50 == 1 and true >= tenth - 2e-3 and abs(sim - true) < 2e-3
+    assert np.mean(recall) >= 0.95, np.mean(recall)
