@@ -239,6 +239,17 @@ def test_select_for_lifecycle_jobs(store: RecordStore) -> None:
     assert ids(not_abstracted=True) == ["a", "b", "c"]
     assert [r.memory_id for r in store.select(Selection(), 2, after="a")] == ["b", "c"]
     assert store.tenants() == ["default", "other"]
+    # any_of: at least one of several criteria (each job's own), in one walk.
+    either = [Selection(tiers=[Tier.SHORT_TERM], importance_above=0.5),
+              Selection(expired_at=T0 + day), Selection(tenant="other")]
+    assert ids(any_of=either) == ["a", "c", "d"]
+    assert ids(tenant="default", any_of=either) == ["a", "c"]
+    assert ids(any_of=[Selection(current_only=False, idle_before=T0 + 10 * day)],
+               current_only=False, importance_above=0.85) == ["c", "d", "e"]
+    everyone = store.select(Selection(current_only=False), 100)
+    for sel in (Selection(any_of=either), Selection(tenant="default", any_of=either)):
+        assert [r.memory_id for r in everyone if sel.matches(r)] == \
+            [r.memory_id for r in store.select(sel, 100)]
 
 
 def test_sessions_open_touch_and_end(store: RecordStore) -> None:

@@ -597,39 +597,49 @@ class LifecycleEngine:
     # -- forgetting (UPD-8) --------------------------------------------------------------------
     def _job_forget(self, now: datetime, tenant: str | None, run: _Run) -> JobReport:
         job = JobReport(name="forget")
+        criteria: dict[Tier, list[tuple[str, Selection]]] = {}
         for tier, rule in self.cfg.tiers.items():
             if tier is Tier.ARCHIVE:
                 continue
-            base: dict[str, Any] = {"tenant": tenant, "tiers": [tier], "current_only": False,
+            # The walk below names the tenant; these only tell the tiers' criteria apart.
+            base: dict[str, Any] = {"tiers": [tier], "current_only": False,
                                     "exclude_types": list(rule.keep_types)}
-            criteria = [("expired", Selection(**base, expired_at=now))]
+            mine = criteria[tier] = [("expired", Selection(**base, expired_at=now))]
             if rule.max_age_days:
-                criteria.append((f"in {tier.value} for {rule.max_age_days:g} days", Selection(
+                mine.append((f"in {tier.value} for {rule.max_age_days:g} days", Selection(
                     **base, in_tier_before=now - timedelta(days=rule.max_age_days))))
             if rule.idle_days:
-                criteria.append((f"not retrieved for {rule.idle_days:g} days", Selection(
+                mine.append((f"not retrieved for {rule.idle_days:g} days", Selection(
                     **base, idle_before=now - timedelta(days=rule.idle_days))))
             if rule.min_importance is not None:
-                criteria.append((f"importance below {rule.min_importance:g}", Selection(
+                mine.append((f"importance below {rule.min_importance:g}", Selection(
                     **base, importance_below=rule.min_importance,
                     in_tier_before=now - timedelta(days=rule.min_importance_after_days))))
-            action: PlannedAction = "delete" if rule.forget == "delete" else "archive"
-            count = "deleted" if action == "delete" else "archived"
-            for reason, sel in criteria:
-                for batch in self._select(sel, run):
-                    for r in batch:
-                        run.plan(PlannedChange(
-                            job="forget", action=action, memory_id=r.memory_id,
-                            tenant=r.scope.tenant, from_tier=r.tier.value,
-                            to_tier=Tier.ARCHIVE.value if action == "archive" else None,
-                            reason=f"forgotten: {reason}"))
-                    job.counts[count] = job.counts.get(count, 0) + len(batch)
-                    if run.dry:
-                        run.gone.update(r.memory_id for r in batch)
-                    elif action == "delete":
-                        self._delete(batch, now, reason)
-                    else:
-                        self.archive(batch, now, reason)
+        # One walk over the tenant for every tier's criteria (each walk reads the whole
+        # tenant's index range); a memory is forgotten for the first criterion it meets.
+        every = Selection(tenant=tenant, current_only=False,
+                          any_of=[sel for mine in criteria.values() for _, sel in mine])
+        for batch in self._select(every, run):
+            by_reason: dict[tuple[str, PlannedAction], list[MemoryRecord]] = {}
+            for r in batch:
+                reason = next(why for why, sel in criteria[r.tier] if sel.matches(r))
+                forget = self.cfg.tiers[r.tier].forget
+                action: PlannedAction = "delete" if forget == "delete" else "archive"
+                by_reason.setdefault((reason, action), []).append(r)
+                run.plan(PlannedChange(
+                    job="forget", action=action, memory_id=r.memory_id,
+                    tenant=r.scope.tenant, from_tier=r.tier.value,
+                    to_tier=Tier.ARCHIVE.value if action == "archive" else None,
+                    reason=f"forgotten: {reason}"))
+            for (reason, action), records in by_reason.items():
+                count = "deleted" if action == "delete" else "archived"
+                job.counts[count] = job.counts.get(count, 0) + len(records)
+                if run.dry:
+                    run.gone.update(r.memory_id for r in records)
+                elif action == "delete":
+                    self._delete(records, now, reason)
+                else:
+                    self.archive(records, now, reason)
         return job
 
     # -- the webhook inbox's retention --------------------------------------------------------

@@ -101,6 +101,8 @@ class Selection:
     not_abstracted: bool = False  # no ``experience_id`` in its metadata yet
     session: tuple[str, str] | None = None  # (tenant, session id)
     user: str | None = None  # the memories of one user (with ``tenant``)
+    # And at least one of these holds (when given): several jobs' criteria in one walk.
+    any_of: Sequence[Selection] = ()
 
     def matches(self, r: MemoryRecord) -> bool:
         """Whether ``r`` is selected: the test the stores' SQL makes, on a record in memory
@@ -125,7 +127,8 @@ class Selection:
             or (self.not_abstracted and r.metadata.get("experience_id") is not None)
             or (self.session is not None
                 and (r.scope.tenant, r.scope.session) != self.session)
-            or (self.user is not None and r.scope.user != self.user))
+            or (self.user is not None and r.scope.user != self.user)
+            or (bool(self.any_of) and not any(s.matches(r) for s in self.any_of)))
 
 
 @dataclass(frozen=True)
