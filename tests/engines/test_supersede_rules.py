@@ -84,6 +84,19 @@ def test_a_transition_supersedes_the_memory_holding_the_old_value(mem: Memory, o
 
 
 @pytest.mark.parametrize("old,new", [
+    ("周会在周二", "周会改到周三了"),
+    ("订单服务有 4 台机器", "订单服务扩容到 8 台机器"),
+    ("会员价是 25 元", "会员价涨到 30 元"),
+])
+def test_chinese_verbs_of_rescheduling_and_scaling_are_changes(mem: Memory, old: str,
+                                                               new: str) -> None:
+    """改到, 推迟到, 扩容到, 涨到 ... state a new value as 改成 does."""
+    a = mem.add(old)
+    b = mem.add(new)
+    assert b.superseded == [a.memory_id]
+
+
+@pytest.mark.parametrize("old,new", [
     ("The on-call phone changed to 555-0142", "The on-call phone is 555-0177"),
     ("We switched the guest wifi password to Amber-Heron-4", "The guest wifi password is Slate-Fox-9"),
     ("The owner of the audit exporter was cut over from Sofia to Ravi",
