@@ -615,6 +615,8 @@ class LifecycleEngine:
                 mine.append((f"importance below {rule.min_importance:g}", Selection(
                     **base, importance_below=rule.min_importance,
                     in_tier_before=now - timedelta(days=rule.min_importance_after_days))))
+        if not criteria:
+            return job
         # One walk over the tenant for every tier's criteria (each walk reads the whole
         # tenant's index range); a memory is forgotten for the first criterion it meets.
         every = Selection(tenant=tenant, current_only=False,
@@ -622,7 +624,10 @@ class LifecycleEngine:
         for batch in self._select(every, run):
             by_reason: dict[tuple[str, PlannedAction], list[MemoryRecord]] = {}
             for r in batch:
-                reason = next(why for why, sel in criteria[r.tier] if sel.matches(r))
+                reason = next((why for why, sel in criteria.get(r.tier, ()) if sel.matches(r)),
+                              None)
+                if reason is None:  # the SQL's test and matches() disagree: leave it be
+                    continue
                 forget = self.cfg.tiers[r.tier].forget
                 action: PlannedAction = "delete" if forget == "delete" else "archive"
                 by_reason.setdefault((reason, action), []).append(r)

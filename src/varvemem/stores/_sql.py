@@ -375,8 +375,8 @@ class SqlStore(RecordStore):
             cond("user_id = %s", sel.user)
         if sel.any_of:
             parts = [self._selection_sql(s) for s in sel.any_of]
-            cond(" OR ".join(f"({w or '1 = 1'})" for w, _ in parts).join("()"),
-                 *(a for _, more in parts for a in more))
+            either = " OR ".join(f"({w or '1 = 1'})" for w, _ in parts)
+            cond(f"({either})", *(a for _, more in parts for a in more))
         return " AND ".join(where), args
 
     # -- memories ------------------------------------------------------------------------
