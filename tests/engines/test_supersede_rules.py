@@ -83,6 +83,24 @@ def test_a_transition_supersedes_the_memory_holding_the_old_value(mem: Memory, o
     assert mem.get(other.memory_id).valid_to is None
 
 
+@pytest.mark.parametrize("old,new,supersedes", [
+    ("Alice prefers tabs over spaces in Python files",
+     "Alice now prefers spaces over tabs, after the team vote", True),
+    ("Bob likes tea better than coffee", "Bob now prefers coffee over tea", True),
+    ("小王更喜欢喝茶而不是咖啡", "小王现在更喜欢咖啡而不是茶", True),
+    ("比起地铁，老张更喜欢骑车上班", "老张现在更喜欢地铁而不是骑车上班", True),
+    ("Alice prefers tabs over spaces", "Bob prefers spaces over tabs", False),  # another person
+    ("Alice prefers tabs over spaces", "Alice prefers vim over emacs", False),  # other choices
+    ("小王更喜欢喝茶而不是咖啡", "小李更喜欢咖啡而不是茶", False),
+])
+def test_a_reversed_preference_supersedes_the_old_one(mem: Memory, old: str, new: str,
+                                                      supersedes: bool) -> None:
+    """"A over B" then "B over A" of the same person: the values are the same two, swapped."""
+    a = mem.add(old)
+    b = mem.add(new)
+    assert b.superseded == ([a.memory_id] if supersedes else [])
+
+
 @pytest.mark.parametrize("old,new", [
     ("周会在周二", "周会改到周三了"),
     ("订单服务有 4 台机器", "订单服务扩容到 8 台机器"),

@@ -287,3 +287,25 @@ def test_a_changed_name_may_not_count() -> None:
     assert claims.changed_value(a, b) and not claims.changed_value(a, b, names=False)
     c = claims.claim("See you at 8 pm")
     assert claims.changed_value(c, a, names=False)
+
+
+@pytest.mark.parametrize("text,liked,over", [
+    ("Alice prefers tabs over spaces in Python files", "tabs", "spaces"),
+    ("Bob likes tea better than coffee", "tea", "coffee"),
+    ("小王更喜欢喝茶而不是咖啡", "喝茶", "咖啡"),
+    ("比起咖啡，小王更喜欢茶", "茶", "咖啡"),
+    ("I prefer not to say", None, None),
+    ("We prefer to deploy on Tuesdays", None, None),
+])
+def test_preference_between_two_choices(text: str, liked: str | None, over: str | None) -> None:
+    got = claims.preference(text)
+    assert (got.liked, got.over) == (liked, over) if liked else got is None
+
+
+@given(st.sampled_from(["tabs", "vim", "dark mode", "茶"]),
+       st.sampled_from(["spaces", "emacs", "light mode", "咖啡"]))
+def test_a_swapped_preference_is_reversed_and_the_same_is_not(a: str, b: str) -> None:
+    first, swapped = f"Alice prefers {a} over {b}", f"Alice now prefers {b} over {a}"
+    assert claims.reversed_preference(swapped, first) == "preference reversed"
+    assert claims.reversed_preference(first, first) is None
+    assert claims.reversed_preference(f"Bob prefers {b} over {a}", first) is None

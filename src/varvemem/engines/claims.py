@@ -603,6 +603,9 @@ def supersedes(new_text: str, old_text: str, lex: Lexicon, *, frame_overlap: flo
     attribute of the same subject (:func:`same_slot`). An old platform event is compared
     only when neither text tells of a past occurrence (occurrences add up: "deployed v1.2",
     "deployed v1.3"); a state it reported may change ("retention: 14 days", "30 days")."""
+    why = reversed_preference(new_text, old_text)
+    if why:
+        return why
     new_text, old_text = state_after(new_text), state_after(old_text)
     new, old = claim(new_text, subject_span), claim(old_text, subject_span)
     if old_is_event and (new.event or old.event):
@@ -626,6 +629,7 @@ def state_after(text: str) -> str:
     at = folded.find(t.new.casefold()) if len(folded) == len(written) else -1
     new = written[at: at + len(t.new)] if at >= 0 else t.new
     return f"{t.phrase}: {new}"
+
 
 
 def without_speaker(text: str, speakers: Sequence[str]) -> str:
@@ -812,6 +816,61 @@ def _transition_in(t: str) -> Transition | None:
         return _change(None, _value_at(t, m, "b"), "改为B", m["subj"])
     return None
 
+
+# -- preferences: "A over B" ---------------------------------------------------------------------
+_PREFER_EN = re.compile(
+    r"^(?P<subj>.*?)\b(?:prefers?|preferred|favou?rs?|favou?red|would rather (?:use|have|take))"
+    r"\s+(?P<a>.+?)\s+(?:over|to|rather than|instead of|more than)\s+(?P<b>.+?)" + _STOP,
+    re.IGNORECASE)
+_LIKE_EN = re.compile(r"^(?P<subj>.*?)\blik(?:es?|ed)\s+(?P<a>.+?)\s+(?:better|more)\s+than\s+"
+                      r"(?P<b>.+?)" + _STOP, re.IGNORECASE)
+_PREFER_ZH = re.compile(r"^(?P<subj>[^，。,;；]*?)(?:更喜欢|更偏好|更倾向于?|更爱|偏好|偏爱)"
+                        r"(?P<a>[^，。,;；]+?)\s*[，,]?\s*(?:而不是|而非|胜过|多过)(?P<b>[^，。,;；！!？?]+)")
+_RATHER_ZH = re.compile(r"^(?:比起|相比)(?P<b>[^，。,;；]+?)\s*[，,]?\s*(?P<subj>[^，。,;；]*?)更"
+                        r"(?:喜欢|偏好|倾向于?|爱)(?P<a>[^，。,;；！!？?]+)")
+
+
+@dataclass(frozen=True)
+class Preference:
+    """"S prefers A over B": the subject's index terms, the preferred and the other choice."""
+
+    subject: frozenset[str]
+    liked: str
+    over: str
+
+
+@lru_cache(maxsize=_CACHE)
+def preference(text: str) -> Preference | None:
+    """The preference ``text`` states between two choices, if it states one ("Alice prefers
+    tabs over spaces", "likes tea better than coffee", "小王更喜欢喝茶而不是咖啡", "比起咖啡，
+    小王更喜欢茶")."""
+    t = unicodedata.normalize("NFKC", text).strip()
+    m = _PREFER_EN.search(t) or _LIKE_EN.search(t) or _PREFER_ZH.search(t) \
+        or _RATHER_ZH.search(t)
+    if m is None or m["a"].lower() in ("not", "never"):  # "I prefer not to say"
+        return None
+    subj = _FILLER_ZH.sub(" ", _FILLER_EN.sub(" ", m["subj"]))
+    return Preference(frozenset(index_terms(subj)), normalise(m["a"]), normalise(m["b"]))
+
+
+def _same_choice(a: str, b: str) -> bool:
+    return bool(a) and bool(b) and (a in b or b in a)  # "喝茶" and "茶"
+
+
+def reversed_preference(new_text: str, old_text: str) -> str | None:
+    """Why ``new_text`` changes the preference ``old_text`` stated, or None: the same subject
+    (or none named in either) now prefers the other of the two choices ("tabs over spaces",
+    then "spaces over tabs"), or another choice over the same alternative."""
+    new, old = preference(new_text), preference(old_text)
+    if new is None or old is None:
+        return None
+    if new.subject != old.subject and not (new.subject & old.subject):
+        return None
+    if _same_choice(new.liked, old.over) and _same_choice(new.over, old.liked):
+        return "preference reversed"
+    if _same_choice(new.over, old.over) and not _same_choice(new.liked, old.liked):
+        return "another choice preferred over the same alternative"
+    return None
 
 @dataclass(frozen=True)
 class Negation:
