@@ -1,11 +1,13 @@
 """``add_many`` throughput with vectors given, side by side for several source trees.
 
 Each ``--src`` is a checkout's ``src`` folder (e.g. two ``git worktree``s); the trees run
-alternately, ``--rounds`` times each, in child processes. A round embeds nothing: the vectors
-come from one ``--vectors`` file (``.npy`` of bench_core's texts, made on the first run). A round
-fills a fresh home with ``--base`` memories, then times ``--adds`` more in batches of 1,000.
+alternately, ``--rounds`` times each, in child processes, each importing the package from its
+own tree (``memstrata`` in trees from before the rename). A round embeds nothing: the vectors
+come from one ``--vectors`` file (``.npy`` of ``--texts``: bench_core's or bench_scale's texts,
+made on the first run). A round fills a fresh home with ``--base`` memories, then times
+``--adds`` more in batches of 1,000.
 
-    .venv/bin/python bench/bench_add.py --src /work/wt/old/src --src src --rounds 2
+    .venv/bin/python bench/bench_add.py --src /work/wt/old/src --src src --rounds 2 --texts scale
 """
 
 from __future__ import annotations
@@ -22,27 +24,45 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 BENCH_DIR = Path(__file__).resolve().parent
 
 
-def _round(base: int, adds: int, vectors: Path) -> dict[str, float]:
-    """One round in this process (the child): the source tree is on ``sys.path`` already."""
+def _texts(kind: str, n: int) -> list[str]:
+    sys.path.insert(0, str(BENCH_DIR))
+    if kind == "scale":
+        from bench_scale import make_texts as scale_texts
+
+        return scale_texts(n)
+    from bench_core import make_texts
+
+    return make_texts(n)
+
+
+def _round(base: int, adds: int, vectors: Path, kind: str, src: Path) -> dict[str, Any]:
+    """One round in this process (the child). The package comes from ``src``, under the name
+    it had there (trees before the rename hold ``memstrata``): the venv's editable install
+    would otherwise answer ``import varvemem`` with the main checkout."""
+    import importlib
+
     import numpy as np
 
-    sys.path.insert(0, str(BENCH_DIR))
-    from bench_core import make_texts
-    from varvemem import Memory, Settings
+    name = "varvemem" if (src / "varvemem").is_dir() else "memstrata"
+    pkg = importlib.import_module(name)
+    assert Path(pkg.__file__ or "").resolve().is_relative_to(src.resolve()), pkg.__file__
+    Memory = pkg.Memory
 
-    texts, vecs = make_texts(base + adds), np.load(vectors)
+    texts, vecs = _texts(kind, base + adds), np.load(vectors)
     with tempfile.TemporaryDirectory() as home:
-        m = Memory(settings=Settings.load(home=Path(home)))
+        m = Memory(home=Path(home))
         m.add_many([{"content": c} for c in texts[:base]], vectors=vecs[:base])
         cpu, wall = time.process_time(), time.perf_counter()
         for i in range(base, base + adds, 1000):
             m.add_many([{"content": c} for c in texts[i: i + 1000]], vectors=vecs[i: i + 1000])
         out = {"wall_s": time.perf_counter() - wall,
-               "cpu_ms_per_memory": (time.process_time() - cpu) * 1000 / adds}
+               "cpu_ms_per_memory": (time.process_time() - cpu) * 1000 / adds,
+               "package": pkg.__file__}
         m.close()
     return out
 
@@ -53,33 +73,38 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--base", type=int, default=6000)
     ap.add_argument("--adds", type=int, default=6000)
-    ap.add_argument("--vectors", type=Path, default=Path(tempfile.gettempdir()) / "bench-add.npy")
+    ap.add_argument("--texts", choices=("core", "scale"), default="core",
+                    help="bench_core's memories (8-40 words) or bench_scale's (8-60)")
+    ap.add_argument("--vectors", type=Path, help="the texts' vectors, made on the first run "
+                    "(default: bench-add-<texts>.npy in the temp folder)")
+    ap.add_argument("--src-dir", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    args.vectors = args.vectors or Path(tempfile.gettempdir()) / f"bench-add-{args.texts}.npy"
     if args.child:
-        print(json.dumps(_round(args.base, args.adds, args.vectors)))
+        print(json.dumps(_round(args.base, args.adds, args.vectors, args.texts, args.src_dir)))
         return
     if not args.src:
         ap.error("give at least one --src")
     if not args.vectors.exists():
         import numpy as np
 
-        sys.path.insert(0, str(BENCH_DIR))
-        from bench_core import make_texts
         from varvemem.embeddings.usem3 import USEEmbedder
 
-        emb, texts = USEEmbedder(), make_texts(args.base + args.adds)
+        emb, texts = USEEmbedder(), _texts(args.texts, args.base + args.adds)
         np.save(args.vectors, np.concatenate([emb.embed_documents(texts[i: i + 64])
                                               for i in range(0, len(texts), 64)]))
     for r in range(args.rounds):
         for src in args.src:
             env = {**os.environ, "PYTHONPATH": str(src.resolve())}
             res = subprocess.run([sys.executable, __file__, "--child", "--base", str(args.base),
-                                  "--adds", str(args.adds), "--vectors", str(args.vectors)],
+                                  "--adds", str(args.adds), "--vectors", str(args.vectors),
+                                  "--texts", args.texts, "--src-dir", str(src)],
                                  env=env, capture_output=True, text=True, check=True)
             got = json.loads(res.stdout.strip().splitlines()[-1])
             print(f"round {r + 1} {src}: {args.adds:,} adds in {got['wall_s']:.1f} s, "
-                  f"{got['cpu_ms_per_memory']:.2f} ms CPU a memory, load {os.getloadavg()[0]:.1f}")
+                  f"{got['cpu_ms_per_memory']:.2f} ms CPU a memory, load {os.getloadavg()[0]:.1f} "
+                  f"({got['package']})")
 
 
 if __name__ == "__main__":

@@ -238,6 +238,105 @@ def producer(work: Path, chunk: int) -> int:
     return 0
 
 
+class ExactTop:
+    """The exact top 10 of each query vector over every vector added so far, kept as the run
+    goes (one matrix product per chunk), so the index's recall@10 is measured at each
+    checkpoint without holding the vectors."""
+
+    def __init__(self, queries: Any, k: int = 10) -> None:
+        import numpy as np
+
+        self.q = np.asarray(queries, np.float32)
+        self.k = k
+        self.ids: list[str] = []
+        self.scores = np.full((len(self.q), 0), -np.inf, np.float32)
+        self.pos = np.zeros((len(self.q), 0), np.int64)
+
+    def fold(self, ids: list[str], mat: Any) -> None:
+        import numpy as np
+
+        if not ids:
+            return
+        base = len(self.ids)
+        self.ids.extend(ids)
+        s = np.concatenate([self.scores, self.q @ np.asarray(mat, np.float32).T], axis=1)
+        p = np.concatenate([self.pos, np.broadcast_to(np.arange(base, base + len(ids)),
+                                                      (len(self.q), len(ids)))], axis=1)
+        keep = np.argpartition(-s, min(self.k, s.shape[1] - 1), axis=1)[:, : self.k]
+        self.scores = np.take_along_axis(s, keep, axis=1)
+        self.pos = np.take_along_axis(p, keep, axis=1)
+
+    def truth(self) -> list[set[str]]:
+        return [{self.ids[i] for i in row} for row in self.pos]
+
+
+def index_recall(mem: Any, exact: ExactTop) -> dict[str, Any]:
+    """recall@10 of the vector index itself (every vector, no filter) against ``exact`` and its
+    latency, at several ``expansion_search`` values; the setting is restored afterwards."""
+    from varvemem.model import VectorFilter
+
+    index = mem._reads.stores.vectors  # the bench reaches in: no public API exposes the graph
+    flt = VectorFilter(include_superseded=True, include_archive=True)
+    truth = exact.truth()
+    hnsw = getattr(index, "_hnsw", None)
+    default = index.expansion_search
+    out: dict[str, Any] = {"default_expansion": default, "vectors": len(index)}
+    try:
+        for ef in (256, 512, 1024):
+            index.expansion_search = ef
+            if hnsw is not None:
+                hnsw.expansion_search = ef
+            got, times = [], []
+            for q in exact.q:
+                t = time.perf_counter()
+                got.append({m for m, _ in index.search(q, 10, flt)})
+                times.append(time.perf_counter() - t)
+            out[f"ef{ef}"] = {"recall@10": round(statistics.fmean(
+                len(g & w) / 10 for g, w in zip(got, truth)), 4), **_lat(times)}
+    finally:
+        index.expansion_search = default
+        if hnsw is not None:
+            hnsw.expansion_search = default
+    return out
+
+
+def probe_process(home: Path, queries: list[str]) -> dict[str, Any]:
+    """In a fresh process: open the home with the default settings, search, report RSS: what
+    an application with this many memories open holds (the benchmark's own texts and vectors
+    are not in it)."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--probe", str(home),
+           "--probe-queries", json.dumps(queries[:50])]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VARVEMEM_")}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=3600)
+    if proc.returncode:
+        return {"error": proc.stderr[-2000:]}
+    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
+
+
+def probe(home: Path, queries: list[str]) -> int:
+    from varvemem import Memory
+
+    t = time.perf_counter()
+    mem = Memory(home=home)
+    open_s = time.perf_counter() - t
+    t = time.perf_counter()
+    mem.search(queries[0], top_k=10)
+    first_s = time.perf_counter() - t
+    times = []
+    for q in queries[1:]:
+        t = time.perf_counter()
+        mem.search(q, top_k=10)
+        times.append(time.perf_counter() - t)
+    out = {"open_s": round(open_s, 3), "first_search_s": round(first_s, 3),
+           "search": _lat(times), "rss_mb": round(_rss_mb(), 1),
+           "peak_rss_mb": round(_maxrss_mb(), 1)}
+    t = time.perf_counter()
+    mem.close()
+    out["close_s"] = round(time.perf_counter() - t, 3)
+    print(json.dumps(out), flush=True)
+    return 0
+
+
 class Vectors:
     """The main process's view of the producer's chunk files."""
 
@@ -296,7 +395,7 @@ class Vectors:
 # ---------------------------------------------------------------------------------------------
 
 def checkpoint(box: list[Any], home: Path, emb: Any, size: int, queries: list[str],
-               warmups: list[str], first_q: str) -> tuple[Any, dict[str, Any]]:
+               warmups: list[str], first_q: str, exact: ExactTop) -> tuple[Any, dict[str, Any]]:
     """Close the Memory in ``box`` (the only reference to it, so it is freed here), reopen the
     home, measure search, RSS, disk. Returns the new Memory."""
     from varvemem import Memory
@@ -310,6 +409,7 @@ def checkpoint(box: list[Any], home: Path, emb: Any, size: int, queries: list[st
     gc.collect()
     out["disk"] = _disk(home)
     out["rss_after_close_mb"] = round(_rss_mb(), 1)
+    out["own_process"] = probe_process(home, warmups + queries)
 
     t = time.perf_counter()
     mem = Memory(home=home, embedder=emb)
@@ -345,6 +445,24 @@ def checkpoint(box: list[Any], home: Path, emb: Any, size: int, queries: list[st
         mem.search(q, top_k=10, query_vector=v)
         without.append(time.perf_counter() - t)
     cpu_without, wall_without = _cpu_s() - cpu0, time.perf_counter() - w0
+    out["index"] = index_recall(mem, exact)
+    # the same searches (embedding included) with the index searching at expansion 512
+    index_ = mem._reads.stores.vectors
+    default_ef = index_.expansion_search
+    index_.expansion_search = 512
+    if getattr(index_, "_hnsw", None) is not None:
+        index_._hnsw.expansion_search = 512
+    ef512 = []
+    try:
+        for q in queries:
+            t = time.perf_counter()
+            mem.search(q, top_k=10)
+            ef512.append(time.perf_counter() - t)
+    finally:
+        index_.expansion_search = default_ef
+        if getattr(index_, "_hnsw", None) is not None:
+            index_._hnsw.expansion_search = default_ef
+    out["search_ef512_with_embedding"] = _lat(ef512)
     out["search"] = {
         "top_k": 10, "with_embedding": _lat(with_embed), "without_embedding": _lat(without),
         "query_embedding_only": _lat(q_embed), "hits_mean": statistics.fmean(hits_n),
@@ -430,6 +548,7 @@ def run(args: argparse.Namespace) -> int:
     emb = create_embedder(settings.embedder)
     emb.embed_documents(["warm up the model"])
     header["model_load_s"] = round(time.perf_counter() - t, 2)
+    exact = ExactTop([emb.embed_query(q) for q in queries])
     mem = Memory(home=home, embedder=emb)
     s = mem.settings
     header["settings"] = {"embedder": s.embedder.name, "embedder_batch_size": s.embedder.batch_size,
@@ -457,6 +576,9 @@ def run(args: argparse.Namespace) -> int:
                 res = mem.add_many(texts[pos:end], vectors=v)
                 dt = time.perf_counter() - t
                 dcpu = _cpu_s() - cpu0
+                made = [i for i, r in enumerate(res) if getattr(r.status, "value", r.status)
+                        == "created"]
+                exact.fold([res[i].memory_id for i in made], v[made])
                 _counts(res, seg["counts"])
                 seg["added"] += end - pos
                 seg["add_s"] += dt
@@ -495,7 +617,7 @@ def run(args: argparse.Namespace) -> int:
                  f"{seg['per_s'] or 0:.0f}/s; producer paused (waited {pause_wait:.1f}s)")
             box = [mem]
             del mem  # so that closing it can free its vector index before the reopen
-            mem, cp = checkpoint(box, home, emb, size, queries, warmups, first_q)
+            mem, cp = checkpoint(box, home, emb, size, queries, warmups, first_q, exact)
             # end-to-end add at this size: the next `sample` texts, embedding included
             smp = texts[pos : pos + sample]
             cpu0 = _cpu_s()
@@ -504,6 +626,9 @@ def run(args: argparse.Namespace) -> int:
             dt = time.perf_counter() - t
             dcpu = _cpu_s() - cpu0
             smp_counts = _counts(res)
+            made = [i for i, r in enumerate(res) if getattr(r.status, "value", r.status)
+                    == "created"]  # their vectors as the add computed them: embed them again
+            exact.fold([res[i].memory_id for i in made], emb.embed_documents([smp[i] for i in made]))
             for key, val in smp_counts.items():
                 counts_total[key] = counts_total.get(key, 0) + val
             cp["add_with_embedding"] = {"n": len(smp), "seconds": round(dt, 3),
@@ -578,7 +703,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the temp home")
     ap.add_argument("--producer", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--workdir", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--probe", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--probe-queries", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.probe:
+        return probe(args.probe, json.loads(args.probe_queries))
     if args.producer:
         return producer(args.workdir, args.chunk)
     return run(args)

@@ -382,3 +382,23 @@ def test_chat_between_people_supersedes_nothing(mem: Memory) -> None:
         res = mem.add(f"{who}: {text}", session="s1", type="dialogue",
                       metadata={"speaker": who})
         assert res.superseded == [], text
+
+
+@pytest.mark.parametrize("candidates,superseded", [(20, True), (0, False)])
+def test_a_change_finds_the_old_value_by_full_text_beyond_the_nearest(
+        make_memory: Callable[..., Memory], clock: Clock, candidates: int,
+        superseded: bool) -> None:
+    """A transition names its old value: the statement holding it is found through the
+    full-text query of the change's subject and old value even when the nearest memories
+    (one, here) are others; without full-text candidates it is not."""
+    mem = make_memory(update={"neighbours": 1, "associate_max": 0,
+                              "claim_candidates": candidates})
+    old = mem.add("Image builds run on builder-a")
+    for text in ("We moved image builds from builder-q to builder-c",
+                 "We moved image builds from builder-r to builder-c"):
+        clock.advance(hours=1)
+        mem.add(text)
+    clock.advance(hours=1)
+    new = mem.add("We moved image builds from builder-a to builder-c")
+    assert (old.memory_id in new.superseded) is superseded
+    assert (mem.get(old.memory_id).valid_to is not None) is superseded

@@ -162,15 +162,14 @@ def values(text: str) -> tuple[Value, ...]:
     """The value-like tokens of ``text`` in order (see the module's docstring)."""
     t = unicodedata.normalize("NFKC", text)
     found: list[Value] = []
-    taken = [False] * (len(t) + 1)
+    taken = bytearray(len(t) + 1)  # the characters a value holds already
     for m in _VALUE.finditer(t):
         kind = m.lastgroup or "value"
         raw = m.group().rstrip()
         if kind == "number" and not any(c.isdigit() for c in raw):
             continue
         found.append(Value(kind, _norm_value(kind, raw), m.start(), m.start() + len(raw)))
-        for i in range(m.start(), m.start() + len(raw)):
-            taken[i] = True
+        taken[m.start(): m.start() + len(raw)] = b"\x01" * len(raw)
     for m in _NAME.finditer(t):
         start, word = m.start(), m.group()
         if _SENTENCE_START.search(t[:start]) and not _INNER_CAPITAL.match(word):
@@ -183,8 +182,7 @@ def values(text: str) -> tuple[Value, ...]:
         if any(taken[start:m.end()]) or word == "I" or word.lower() in _NOT_NAMES:
             continue  # "I", "Thanks" name nothing
         found.append(Value("name", _norm_value("name", word), start, m.end()))
-        for i in range(start, m.end()):
-            taken[i] = True
+        taken[start: m.end()] = b"\x01" * (m.end() - start)
     if _HAS_CJK.search(t):
         for m in _LATIN_WORD.finditer(t):
             word = m.group().lower()
@@ -249,10 +247,13 @@ class Claim:
     event: bool = False  # a past event, not a state (see _EVENT)
 
 
-def _masked(text: str) -> str:
+def _masked(text: str, start: int = 0) -> str:
+    """``text`` (from ``start`` on) with each value replaced by a placeholder of its kind."""
     t = unicodedata.normalize("NFKC", text)
-    out, last = [], 0
+    out, last = [], start
     for v in values(text):
+        if v.start < start:
+            continue
         out += [t[last:v.start], f" zz{v.kind}zz "]
         last = v.end
     out.append(t[last:])
@@ -266,14 +267,15 @@ def claim(text: str, subject_span: float = 0.5) -> Claim:
     while (lead := _FILLER_LEAD.sub("", text)) != text:
         text = lead
     vals = values(text)
-    masked = _FILLER_ZH.sub(" ", _FILLER_EN.sub(" ", _masked(text)))
+    masked_text = _masked(text)
+    masked = _FILLER_ZH.sub(" ", _FILLER_EN.sub(" ", masked_text))
     frame = index_terms(masked)
     words = sum(1 for w in frame if not (w.startswith("zz") and w.endswith("zz")))
     subject = None
     if vals:
         t = unicodedata.normalize("NFKC", text)
         before = len(_content_terms(t[: vals[0].start]))
-        after = len(_content_terms(_masked(t[vals[0].end:])))
+        after = len(_content_terms(_masked(t, vals[0].end)))
         # A date or a number is what is said of a subject, unless a counting word labels the
         # number ("turn 3", "fact number 2", "step 4", "第3步"): then it names the record.
         labelled = _labels(t, vals[0])
@@ -282,7 +284,7 @@ def claim(text: str, subject_span: float = 0.5) -> Claim:
             subject = vals[0].text
     return Claim(frozenset(frame), tuple(v.kind for v in vals), tuple(v.text for v in vals),
                  subject, words + (subject is not None), frozenset(index_terms(text)),
-                 bool(_EVENT.search(" ".join(_FILLER_EN.sub(" ", _masked(text)).split()))))
+                 bool(_EVENT.search(" ".join(_FILLER_EN.sub(" ", masked_text).split()))))
 
 
 def changed_value(new: Claim, old: Claim, names: bool = True) -> bool:
@@ -682,6 +684,10 @@ _ZH_VERB = r"(?:迁移到|迁移至|迁到|迁至|迁往|搬到|切换到|切换
 _ZH_B = r"(?P<b>[^，。,;；！!？?\s了]+(?:\s+[A-Za-z][\w.-]*)*)"
 _ZH_FROM = re.compile(rf"(?:从|由)\s*(?P<a>.+?)\s*{_ZH_VERB}\s*了?\s*{_ZH_B}")  # 迁到了B
 _ZH_TO = re.compile(rf"(?P<subj>[^，。,;；！!？?]*?)\s*(?:已经|已|都|也)?\s*{_ZH_VERB}\s*了?\s*{_ZH_B}")
+_ZH_VERB_RX = re.compile(_ZH_VERB)
+_REPLACE_RX = re.compile(rf"\b(?:{_REPLACE_EN})\b", re.IGNORECASE)
+_ARROWS = ("->", "→", "=>", "⇒", "⟶")
+_INSTEAD_RX = re.compile(r"\s(?:instead of|rather than|in place of|not)\s")
 _TRIGGER = re.compile(rf"{_ZH_VERB}|\b{_CHANGE_EN}\b|\bfrom\b|\b(?:{_REPLACE_EN})\b|"
                       r"\binstead of\b|\brather than\b|\bin place of\b|"
                       r"->|→|=>|⇒|⟶", re.IGNORECASE)
@@ -786,23 +792,31 @@ def transition(text: str) -> Transition | None:
 
 
 def _transition_in(t: str) -> Transition | None:
-    m = _ZH_FROM.search(t)
+    # Each pattern is tried only where its fixed words are: the lazy groups that open some
+    # of them (_ZH_TO, _EN_INSTEAD) cost time quadratic in the sentence where they fail.
+    low = t.lower()
+    zh_verb = _ZH_VERB_RX.search(t) is not None
+    m = _ZH_FROM.search(t) if zh_verb and ("从" in t or "由" in t) else None
     if m:
         return _change(_value_of(m["a"]), _value_at(t, m, "b"), "从A到B", t[: m.start()])
     m = _EN_FROM_TO.search(t)
     if m:
         return _change(_value_of(m["a"]), _value_of(m["b"]), "from A to B", t[: m.start()],
                        m["subj"])
-    m = _EN_REPLACED.search(t) or _EN_REPLACED_BY.search(t)
+    m = None
+    if _REPLACE_RX.search(t):
+        m = _EN_REPLACED.search(t)
+        if m is None and "replaced" in low:
+            m = _EN_REPLACED_BY.search(t)
     if m:
         return _change(_value_of(m["a"]), _value_of(m["b"]), "replaced A with B",
                        t[: m.start()], _tail(t[m.end():]))
-    m = _ARROW.search(t)
+    m = _ARROW.search(t) if any(a in t for a in _ARROWS) else None
     # "A -> B" of values or names; "settlement system -> database pg-4" is a statement.
     if m and (values(m["a"]) or values(m["b"]) or all(_name_like(m[g]) for g in "ab")):
         return _change(_value_of(m["a"]), _value_of(m["b"]), "A -> B", t[: m.start()],
                        _tail(t[m.end():]))
-    m = _EN_INSTEAD.search(t)
+    m = _EN_INSTEAD.search(t) if _INSTEAD_RX.search(low) else None
     # "B instead of A", of two values ("gke-prod-7 instead of ack-hz-2", "Grace instead of
     # Nadia"); "not" only so.
     if m and m["a"].lower() != "the" and _is_value(t, m, "a") and _is_value(t, m, "b") \
@@ -811,7 +825,7 @@ def _transition_in(t: str) -> Transition | None:
     m = _EN_TO.search(t)
     if m:
         return _change(None, _value_of(m["b"]), "moved to B", t[: m.start()], m["subj"])
-    m = _ZH_TO.search(t)
+    m = _ZH_TO.search(t) if zh_verb else None
     if m and m["subj"].strip():
         return _change(None, _value_at(t, m, "b"), "改为B", m["subj"])
     return None
@@ -989,6 +1003,7 @@ def negates(neg: Negation, old_text: str, extra_words: int) -> bool:
     return len(have - want) + (rest_zh if rest_zh > 1 else 0) <= extra_words
 
 
+@lru_cache(maxsize=_CACHE)
 def is_negated(text: str) -> bool:
     return bool(_NEG_ZH.search(text) or _NEG_EN.search(text) or _NEG_ZH_WRAP.search(text))
 

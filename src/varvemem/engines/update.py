@@ -681,18 +681,19 @@ class UpdateEngine:
 
     # -- the offline supersession rules ---------------------------------------------------------
     def _pool(self, p: _Prepared, similar: list[tuple[MemoryRecord, float]],
-              full_text: bool = True) -> list[tuple[MemoryRecord, float]]:
-        """What the claim rules compare a statement with: its nearest current memories and,
-        with ``full_text``, up to ``claim_candidates`` full-text matches of the same
+              terms: Sequence[str] = ()) -> list[tuple[MemoryRecord, float]]:
+        """What the claim rules compare a statement with: its nearest current memories and
+        up to ``claim_candidates`` full-text matches of ``terms`` in the same
         tenant/user/agent, statements of fact older than it (cosine -1 when not among the
         nearest)."""
         rec, s = p.record, p.record.scope
         found = {r.memory_id: (r, cos) for r, cos in similar}
-        if full_text and self.cfg.claim_candidates and p.vector is not None:
+        if terms and self.cfg.claim_candidates and p.vector is not None:
             flt = SearchFilter(tenant=s.tenant, user=s.user, agent=s.agent)
             hits = self.stores.records.keyword_search(
-                index_terms(rec.content), flt, self.clock(), self.cfg.claim_candidates,
-                0.0, self.settings.retrieval.keyword_max_docs)
+                terms, flt, self.clock(), self.cfg.claim_candidates,
+                0.0, self.settings.retrieval.keyword_max_docs,
+                self.settings.retrieval.keyword_scan_docs or None)
             more = [m for m, _ in hits if m not in found and m != rec.memory_id]
             vecs = self.stores.vectors.vectors(more) if more else {}
             for mid, r in self.stores.records.get_many(s.tenant, more).items():
@@ -732,9 +733,15 @@ class UpdateEngine:
         # Only a transition or a negation reads full text: it names the old value, which may
         # be worded far from the new statement; a claim with a new value reads like its old
         # one, so the nearest memories hold it (a full-text query per add cost most of an
-        # add's time in bulk).
-        pool = self._pool(p, similar, full_text=t is not None or neg is not None) \
-            if fact and wanted else []
+        # add's time in bulk). The query is what an old statement must share: the change's
+        # subject and old value, the negation's words; not the whole text (an OR of all its
+        # words ranks most of a big store).
+        terms: list[str] = []
+        if t is not None:
+            terms = [*t.subject, *index_terms(t.old or "")] or index_terms(text)
+        elif neg is not None:
+            terms = list(neg.words) or index_terms(text)
+        pool = self._pool(p, similar, terms) if fact and wanted else []
         if t is not None:
             found, note = self._by_transition(t, pool)
             if found or t.old is not None:
