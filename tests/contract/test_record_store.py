@@ -42,6 +42,15 @@ def test_insert_get_roundtrip(store: RecordStore) -> None:
     assert got.embedding == pytest.approx(vec(0).tolist())
 
 
+def test_contents_reads_texts_of_one_tenant(store: RecordStore) -> None:
+    put(store, rec("m1", "helm chart values"), rec("m2", "发布窗口在周四"),
+        rec("m3", "other tenant's text", tenant="acme"))
+    assert store.contents("default", ["m1", "m2", "m3", "missing"]) == {
+        "m1": "helm chart values", "m2": "发布窗口在周四"}
+    assert store.contents("acme", ["m1", "m3"]) == {"m3": "other tenant's text"}
+    assert store.contents("default", []) == {}
+
+
 def test_failed_transaction_leaves_nothing(store: RecordStore) -> None:
     with pytest.raises(RuntimeError), store.transaction() as tx:
         tx.insert(rec("m1", "first"), vec(1))

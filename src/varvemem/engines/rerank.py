@@ -23,7 +23,7 @@ import numpy as np
 
 from ..embeddings.second import SecondModel
 from ..errors import EmbedderError
-from ..model import MemoryRecord, ScoreBreakdown
+from ..model import ScoreBreakdown
 from ..settings import RerankSettings
 from ..stores.base import Candidate
 
@@ -70,16 +70,15 @@ class Reranker:
 
     def rescore(self, query: str, ranked: list[Ranked], cosines: dict[str, float],
                 total: Callable[[ScoreBreakdown], float],
-                read: Callable[[list[str]], dict[str, MemoryRecord]]) -> list[Ranked]:
+                read: Callable[[list[str]], dict[str, str]]) -> list[Ranked]:
         """``ranked`` re-scored where the rules apply (``total``: a breakdown's score, as the
-        first ranking computed it), sorted again. ``read`` gives the full records of ids (the
-        caller keeps them for the hits it serves)."""
+        first ranking computed it), sorted again. ``read`` gives the texts of ids."""
         if not ranked or not self.active():
             return ranked
         at = self.pool(ranked, cosines)
-        records = read([ranked[i][1].memory_id for i in at])
-        at = [i for i in at if ranked[i][1].memory_id in records]
-        texts = [records[ranked[i][1].memory_id].content for i in at]
+        contents = read([ranked[i][1].memory_id for i in at])
+        at = [i for i in at if ranked[i][1].memory_id in contents]
+        texts = [contents[ranked[i][1].memory_id] for i in at]
         qscript = script(query)
         scripts = [script(t) for t in texts]
         second = self._second_scores(query, texts, scripts) if self.cfg.second_opinion else None

@@ -227,7 +227,7 @@ class RetrievalEngine:
         if rerank.active():
             ranked = rerank.rescore(query, ranked, vec_hits,
                                     lambda p: scoring.combine(p, prof, cfg.time_words.weight),
-                                    lambda ids: self._read(flt.tenant, ids, full))
+                                    lambda ids: self.stores.records.contents(flt.tenant, ids))
         ranking.ranked = ranked
         ranking.subject = claims.query_subject(query, claims.lexicon_for(
             self.settings.update.attribute_words)) if cfg.absent_subject_factor < 1 else None
@@ -294,11 +294,6 @@ class RetrievalEngine:
         """The second model (``second_model``), or None: disabled or not installed."""
         return second_model(self.settings.second_model)
 
-    def _read(self, tenant: str, ids: list[str],
-              full: dict[str, MemoryRecord]) -> dict[str, MemoryRecord]:
-        """The records of ``ids``, read into ``full`` where not there yet."""
-        full.update(self.stores.records.get_many(tenant, [i for i in ids if i not in full]))
-        return {i: full[i] for i in ids if i in full}
 
     def relevance_floor(self) -> float:
         """``retrieval.relevance_floor``, else the embedder's measured one (0: none)."""

@@ -397,6 +397,15 @@ class SqlStore(RecordStore):
                 out[rec.memory_id] = rec
         return out
 
+    def contents(self, tenant: str, ids: Sequence[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for i in range(0, len(ids), self.d.max_ids):
+            inside, args = self.d.in_("memory_id", ids[i : i + self.d.max_ids])
+            out.update((r[0], r[1]) for r in self._query(
+                f"SELECT memory_id, content FROM memories WHERE {self.d.hint}tenant = %s "
+                f"AND {inside}", (tenant, *args)))
+        return out
+
     def find_by_hash(self, tenant: str, content_hash: str) -> list[MemoryRecord]:
         return self._records(self._query(
             f"SELECT {SELECT} FROM memories WHERE tenant = %s AND content_hash = %s "

@@ -286,6 +286,11 @@ class Memories(ABC):
     def get(self, tenant: str, memory_id: str, with_embedding: bool = False) -> MemoryRecord | None:
         return self.get_many(tenant, [memory_id], with_embedding).get(memory_id)
 
+    def contents(self, tenant: str, ids: Sequence[str]) -> dict[str, str]:
+        """The texts of ``ids`` (those that exist): what a second look at candidates reads,
+        without building whole records."""
+        return {i: r.content for i, r in self.get_many(tenant, ids).items()}
+
     @abstractmethod
     def find_by_hash(self, tenant: str, content_hash: str) -> list[MemoryRecord]:
         """Current (not superseded) memories with this content hash."""
