@@ -41,16 +41,13 @@ def _texts(kind: str, n: int) -> list[str]:
 
 
 def _round(base: int, adds: int, vectors: Path, kind: str, src: Path) -> dict[str, Any]:
-    """One round in this process (the child). The package comes from ``src``, under the name
-    it had there (trees before the rename hold ``memstrata``): the venv's editable install
-    would otherwise answer ``import varvemem`` with the main checkout."""
-    import importlib
-
+    """One round in this process (the child), with the package of the tree ``src``."""
     import numpy as np
 
-    name = "varvemem" if (src / "varvemem").is_dir() else "memstrata"
-    pkg = importlib.import_module(name)
-    assert Path(pkg.__file__ or "").resolve().is_relative_to(src.resolve()), pkg.__file__
+    sys.path.insert(0, str(BENCH_DIR))
+    from bench_core import tree_package
+
+    pkg = tree_package(src)
     Memory = pkg.Memory
 
     texts, vecs = _texts(kind, base + adds), np.load(vectors)

@@ -422,6 +422,18 @@ def _counts(results: list[Any]) -> dict[str, int]:
     return out
 
 
+def tree_package(src: Path) -> Any:
+    """The package of the source tree ``src``, imported under the name it has there (trees
+    from before the rename hold ``memstrata``): ``src`` must be on ``sys.path`` first, else
+    the venv's editable install answers ``import varvemem`` with the main checkout."""
+    import importlib
+
+    name = "varvemem" if (src / "varvemem").is_dir() else "memstrata"
+    pkg = importlib.import_module(name)
+    assert Path(pkg.__file__ or "").resolve().is_relative_to(src.resolve()), pkg.__file__
+    return pkg
+
+
 def library_fingerprint() -> dict[str, Any]:
     """Which library code ran: a hash of every file of the imported package, plus git's view."""
     import hashlib

@@ -18,7 +18,6 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse
-import importlib
 import json
 import statistics
 import subprocess
@@ -32,10 +31,10 @@ BENCH_DIR = Path(__file__).resolve().parent
 
 
 def _package(src: Path) -> Any:
-    name = "varvemem" if (src / "varvemem").is_dir() else "memstrata"
-    pkg = importlib.import_module(name)
-    assert Path(pkg.__file__ or "").resolve().is_relative_to(src.resolve()), pkg.__file__
-    return pkg
+    sys.path.insert(0, str(BENCH_DIR))
+    from bench_core import tree_package
+
+    return tree_package(src)
 
 
 def _fill(src: Path, home: Path, size: int, vectors: Path) -> dict[str, Any]:
