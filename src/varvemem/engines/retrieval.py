@@ -294,7 +294,6 @@ class RetrievalEngine:
         """The second model (``second_model``), or None: disabled or not installed."""
         return second_model(self.settings.second_model)
 
-
     def relevance_floor(self) -> float:
         """``retrieval.relevance_floor``, else the embedder's measured one (0: none)."""
         floor = self.settings.retrieval.relevance_floor
