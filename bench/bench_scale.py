@@ -270,33 +270,46 @@ class ExactTop:
         return [{self.ids[i] for i in row} for row in self.pos]
 
 
-def index_recall(mem: Any, exact: ExactTop) -> dict[str, Any]:
-    """recall@10 of the vector index itself (every vector, no filter) against ``exact`` and its
-    latency, at several ``expansion_search`` values; the setting is restored afterwards."""
-    from varvemem.model import VectorFilter
+def _index(mem: Any) -> Any:
+    return mem._reads.stores.vectors  # the bench reaches in: no public API exposes the graph
 
-    index = mem._reads.stores.vectors  # the bench reaches in: no public API exposes the graph
-    flt = VectorFilter(include_superseded=True, include_archive=True)
-    truth = exact.truth()
+
+@contextlib.contextmanager
+def _expansion(mem: Any, ef: int) -> Any:
+    """The local vector index of ``mem`` searching at ``expansion_search`` ``ef`` (the
+    index's setting and its usearch graph's), restored afterwards."""
+    index = _index(mem)
     hnsw = getattr(index, "_hnsw", None)
     default = index.expansion_search
-    out: dict[str, Any] = {"default_expansion": default, "vectors": len(index)}
+    index.expansion_search = ef
+    if hnsw is not None:
+        hnsw.expansion_search = ef
     try:
-        for ef in (256, 512, 1024):
-            index.expansion_search = ef
-            if hnsw is not None:
-                hnsw.expansion_search = ef
+        yield index
+    finally:
+        index.expansion_search = default
+        if hnsw is not None:
+            hnsw.expansion_search = default
+
+
+def index_recall(mem: Any, exact: ExactTop) -> dict[str, Any]:
+    """recall@10 of the vector index itself (every vector, no filter) against ``exact`` and its
+    latency, at several ``expansion_search`` values."""
+    from varvemem.model import VectorFilter
+
+    flt = VectorFilter(include_superseded=True, include_archive=True)
+    truth = exact.truth()
+    out: dict[str, Any] = {"default_expansion": _index(mem).expansion_search,
+                           "vectors": len(_index(mem))}
+    for ef in (256, 512, 1024):
+        with _expansion(mem, ef) as index:
             got, times = [], []
             for q in exact.q:
                 t = time.perf_counter()
                 got.append({m for m, _ in index.search(q, 10, flt)})
                 times.append(time.perf_counter() - t)
-            out[f"ef{ef}"] = {"recall@10": round(statistics.fmean(
-                len(g & w) / 10 for g, w in zip(got, truth)), 4), **_lat(times)}
-    finally:
-        index.expansion_search = default
-        if hnsw is not None:
-            hnsw.expansion_search = default
+        out[f"ef{ef}"] = {"recall@10": round(statistics.fmean(
+            len(g & w) / 10 for g, w in zip(got, truth)), 4), **_lat(times)}
     return out
 
 
@@ -328,8 +341,8 @@ def probe(home: Path, queries: list[str]) -> int:
         mem.search(q, top_k=10)
         times.append(time.perf_counter() - t)
     out = {"open_s": round(open_s, 3), "first_search_s": round(first_s, 3),
-           "search": _lat(times), "rss_mb": round(_rss_mb(), 1),
-           "peak_rss_mb": round(_maxrss_mb(), 1)}
+           "search": _lat(times), "rss_mb": round(_rss_mb(), 1)}
+    # No peak RSS: Linux carries the parent's high-water mark (ru_maxrss) across fork and exec.
     t = time.perf_counter()
     mem.close()
     out["close_s"] = round(time.perf_counter() - t, 3)
@@ -446,22 +459,12 @@ def checkpoint(box: list[Any], home: Path, emb: Any, size: int, queries: list[st
         without.append(time.perf_counter() - t)
     cpu_without, wall_without = _cpu_s() - cpu0, time.perf_counter() - w0
     out["index"] = index_recall(mem, exact)
-    # the same searches (embedding included) with the index searching at expansion 512
-    index_ = mem._reads.stores.vectors
-    default_ef = index_.expansion_search
-    index_.expansion_search = 512
-    if getattr(index_, "_hnsw", None) is not None:
-        index_._hnsw.expansion_search = 512
-    ef512 = []
-    try:
+    ef512 = []  # the same searches (embedding included), the index at expansion 512
+    with _expansion(mem, 512):
         for q in queries:
             t = time.perf_counter()
             mem.search(q, top_k=10)
             ef512.append(time.perf_counter() - t)
-    finally:
-        index_.expansion_search = default_ef
-        if getattr(index_, "_hnsw", None) is not None:
-            index_._hnsw.expansion_search = default_ef
     out["search_ef512_with_embedding"] = _lat(ef512)
     out["search"] = {
         "top_k": 10, "with_embedding": _lat(with_embed), "without_embedding": _lat(without),
