@@ -8,6 +8,9 @@ made on the first run). A round fills a fresh home with ``--base`` memories, the
 ``--adds`` more in batches of 1,000.
 
     .venv/bin/python bench/bench_add.py --src /work/wt/old/src --src src --rounds 2 --texts scale
+
+``--cold`` reopens the home before the timed adds with the engines' caches emptied, as a new
+process (or a store bigger than the caches) finds them.
 """
 
 from __future__ import annotations
@@ -40,7 +43,18 @@ def _texts(kind: str, n: int) -> list[str]:
     return make_texts(n)
 
 
-def _round(base: int, adds: int, vectors: Path, kind: str, src: Path) -> dict[str, Any]:
+def _forget_parses(package: str) -> None:
+    """Empty the engines' caches (``functools.lru_cache``): what a new process, or a store
+    bigger than the caches, starts from."""
+    for name, module in list(sys.modules.items()):
+        if name.startswith(f"{package}.engines"):
+            for value in vars(module).values():
+                if callable(getattr(value, "cache_clear", None)):
+                    value.cache_clear()
+
+
+def _round(base: int, adds: int, vectors: Path, kind: str, src: Path,
+           cold: bool) -> dict[str, Any]:
     """One round in this process (the child), with the package of the tree ``src``."""
     import numpy as np
 
@@ -54,6 +68,10 @@ def _round(base: int, adds: int, vectors: Path, kind: str, src: Path) -> dict[st
     with tempfile.TemporaryDirectory() as home:
         m = Memory(home=Path(home))
         m.add_many([{"content": c} for c in texts[:base]], vectors=vecs[:base])
+        if cold:
+            m.close()
+            _forget_parses(pkg.__name__)
+            m = Memory(home=Path(home))
         cpu, wall = time.process_time(), time.perf_counter()
         for i in range(base, base + adds, 1000):
             m.add_many([{"content": c} for c in texts[i: i + 1000]], vectors=vecs[i: i + 1000])
@@ -75,11 +93,14 @@ def main() -> None:
     ap.add_argument("--vectors", type=Path, help="the texts' vectors, made on the first run "
                     "(default: bench-add-<texts>.npy in the temp folder)")
     ap.add_argument("--src-dir", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--cold", action="store_true",
+                    help="reopen the home and empty the parse caches before the timed adds")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     args.vectors = args.vectors or Path(tempfile.gettempdir()) / f"bench-add-{args.texts}.npy"
     if args.child:
-        print(json.dumps(_round(args.base, args.adds, args.vectors, args.texts, args.src_dir)))
+        print(json.dumps(_round(args.base, args.adds, args.vectors, args.texts, args.src_dir,
+                                args.cold)))
         return
     if not args.src:
         ap.error("give at least one --src")
@@ -96,7 +117,8 @@ def main() -> None:
             env = {**os.environ, "PYTHONPATH": str(src.resolve())}
             res = subprocess.run([sys.executable, __file__, "--child", "--base", str(args.base),
                                   "--adds", str(args.adds), "--vectors", str(args.vectors),
-                                  "--texts", args.texts, "--src-dir", str(src)],
+                                  "--texts", args.texts, "--src-dir", str(src),
+                                  *(["--cold"] if args.cold else [])],
                                  env=env, capture_output=True, text=True, check=True)
             got = json.loads(res.stdout.strip().splitlines()[-1])
             print(f"round {r + 1} {src}: {args.adds:,} adds in {got['wall_s']:.1f} s, "

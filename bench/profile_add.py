@@ -45,7 +45,7 @@ def main() -> None:
     mem.add_many(texts[200:], vectors=vecs[200:])
     prof.disable()
     print(f"CPU per memory: {1000 * (_cpu() - c0) / 1800:.2f} ms")
-    pstats.Stats(prof).sort_stats("tottime").print_stats(18)
+    pstats.Stats(prof).sort_stats(sys.argv[2] if len(sys.argv) > 2 else "tottime").print_stats(int(sys.argv[3]) if len(sys.argv) > 3 else 18)
     mem.close()
 
 

@@ -51,6 +51,17 @@ def test_contents_reads_texts_of_one_tenant(store: RecordStore) -> None:
     assert store.contents("default", []) == {}
 
 
+def test_statements_are_stored_with_the_record_and_read_by_tenant(store: RecordStore) -> None:
+    with store.transaction() as tx:
+        tx.insert(rec("m1", "the gateway runs on port 8080"), vec(1), '["k1",false]')
+        tx.insert(rec("m2", "发布窗口在周四"), vec(2))  # none stored: parsed when needed
+        tx.insert(rec("m3", "the gateway runs on port 9090", tenant="acme"), vec(3),
+                  '["k3",false]')
+    assert store.statements("default", ["m1", "m2", "m3", "missing"]) == {"m1": '["k1",false]'}
+    assert store.statements("acme", ["m1", "m3"]) == {"m3": '["k3",false]'}
+    assert store.statements("default", []) == {}
+
+
 def test_failed_transaction_leaves_nothing(store: RecordStore) -> None:
     with pytest.raises(RuntimeError), store.transaction() as tx:
         tx.insert(rec("m1", "first"), vec(1))

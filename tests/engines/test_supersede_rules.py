@@ -402,3 +402,55 @@ def test_a_change_finds_the_old_value_by_full_text_beyond_the_nearest(
     new = mem.add("We moved image builds from builder-a to builder-c")
     assert (old.memory_id in new.superseded) is superseded
     assert (mem.get(old.memory_id).valid_to is not None) is superseded
+
+
+def _parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The texts the rules parse from now on (their caches emptied)."""
+    from varvemem.engines import claims
+
+    parsed: list[str] = []
+    real = claims.statement.__wrapped__
+
+    def counting(text: str, *args, **kw):  # type: ignore[no-untyped-def]
+        parsed.append(text)
+        return real(text, *args, **kw)
+
+    for cached in (claims.statement, claims.claim, claims.slots, claims.values):
+        cached.cache_clear()
+    monkeypatch.setattr(claims, "statement", counting)
+    return parsed
+
+
+@pytest.mark.parametrize("old,new,other", [
+    ("The payments queue is rabbit-q-2", "The payments queue is rabbit-q-5",
+     "The payments team reviews queue alerts on Mondays"),
+    ("报表服务的端口是 8081", "报表服务的端口是 9091", "报表服务的负责人每周一检查告警"),
+])
+def test_a_candidate_is_read_from_its_stored_statement(
+        mem: Memory, monkeypatch: pytest.MonkeyPatch, old: str, new: str, other: str) -> None:
+    """What the rules parsed of a memory when it was added is stored with it: a later add
+    compares with it, and a search resolves conflicts with it, without parsing it again."""
+    a = mem.add(old)
+    c = mem.add(other)
+    parsed = _parses(monkeypatch)
+    b = mem.add(new)
+    assert b.superseded == [a.memory_id]
+    assert old not in parsed and other not in parsed and new in parsed
+    stored = mem._stores.records.statements("default", [a.memory_id, b.memory_id, c.memory_id])
+    assert stored.keys() == {a.memory_id, b.memory_id, c.memory_id}
+    parsed.clear()
+    hits = mem.search(new)
+    assert {b.memory_id, c.memory_id} <= {h.memory.memory_id for h in hits}
+    assert parsed == []
+
+
+def test_a_memory_stored_without_a_statement_is_parsed(mem: Memory,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A memory written before statements were stored (NULL) is parsed when compared."""
+    a = mem.add("The payments queue is rabbit-q-2")
+    with mem._stores.records.transaction() as tx:
+        tx._x("UPDATE memories SET statement = NULL")  # type: ignore[attr-defined]
+    parsed = _parses(monkeypatch)
+    b = mem.add("The payments queue is rabbit-q-5")
+    assert b.superseded == [a.memory_id]
+    assert "The payments queue is rabbit-q-2" in parsed

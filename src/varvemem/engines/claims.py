@@ -36,9 +36,10 @@ English.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
@@ -385,6 +386,10 @@ class Lexicon:
     def __init__(self, table: Mapping[str, tuple[Sequence[str], Sequence[str]]],
                  light: Sequence[str], shapes: Mapping[str, str],
                  qualifiers: Sequence[str]) -> None:
+        # What the lexicon was made of: stored statements (:mod:`.statements`) name it.
+        self.fingerprint = hashlib.sha256(repr(
+            (sorted((a, tuple(s), tuple(w)) for a, (s, w) in table.items()), tuple(light),
+             sorted(shapes.items()), tuple(qualifiers))).encode()).digest()
         self.shapes = [(attr, re.compile(rx)) for attr, rx in shapes.items()]
         self.qualifiers = frozenset(t for w in qualifiers if not _HAS_CJK.search(w)
                                     for t in index_terms(w))
@@ -597,23 +602,60 @@ def _same_slot(new: Slots, old: Slots, subject_overlap: float) -> str | None:
     return f"same {'/'.join(sorted(shared))} of the same subject, new value"
 
 
+@dataclass(frozen=True)
+class Statement:
+    """What the rules read of a statement to compare it with another (:func:`supersedes`):
+    whether it asks or denies, the preference it states, and the claim and slots of the
+    state it leaves (:func:`state_after`). A pure function of its text, the lexicon and
+    ``subject_span``; the update engine stores it with each memory
+    (:mod:`.statements`), so that a candidate is not parsed again."""
+
+    question: bool
+    negated: bool
+    preference: Preference | None
+    claim: Claim
+    slots: Slots
+    plain: bool  # it states no change: the claim and slots are its text's own
+    values: tuple[str, ...]  # the normalised values of its text (:func:`holds`)
+
+
+@lru_cache(maxsize=_CACHE)
+def statement(text: str, lex: Lexicon, subject_span: float = 0.5) -> Statement:
+    """The :class:`Statement` of ``text``."""
+    state = state_after(text)
+    return Statement(is_question(text), is_negated(text), preference(text),
+                     claim(state, subject_span), slots(state, lex), state == text,
+                     tuple(dict.fromkeys(v.text for v in values(text))))
+
+
 def supersedes(new_text: str, old_text: str, lex: Lexicon, *, frame_overlap: float,
                min_words: int, subject_span: float, subject_overlap: float,
                old_is_event: bool = False) -> str | None:
-    """Why the statement ``new_text`` gives a new value to what ``old_text`` stated, or None:
-    the same claim frame with a new value (:func:`same_claim`), else a new value of the same
-    attribute of the same subject (:func:`same_slot`). An old platform event is compared
-    only when neither text tells of a past occurrence (occurrences add up: "deployed v1.2",
-    "deployed v1.3"); a state it reported may change ("retention: 14 days", "30 days")."""
-    why = reversed_preference(new_text, old_text)
+    """Why the statement ``new_text`` gives a new value to what ``old_text`` stated, or None
+    (see :func:`statement_supersedes`)."""
+    return statement_supersedes(
+        statement(new_text, lex, subject_span), statement(old_text, lex, subject_span),
+        frame_overlap=frame_overlap, min_words=min_words, subject_overlap=subject_overlap,
+        old_is_event=old_is_event)
+
+
+def statement_supersedes(new: Statement, old: Statement, *, frame_overlap: float,
+                         min_words: int, subject_overlap: float,
+                         old_is_event: bool = False) -> str | None:
+    """Why ``new`` gives a new value to what ``old`` stated, or None: a reversed preference
+    (:func:`reversed_preference`), else the same claim frame with a new value
+    (:func:`same_claim`), else a new value of the same attribute of the same subject
+    (:func:`same_slot`); a stated change is read as the state it leaves. An old platform
+    event is compared only when neither text tells of a past occurrence (occurrences add
+    up: "deployed v1.2", "deployed v1.3"); a state it reported may change ("retention: 14
+    days", "30 days")."""
+    why = _reversed(new.preference, old.preference)
     if why:
         return why
-    new_text, old_text = state_after(new_text), state_after(old_text)
-    new, old = claim(new_text, subject_span), claim(old_text, subject_span)
-    if old_is_event and (new.event or old.event):
+    if old_is_event and (new.claim.event or old.claim.event):
         return None
-    why = same_claim(new, old, frame_overlap, min_words)
-    return why or same_slot(slots(new_text, lex), slots(old_text, lex), subject_overlap)
+    why = same_claim(new.claim, old.claim, frame_overlap, min_words)
+    return why or same_slot(new.slots, old.slots, subject_overlap)
 
 
 def state_after(text: str) -> str:
@@ -875,7 +917,10 @@ def reversed_preference(new_text: str, old_text: str) -> str | None:
     """Why ``new_text`` changes the preference ``old_text`` stated, or None: the same subject
     (or none named in either) now prefers the other of the two choices ("tabs over spaces",
     then "spaces over tabs"), or another choice over the same alternative."""
-    new, old = preference(new_text), preference(old_text)
+    return _reversed(preference(new_text), preference(old_text))
+
+
+def _reversed(new: Preference | None, old: Preference | None) -> str | None:
     if new is None or old is None:
         return None
     if new.subject != old.subject and not (new.subject & old.subject):
@@ -1008,9 +1053,10 @@ def is_negated(text: str) -> bool:
     return bool(_NEG_ZH.search(text) or _NEG_EN.search(text) or _NEG_ZH_WRAP.search(text))
 
 
-def holds(text: str, value: str) -> bool:
-    """Does ``text`` state ``value`` (a normalised value or phrase)?"""
-    if value in {v.text for v in values(text)}:
+def holds(text: str, value: str, stated: Collection[str] | None = None) -> bool:
+    """Does ``text`` state ``value`` (a normalised value or phrase)? ``stated``: the values of
+    ``text``, when known (:attr:`Statement.values`)."""
+    if value in (stated if stated is not None else {v.text for v in values(text)}):
         return True
     norm = normalise(text)
     if not value or value not in norm:

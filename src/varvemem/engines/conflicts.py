@@ -11,30 +11,45 @@ Settings: ``conflicts`` (:class:`varvemem.settings.ConflictSettings`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ..model import MemoryType, SearchHit
 from ..settings import ConflictSettings
-from . import claims
+from . import claims, statements
 
 _FACTS = (MemoryType.KNOWLEDGE, MemoryType.DIALOGUE, MemoryType.EVENT, MemoryType.EXPERIENCE)
 
 
-def _current(h: SearchHit) -> bool:
+def candidates(hits: Sequence[SearchHit], cfg: ConflictSettings) -> list[str]:
+    """The ids of the hits :func:`resolve` compares: those whose stored statements it reads."""
+    if not cfg.enabled:
+        return []
+    return [h.memory.memory_id for h in hits[: cfg.window] if _fact(h)]
+
+
+def _fact(h: SearchHit) -> bool:
     m = h.memory
     return m.valid_to is None and m.superseded_by is None and m.memory_type in _FACTS \
-        and h.channels != ["archive"] and not claims.is_question(m.content)
+        and h.channels != ["archive"]
 
 
 def resolve(hits: Sequence[SearchHit], cfg: ConflictSettings,
-            lex: claims.Lexicon | None = None) -> list[SearchHit]:
+            lex: claims.Lexicon | None = None,
+            stored: Mapping[str, str] | None = None) -> list[SearchHit]:
     """``hits`` with each conflicting older hit marked, its score lowered to its newer one's
-    and placed right after it (the order stays by score)."""
+    and placed right after it (the order stays by score). ``stored``: the hits' stored
+    statements by id (``Memories.statements``); a hit without one is parsed."""
     out = list(hits)
     if not cfg.enabled:
         return out
     lex = lex or claims.lexicon()
-    window = [h for h in out[: cfg.window] if _current(h)]
+    stored = stored or {}
+    said = {h.memory.memory_id: statements.read(h.memory.content,
+                                                 stored.get(h.memory.memory_id), lex,
+                                                 cfg.subject_span)
+            for h in out[: cfg.window] if _fact(h)}
+    window = [h for h in out[: cfg.window]
+              if h.memory.memory_id in said and not said[h.memory.memory_id].question]
     for i, a in enumerate(window):
         for b in window[i + 1:]:
             if a.memory.scope.tenant != b.memory.scope.tenant \
@@ -45,9 +60,9 @@ def resolve(hits: Sequence[SearchHit], cfg: ConflictSettings,
                 continue
             if new.memory.memory_id in old.memory.metadata.get("distinct_from", ()):
                 continue  # a supersession of the two was undone: two claims
-            why = claims.supersedes(
-                new.memory.content, old.memory.content, lex, frame_overlap=cfg.frame_overlap,
-                min_words=cfg.min_words, subject_span=cfg.subject_span,
+            why = claims.statement_supersedes(
+                said[new.memory.memory_id], said[old.memory.memory_id],
+                frame_overlap=cfg.frame_overlap, min_words=cfg.min_words,
                 subject_overlap=cfg.subject_overlap,
                 old_is_event=old.memory.memory_type is MemoryType.EVENT)
             if why is None:

@@ -315,6 +315,7 @@ class DocumentIngest:
         batch = [self.engine._prepare(d) for d in drafts]
         for p in batch:
             p.steps["classify"] = "document"
+            p.statement = self.engine._statement(p.record)  # parsed outside the write lock
         if batch:
             self.engine._embed(batch, None)
         return batch
@@ -327,7 +328,7 @@ class DocumentIngest:
         with self.stores.transaction() as tx:
             self.stores.claim_model(tx)
             for p in batch:
-                tx.insert(p.record, p.vector)
+                tx.insert(p.record, p.vector, p.statement)
                 record_change(tx, p.record, "create", now, actor, f"ingested from {source}",
                               new=_created(p.record, []))
         self.stores.sync()
@@ -353,7 +354,7 @@ class DocumentIngest:
                 mine = [olds[i] for i in by_new.get(p.record.memory_id, []) if i in olds]
                 _inherit(p.record, mine)
                 succeeded = {r.memory_id: changed for r in mine}
-                tx.insert(p.record, p.vector)
+                tx.insert(p.record, p.vector, p.statement)
                 record_change(tx, p.record, "create", now, actor,
                               _succession(f"ingested from {source}", succeeded),
                               new=_created(p.record, list(succeeded)))

@@ -268,8 +268,11 @@ class RetrievalEngine:
         floor = self.relevance_floor()
         if floor > 0 and max((h.scores.evidence or 0.0 for h in hits), default=0.0) < floor:
             return []
-        return conflicts.resolve(hits, self.settings.conflicts,
-                                 claims.lexicon_for(self.settings.update.attribute_words))
+        cfg = self.settings.conflicts
+        ids = conflicts.candidates(hits, cfg)
+        stored = self.stores.records.statements(ranking.flt.tenant, ids) if len(ids) > 1 else {}
+        return conflicts.resolve(
+            hits, cfg, claims.lexicon_for(self.settings.update.attribute_words), stored)
 
     def _time_words(self, query: str, flt: SearchFilter, now: datetime
                     ) -> tuple[str, timewords.TimeWindow | None, SearchFilter]:

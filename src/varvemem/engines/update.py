@@ -11,7 +11,7 @@ import hashlib
 import json
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -40,7 +40,7 @@ from ..model import (
 from ..settings import Settings
 from ..stores import Stores, StoreTx
 from ..text import analyse, extract_keywords, identifiers, index_terms
-from . import claims, outcome, rules
+from . import claims, outcome, rules, statements
 from .timeline import snapshot
 
 if TYPE_CHECKING:
@@ -187,6 +187,7 @@ class _Prepared:
     llm_error: str = ""
     result: AddResult | None = None
     merge: bool = True
+    statement: str | None = None  # stored with the record (see _statement), when parsed early
 
 
 class UpdateEngine:
@@ -579,7 +580,7 @@ class UpdateEngine:
         olds = self._current(superseded, rec.scope.tenant, batch)
         superseded = {i: why for i, why in superseded.items() if i in olds}
         _inherit(rec, list(olds.values()))
-        tx.insert(rec, p.vector)
+        tx.insert(rec, p.vector, self._statement(rec))
         if rec.tier is Tier.ACTIVE and rec.scope.session:
             tx.touch_session(rec.scope.tenant, rec.scope.session, rec.created_at)
         record_change(tx, rec, "create", now, actor,
@@ -599,12 +600,12 @@ class UpdateEngine:
         """Is ``r`` a near duplicate of ``rec``: the same normalised key text, or close in
         meaning and words; never when their value-like parts differ (``merge_value_guard``)."""
         a, b = _key_text(r), _key_text(rec)
-        if self.cfg.merge_value_guard and claims.value_set(a) != claims.value_set(b):
-            return False
-        if claims.normalise(a) == claims.normalise(b):
-            return True
-        return cos >= self.cfg.near_duplicate_threshold \
-            and word_overlap(a, b) >= self.cfg.near_duplicate_overlap
+        near = claims.normalise(a) == claims.normalise(b) or (
+            cos >= self.cfg.near_duplicate_threshold
+            and word_overlap(a, b) >= self.cfg.near_duplicate_overlap)
+        # The guard last: it parses both texts, and most candidates are not near at all.
+        return near and not (self.cfg.merge_value_guard
+                             and claims.value_set(a) != claims.value_set(b))
 
     def _exact_duplicate(self, rec: MemoryRecord, accepted: list[_Prepared]) -> str | None:
         now = self.clock()
@@ -653,7 +654,7 @@ class UpdateEngine:
             candidates = self._supersede_candidates(p.record, similar,
                                                     self.cfg.associate_threshold)
             found, _ = self._rules_supersede(p, similar)  # the rules find candidates too
-            pool = {r.memory_id: (r, cos) for r, cos in self._pool(p, similar)}
+            pool = {r.memory_id: (r, cos) for r, cos in self._pool(p, similar)[0]}
             known = {r.memory_id for r, _ in candidates}
             candidates += [pool[i] for i in found if i in pool and i not in known]
             if not candidates:
@@ -681,11 +682,12 @@ class UpdateEngine:
 
     # -- the offline supersession rules ---------------------------------------------------------
     def _pool(self, p: _Prepared, similar: list[tuple[MemoryRecord, float]],
-              terms: Sequence[str] = ()) -> list[tuple[MemoryRecord, float]]:
+              terms: Sequence[str] = ()
+              ) -> tuple[list[tuple[MemoryRecord, float]], dict[str, claims.Statement]]:
         """What the claim rules compare a statement with: its nearest current memories and
         up to ``claim_candidates`` full-text matches of ``terms`` in the same
         tenant/user/agent, statements of fact older than it (cosine -1 when not among the
-        nearest)."""
+        nearest); and what each states (:meth:`_statements`)."""
         rec, s = p.record, p.record.scope
         found = {r.memory_id: (r, cos) for r, cos in similar}
         if terms and self.cfg.claim_candidates and p.vector is not None:
@@ -700,10 +702,28 @@ class UpdateEngine:
                 if r.valid_to is None and r.scope.user == s.user and r.scope.agent == s.agent:
                     v = vecs.get(mid)
                     found[mid] = (r, float(v @ p.vector) if v is not None else -1.0)
-        return [(r, cos) for r, cos in found.values()
+        pool = [(r, cos) for r, cos in found.values()
                 if r.memory_type in _FACT_TYPES and r.memory_type in self.cfg.supersede_types
-                and r.created_at <= rec.created_at and r.memory_id != rec.memory_id
-                and not claims.is_question(self._said(r))]
+                and r.created_at <= rec.created_at and r.memory_id != rec.memory_id]
+        said = self._statements(s.tenant, [r for r, _ in pool])
+        return [(r, cos) for r, cos in pool if not said[r.memory_id].question], said
+
+    def _statements(self, tenant: str, records: Sequence[MemoryRecord]
+                    ) -> dict[str, claims.Statement]:
+        """What each of ``records`` states, by id: the statement stored with it when that
+        was parsed from what it says now (:mod:`.statements`), else parsed now."""
+        stored = self.stores.records.statements(tenant, [r.memory_id for r in records])
+        lex, span = self.lexicon(), self.cfg.claim_subject_span
+        return {r.memory_id: statements.read(self._said(r), stored.get(r.memory_id), lex, span)
+                for r in records}
+
+    def _statement(self, rec: MemoryRecord) -> str | None:
+        """What is stored of ``rec`` for the rules to read later (:mod:`.statements`); None
+        for what they never compare."""
+        if rec.memory_type not in _FACT_TYPES or rec.memory_type not in self.cfg.supersede_types \
+                or not self.cfg.supersede_rules:
+            return None
+        return statements.stored(self._said(rec), self.lexicon(), self.cfg.claim_subject_span)
 
     def _said(self, r: MemoryRecord) -> str:
         """What ``r`` states: a turn of dialogue without the speaker's label its metadata
@@ -741,25 +761,24 @@ class UpdateEngine:
             terms = [*t.subject, *index_terms(t.old or "")] or index_terms(text)
         elif neg is not None:
             terms = list(neg.words) or index_terms(text)
-        pool = self._pool(p, similar, terms) if fact and wanted else []
+        pool, said = self._pool(p, similar, terms) if fact and wanted else ([], {})
         if t is not None:
-            found, note = self._by_transition(t, pool)
+            found, note = self._by_transition(t, pool, said)
             if found or t.old is not None:
                 return found, note
         if neg is not None:
-            found = self._by_negation(neg, pool)
+            found = self._by_negation(neg, pool, said)
             if found:
                 return found, ""
         if fact and "frame" in on and not claims.is_negated(text):
-            lex = self.lexicon()
+            mine = claims.statement(text, self.lexicon(), cfg.claim_subject_span)
             found = {}
             for r, _ in pool:
-                if claims.is_negated(self._said(r)):
+                if said[r.memory_id].negated:
                     continue
-                why = claims.supersedes(
-                    text, self._said(r), lex, frame_overlap=cfg.claim_frame_overlap,
-                    min_words=cfg.claim_min_words, subject_span=cfg.claim_subject_span,
-                    subject_overlap=cfg.claim_subject_overlap,
+                why = claims.statement_supersedes(
+                    mine, said[r.memory_id], frame_overlap=cfg.claim_frame_overlap,
+                    min_words=cfg.claim_min_words, subject_overlap=cfg.claim_subject_overlap,
                     old_is_event=r.memory_type is MemoryType.EVENT)
                 if why:
                     found[r.memory_id] = why
@@ -781,8 +800,8 @@ class UpdateEngine:
                 return {r.memory_id: f"updated by a newer statement (cosine {cos:.2f})"}, ""
         return {}, ""
 
-    def _by_negation(self, neg: claims.Negation, pool: list[tuple[MemoryRecord, float]]
-                     ) -> dict[str, str]:
+    def _by_negation(self, neg: claims.Negation, pool: list[tuple[MemoryRecord, float]],
+                     said: Mapping[str, claims.Statement]) -> dict[str, str]:
         """The memories a negation retires: those stating a value it says is gone ("no
         longer uses RabbitMQ") about the same subject (``claim_subject_overlap`` of the
         fewer subject words shared); else, when it names no value, those whose words it
@@ -790,16 +809,17 @@ class UpdateEngine:
         only when, how often or how much (:func:`claims.negates`)."""
         cfg, lex = self.cfg, self.lexicon()
         found = {}
-        said = claims.slots(neg.rest, lex)
+        rest = claims.slots(neg.rest, lex)
         # A name opening the sentence is a value too ("Pulsar is no longer used by ...").
-        gone = neg.values or tuple(w for w in said.leads if w == neg.opener)
-        mine = said.subject_words - set(gone)
+        gone = neg.values or tuple(w for w in rest.leads if w == neg.opener)
+        mine = rest.subject_words - set(gone)
         for r, _ in pool:
-            if claims.is_negated(self._said(r)):
+            if said[r.memory_id].negated:
                 continue
+            claim, slots = self._own(r, said)
             if gone:
-                held = [v for v in gone if claims.holds(self._said(r), v)]
-                theirs = claims.slots(self._said(r), lex).subject_words
+                held = [v for v in gone if self._holds(r, v, said)]
+                theirs = slots.subject_words
                 shared = len(mine & theirs)
                 if held and (not mine or not theirs or shared >= cfg.claim_subject_overlap
                              * min(len(mine), len(theirs))):
@@ -807,20 +827,33 @@ class UpdateEngine:
                 if held or neg.values:
                     continue
             want = set(neg.words)
-            have = claims.claim(self._said(r), cfg.claim_subject_span).tokens
+            have = claim.tokens
             covered = bool(want) and len(want & have) >= cfg.negation_overlap * len(want) \
                 and len(want & have) >= cfg.negation_overlap * len(have)
             if covered or claims.negates(neg, self._said(r), cfg.negation_extra_words):
                 found[r.memory_id] = "negated: no longer true"
         return found
 
-    def _by_transition(self, t: claims.Transition, pool: list[tuple[MemoryRecord, float]]
-                       ) -> tuple[dict[str, str], str]:
+    def _own(self, r: MemoryRecord, said: Mapping[str, claims.Statement]
+             ) -> tuple[claims.Claim, claims.Slots]:
+        """The claim and slots of what ``r`` says itself (not the state a change it states
+        leaves): its statement's when it states no change."""
+        st = said[r.memory_id]
+        if st.plain:
+            return st.claim, st.slots
+        text = self._said(r)
+        return claims.claim(text, self.cfg.claim_subject_span), claims.slots(text, self.lexicon())
+
+    def _holds(self, r: MemoryRecord, value: str, said: Mapping[str, claims.Statement]) -> bool:
+        return claims.holds(self._said(r), value, said[r.memory_id].values)
+
+    def _by_transition(self, t: claims.Transition, pool: list[tuple[MemoryRecord, float]],
+                       said: Mapping[str, claims.Statement]) -> tuple[dict[str, str], str]:
         """The memories a transition replaces: those holding its old value (those naming its
         subject, when some do; an old value that is a plain word needs a subject), else the
         one naming its subject with a value of the new value's kind."""
         subject = set(t.subject)
-        live = [(r, cos) for r, cos in pool if not claims.holds(self._said(r), t.new)]
+        live = [(r, cos) for r, cos in pool if not self._holds(r, t.new, said)]
         lex = self.lexicon()
         want = claims.slots(t.phrase, lex)
 
@@ -830,9 +863,9 @@ class UpdateEngine:
             "日志管道有问题找朱琳")."""
             if not subject:
                 return False
-            if subject <= claims.claim(self._said(r)).tokens:
+            claim, theirs = self._own(r, said)
+            if subject <= claim.tokens:
                 return True
-            theirs = claims.slots(self._said(r), lex)
             if not want.subject_words:  # "我的手机号换成了 ...": the attribute alone
                 return not theirs.subject_words and bool(want.attributes & theirs.attributes)
             shared = len(want.subject_words & theirs.subject_words)
@@ -843,7 +876,7 @@ class UpdateEngine:
         if t.old is not None and not subject and claims.kind_of(t.old) not in claims.RECORDS:
             return {}, ""  # "I moved from Sweden to ...": a word, of no named subject
         if t.old is not None:
-            holders = [r for r, _ in live if claims.holds(self._said(r), t.old)]
+            holders = [r for r, _ in live if self._holds(r, t.old, said)]
             if not holders:
                 return {}, f"transition from {t.old}: no memory holds {t.old}"
             named = [r for r in holders if names_subject(r)]
@@ -851,7 +884,7 @@ class UpdateEngine:
                     for r in (named or holders)}, ""
         kind = claims.kind_class(claims.kind_of(t.new))
         fits = [(r, cos) for r, cos in live if names_subject(r)
-                and kind in {claims.kind_class(k) for k in claims.claim(self._said(r)).kinds}]
+                and kind in {claims.kind_class(k) for k in self._own(r, said)[0].kinds}]
         if not fits:
             return {}, ""
         best, _ = max(fits, key=lambda rc: (_shape(rc[0].content, t.new), rc[1]))

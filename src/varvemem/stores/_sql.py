@@ -178,8 +178,8 @@ class SqlTx(StoreTx):
 
     # -- the memories table: its indexes are the dialect's --------------------------------
     @abstractmethod
-    def _insert_row(self, record: MemoryRecord, values: list[Any], embedding: bytes | None
-                    ) -> None: ...
+    def _insert_row(self, record: MemoryRecord, values: list[Any], embedding: bytes | None,
+                    statement: str | None) -> None: ...
 
     @abstractmethod
     def _update_row(self, record: MemoryRecord, sets: list[str], args: list[Any],
@@ -191,8 +191,9 @@ class SqlTx(StoreTx):
     def _delete_row(self, tenant: str, memory_id: str) -> tuple[Any, ...] | None:
         """Delete the row with its index entries; returns (its session id,), None if none."""
 
-    def insert(self, record: MemoryRecord, vector: np.ndarray | None) -> None:
-        self._insert_row(record, self._d.row(record), blob(vector))
+    def insert(self, record: MemoryRecord, vector: np.ndarray | None,
+               statement: str | None = None) -> None:
+        self._insert_row(record, self._d.row(record), blob(vector), statement)
         self.changes.wrote(record)
 
     def update(self, record: MemoryRecord, vector: np.ndarray | None = None,
@@ -404,6 +405,15 @@ class SqlStore(RecordStore):
             out.update((r[0], r[1]) for r in self._query(
                 f"SELECT memory_id, content FROM memories WHERE {self.d.hint}tenant = %s "
                 f"AND {inside}", (tenant, *args)))
+        return out
+
+    def statements(self, tenant: str, ids: Sequence[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for i in range(0, len(ids), self.d.max_ids):
+            inside, args = self.d.in_("memory_id", ids[i : i + self.d.max_ids])
+            out.update((r[0], r[1]) for r in self._query(
+                f"SELECT memory_id, statement FROM memories WHERE {self.d.hint}tenant = %s "
+                f"AND {inside} AND statement IS NOT NULL", (tenant, *args)))
         return out
 
     def find_by_hash(self, tenant: str, content_hash: str) -> list[MemoryRecord]:

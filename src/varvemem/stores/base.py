@@ -227,7 +227,10 @@ class StoreTx(ABC):
     changes: TxChanges
 
     @abstractmethod
-    def insert(self, record: MemoryRecord, vector: np.ndarray | None) -> None: ...
+    def insert(self, record: MemoryRecord, vector: np.ndarray | None,
+               statement: str | None = None) -> None:
+        """Add the record, with its vector and what the rules parsed of it (``statement``,
+        see :mod:`varvemem.engines.statements`; read back by ``Memories.statements``)."""
 
     @abstractmethod
     def update(self, record: MemoryRecord, vector: np.ndarray | None = None,
@@ -290,6 +293,11 @@ class Memories(ABC):
         """The texts of ``ids`` (those that exist): what a second look at candidates reads,
         without building whole records."""
         return {i: r.content for i, r in self.get_many(tenant, ids).items()}
+
+    def statements(self, tenant: str, ids: Sequence[str]) -> dict[str, str]:
+        """What the rules stored of ``ids`` when they were added (those that have it): a
+        store that keeps none returns nothing, and the rules parse the texts."""
+        return {}
 
     @abstractmethod
     def find_by_hash(self, tenant: str, content_hash: str) -> list[MemoryRecord]:

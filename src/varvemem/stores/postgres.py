@@ -111,12 +111,12 @@ class _PgTx(SqlTx):
 
     inserted = 0
 
-    def _insert_row(self, record: MemoryRecord, values: list[Any], embedding: bytes | None
-                    ) -> None:
+    def _insert_row(self, record: MemoryRecord, values: list[Any], embedding: bytes | None,
+                    statement: str | None) -> None:
         self._c.execute(
-            f"INSERT INTO memories ({SELECT}, embedding, vseq, fts) "
-            f"VALUES ({', '.join(['%s'] * (len(COLUMNS) + 2))}, %s::tsvector)",
-            [*values, embedding, self._seq, fts_vector(record)])
+            f"INSERT INTO memories ({SELECT}, embedding, vseq, statement, fts) "
+            f"VALUES ({', '.join(['%s'] * (len(COLUMNS) + 3))}, %s::tsvector)",
+            [*values, embedding, self._seq, statement, fts_vector(record)])
         self.inserted += 1
 
     def _update_row(self, record: MemoryRecord, sets: list[str], args: list[Any],

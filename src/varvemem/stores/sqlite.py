@@ -99,11 +99,12 @@ class _SqliteTx(SqlTx):
                             "VALUES (?, ?, ?)", [(t, r.scope.tenant, rowid) for t in r.tags])
         _index_text(self._c, rowid, r)
 
-    def _insert_row(self, record: MemoryRecord, values: list[Any], embedding: bytes | None
-                    ) -> None:
+    def _insert_row(self, record: MemoryRecord, values: list[Any], embedding: bytes | None,
+                    statement: str | None) -> None:
         cur = self._c.execute(
-            f"INSERT INTO memories ({SELECT}, embedding, vseq) "
-            f"VALUES ({','.join('?' * (len(COLUMNS) + 2))})", (*values, embedding, self._seq))
+            f"INSERT INTO memories ({SELECT}, embedding, vseq, statement) "
+            f"VALUES ({','.join('?' * (len(COLUMNS) + 3))})",
+            (*values, embedding, self._seq, statement))
         self._index(int(cur.lastrowid or 0), record)
 
     def _update_row(self, record: MemoryRecord, sets: list[str], args: list[Any],

@@ -1,0 +1,97 @@
+"""The stored form of a memory's :class:`~.claims.Statement`.
+
+The update engine compares each new statement with its candidates, and the read path
+(:mod:`.conflicts`) compares hits with each other. Parsing a text costs about half a
+millisecond, and in a big store a candidate's parse is rarely in the process's caches: so
+each memory's statement is parsed once, when it is added, and stored beside it as JSON
+(``Memories.statements``).
+
+A stored statement carries a key: a hash of the text it was parsed from, the lexicon, the
+``subject_span`` and the source of the modules that parse. A key that does not match the
+text the rules read now (an edited memory, a dialogue turn read without its speaker, other
+settings, other rules) makes it unusable: the text is parsed again. Nothing has to be
+migrated when the rules change.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from . import claims, extract
+from .claims import Claim, Lexicon, Preference, Slots, Statement
+
+
+@lru_cache(maxsize=1)
+def _rules() -> bytes:
+    """A digest of the code that parses: any change to it makes stored statements stale."""
+    from .. import __version__
+    from ..text import analyzer, attributes, stopwords
+
+    h = hashlib.sha256(__version__.encode())
+    for module in (claims, extract, analyzer, attributes, stopwords):
+        with contextlib.suppress(OSError):  # no source shipped: the version alone
+            h.update(Path(module.__file__ or "").read_bytes())
+    return h.digest()
+
+
+def key(text: str, lex: Lexicon, subject_span: float) -> str:
+    """What a statement parsed from ``text`` is stored under (see the module's docstring)."""
+    h = hashlib.blake2b(_rules(), digest_size=9)
+    h.update(lex.fingerprint)
+    h.update(repr(subject_span).encode())
+    h.update(text.encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
+
+
+def _claim(c: Claim) -> list[Any]:
+    return [sorted(c.frame), c.kinds, c.values, c.subject, c.words, sorted(c.tokens), c.event]
+
+
+def _slots(s: Slots) -> list[Any]:
+    return [sorted(s.attributes), sorted(s.subject_words), [list(v) for v in s.values],
+            s.record, s.subject, s.leads, sorted(s.qualifiers)]
+
+
+def dump(st: Statement, at: str) -> str:
+    """``st`` as stored, under the key ``at``."""
+    pref = st.preference
+    return json.dumps(
+        [at, st.question, st.negated,
+         None if pref is None else [sorted(pref.subject), pref.liked, pref.over],
+         _claim(st.claim), _slots(st.slots), st.plain, st.values],
+        ensure_ascii=False, separators=(",", ":"))
+
+
+def load(stored: str | None, at: str) -> Statement | None:
+    """The statement ``stored`` holds if it was stored under the key ``at``, else None (also
+    for anything that does not parse: the text is then parsed again)."""
+    if not stored or not stored.startswith(f'["{at}"'):
+        return None
+    try:
+        _, question, negated, pref, c, s, plain, vals = json.loads(stored)
+        return Statement(
+            bool(question), bool(negated),
+            None if pref is None else Preference(frozenset(pref[0]), pref[1], pref[2]),
+            Claim(frozenset(c[0]), tuple(c[1]), tuple(c[2]), c[3], int(c[4]), frozenset(c[5]),
+                  bool(c[6])),
+            Slots(frozenset(s[0]), frozenset(s[1]), tuple((k, v) for k, v in s[2]),
+                  bool(s[3]), s[4], tuple(s[5]), frozenset(s[6])), bool(plain), tuple(vals))
+    except (ValueError, TypeError, IndexError):
+        return None
+
+
+def read(text: str, stored: str | None, lex: Lexicon, subject_span: float) -> Statement:
+    """The statement of ``text``: the ``stored`` one when it was parsed from this text by
+    these rules, else parsed now."""
+    return load(stored, key(text, lex, subject_span)) \
+        or claims.statement(text, lex, subject_span)
+
+
+def stored(text: str, lex: Lexicon, subject_span: float) -> str:
+    """The statement of ``text`` as stored (parsed now, or found in the caches)."""
+    return dump(claims.statement(text, lex, subject_span), key(text, lex, subject_span))
