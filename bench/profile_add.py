@@ -2,7 +2,7 @@
 under cProfile, after 200 to warm up. The texts are ``bench_scale``'s stream, each marked
 with the run's id so that none is a duplicate of an earlier run's.
 
-    .venv/bin/python bench/profile_add.py HOME
+    .venv/bin/python bench/profile_add.py HOME [SORT [ROWS]]
 
 It adds to HOME: use a scratch copy.
 """
@@ -45,7 +45,8 @@ def main() -> None:
     mem.add_many(texts[200:], vectors=vecs[200:])
     prof.disable()
     print(f"CPU per memory: {1000 * (_cpu() - c0) / 1800:.2f} ms")
-    pstats.Stats(prof).sort_stats(sys.argv[2] if len(sys.argv) > 2 else "tottime").print_stats(int(sys.argv[3]) if len(sys.argv) > 3 else 18)
+    order = sys.argv[2] if len(sys.argv) > 2 else "tottime"  # e.g. cumtime
+    pstats.Stats(prof).sort_stats(order).print_stats(int(sys.argv[3]) if len(sys.argv) > 3 else 18)
     mem.close()
 
 

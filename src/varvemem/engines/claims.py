@@ -70,9 +70,12 @@ _PUNCT_MAP = str.maketrans({
 })
 _TRAILING = re.compile(r"[\s.,;:!?~\"')\]]+$")
 _PARTICLE = re.compile(rf"(?<=[{_CJK}A-Za-z0-9])[吧呢啊呀哦喔嘛啦哈呗噢哟]+$")
-_SPACE_NEAR = re.compile(rf"\s*([{_CJK}]|[.,;:!?()\[\]\"'])\s*")
+# The spaces next to a CJK character or a punctuation mark (a plain "" replacement: a
+# template such as r"\1" costs a Python call per match, and every CJK character matched).
+_SPACE_NEAR = re.compile(rf"\s+(?=[{_CJK}.,;:!?()\[\]\"'])|(?<=[{_CJK}.,;:!?()\[\]\"'])\s+")
 
 
+@lru_cache(maxsize=_CACHE)
 def normalise(text: str) -> str:
     """``text`` as dedup compares it: width, case, punctuation variants, trailing punctuation
     and spacing do not matter; words, digits and inner punctuation do."""
@@ -82,7 +85,7 @@ def normalise(text: str) -> str:
     # A Chinese sentence-final particle adds a tone, not a meaning ("不发版吧", "端口上哦");
     # 吗 (a question) and 了 (done) do change it and stay.
     t = _TRAILING.sub("", _PARTICLE.sub("", t))
-    return _SPACE_NEAR.sub(r"\1", t)
+    return _SPACE_NEAR.sub("", t)
 
 
 # -- values ------------------------------------------------------------------------------------
