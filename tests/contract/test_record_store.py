@@ -60,6 +60,13 @@ def test_statements_are_stored_with_the_record_and_read_by_tenant(store: RecordS
     assert store.statements("default", ["m1", "m2", "m3", "missing"]) == {"m1": '["k1",false]'}
     assert store.statements("acme", ["m1", "m3"]) == {"m3": '["k3",false]'}
     assert store.statements("default", []) == {}
+    # A new text: the statement of the old one (and its words) goes with it.
+    with store.transaction() as tx:
+        tx.update(rec("m1", "the gateway runs on port 9443"), fields=["content"])
+        tx.update(rec("m3", "the gateway runs on port 9090", tenant="acme", importance=0.9),
+                  fields=["importance"])
+    assert store.statements("default", ["m1"]) == {}
+    assert store.statements("acme", ["m3"]) == {"m3": '["k3",false]'}
 
 
 def test_failed_transaction_leaves_nothing(store: RecordStore) -> None:

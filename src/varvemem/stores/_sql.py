@@ -205,6 +205,8 @@ class SqlTx(StoreTx):
         if vector is not None:
             sets.append("embedding = %s")
             args.append(blob(vector))
+        if "content" in cols:  # what the rules parsed of the old text holds its words
+            sets.append("statement = NULL")
         if vector is not None or VECTOR_ATTRS & set(cols):  # the vector index keeps these
             sets.append("vseq = %s")
             args.append(self._seq)
