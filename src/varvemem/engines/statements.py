@@ -43,7 +43,7 @@ def key(text: str, lex: Lexicon, subject_span: float) -> str:
     """What a statement parsed from ``text`` is stored under (see the module's docstring)."""
     h = hashlib.blake2b(_rules(), digest_size=9)
     h.update(lex.fingerprint)
-    h.update(repr(subject_span).encode())
+    h.update(f"{subject_span!r}\0".encode())  # ended: span 0.5 + "1..." is not 0.51 + "..."
     h.update(text.encode("utf-8", "surrogatepass"))
     return h.hexdigest()
 
