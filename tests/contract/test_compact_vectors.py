@@ -57,15 +57,17 @@ def test_compact_recall_against_exact(tmp_path: Path, dtype: str, floor: float) 
     idx = make(tmp_path, dtype)
     idx.upsert(ids, vecs, [attrs()] * n)
     assert idx.uses_hnsw and idx._mat is None  # one copy: the graph's
-    recall, top1 = [], []
+    recall, error = [], []
     for q in clustered(rng, 50):
         truth = np.argsort(-(vecs @ q))[:10]
         got = idx.search(q, 10, SearchFilter())
         recall.append(len({f"m{i}" for i in truth} & {m for m, _ in got}) / 10)
-        top1.append(abs(got[0][1] - float(vecs[truth[0]] @ q)))
+        # each returned score against its own exact cosine: the graph may miss the true top
+        # hit (recall covers that), but a score it gives is the vector's, to the dtype's rounding
+        error.extend(abs(s - float(vecs[int(m[1:])] @ q)) for m, s in got)
     assert np.mean(recall) >= floor, np.mean(recall)
     if dtype != "i8":
-        assert max(top1) < 2e-3  # cosines to the dtype's rounding
+        assert max(error) < 2e-3
 
 
 def test_exact_paths_read_the_graph(tmp_path: Path) -> None:
