@@ -72,6 +72,13 @@ def load(stored: str | None, at: str) -> Statement | None:
     for anything that does not parse: the text is then parsed again)."""
     if not stored or not stored.startswith(f'["{at}"'):
         return None
+    return _decoded(stored)
+
+
+# A memory is a candidate of many adds and a hit of many searches: its decoded statement
+# (immutable) is kept like the parses it replaces.
+@lru_cache(maxsize=claims.CACHE_SIZE)
+def _decoded(stored: str) -> Statement | None:
     try:
         _, question, negated, pref, c, s, plain, vals = json.loads(stored)
         return Statement(
