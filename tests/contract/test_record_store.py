@@ -69,6 +69,24 @@ def test_statements_are_stored_with_the_record_and_read_by_tenant(store: RecordS
     assert store.statements("acme", ["m3"]) == {"m3": '["k3",false]'}
 
 
+def test_set_statements_writes_the_statement_alone(store: RecordStore) -> None:
+    """A statement written back (parsed again by newer rules) changes nothing else: no
+    change for the vector index, no history, the record and the other tenant as they were."""
+    put(store, rec("m1", "the gateway runs on port 8080"),
+        rec("m2", "the gateway runs on port 8080", tenant="acme"))
+    before = store.get("default", "m1")
+    seq = store.vector_seq()
+    with store.transaction() as tx:
+        tx.set_statements("default", {"m1": '["k1b",false]', "m2": '["k2",false]',
+                                      "missing": '["k9",false]'})
+    assert store.statements("default", ["m1", "m2"]) == {"m1": '["k1b",false]'}
+    assert store.statements("acme", ["m2"]) == {}
+    assert store.get("default", "m1") == before
+    assert store.history("default", "m1") == []
+    changes = store.vector_changes(seq)
+    assert changes.upserts == [] and changes.removals == []
+
+
 def test_failed_transaction_leaves_nothing(store: RecordStore) -> None:
     with pytest.raises(RuntimeError), store.transaction() as tx:
         tx.insert(rec("m1", "first"), vec(1))

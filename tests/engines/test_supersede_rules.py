@@ -454,3 +454,25 @@ def test_a_memory_stored_without_a_statement_is_parsed(mem: Memory,
     b = mem.add("The payments queue is rabbit-q-5")
     assert b.superseded == [a.memory_id]
     assert "The payments queue is rabbit-q-2" in parsed
+
+
+@pytest.mark.parametrize("stale", [None, '["0123456789abcdef01",false]'])
+def test_a_stale_statement_is_written_back_by_the_add_that_parses_it(
+        mem: Memory, monkeypatch: pytest.MonkeyPatch, stale: str | None) -> None:
+    """A statement stored by other rules (another release: its key differs) or none at all
+    is parsed when an add compares with it, and stored again in that add's transaction: the
+    next add reads it."""
+    a = mem.add("发票服务的负责人是王芳")
+    with mem._stores.records.transaction() as tx:
+        if stale:
+            tx.set_statements("default", {a.memory_id: stale})
+        else:
+            tx._x("UPDATE memories SET statement = NULL")  # type: ignore[attr-defined]
+    parsed = _parses(monkeypatch)
+    mem.add("发票服务每周五出对账单")
+    assert "发票服务的负责人是王芳" in parsed
+    stored = mem._stores.records.statements("default", [a.memory_id])
+    assert stored and stored[a.memory_id] != stale
+    parsed.clear()
+    mem.add("发票服务的对账单改到每周四")
+    assert "发票服务的负责人是王芳" not in parsed

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import Literal
 
 import numpy as np
@@ -37,6 +38,7 @@ _LATIN_CHAR = re.compile(r"[A-Za-z\u00c0-\u024f]")
 _LETTERS_PER_CJK = 5
 
 
+@lru_cache(maxsize=16_384)  # called on every term of every hit (retrieval.evidence)
 def script(text: str) -> Script | None:
     """``cjk`` or ``latin``: the script most of ``text``'s words are written in (None: no
     letters at all)."""

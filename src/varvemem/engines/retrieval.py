@@ -28,7 +28,7 @@ from ..model import (
 from ..settings import Profile, Settings
 from ..stores import Stores
 from ..stores.base import Candidate
-from ..text import analyse, date_terms, estimate_tokens, identifiers, index_terms
+from ..text import analyse, date_terms, estimate_tokens, identifiers, index_terms, term_set
 from . import claims, conflicts, scoring, timewords
 from .rerank import Reranker, script
 
@@ -403,9 +403,9 @@ def evidence(cosine: float | None, terms: set[str], memory: MemoryRecord,
     sim = max(0.0, cosine) if cosine is not None else 0.0
     if not terms:
         return sim + time_bonus * time_match
-    own = set(index_terms(" ".join([memory.content, *memory.tags, *memory.keywords])))
-    around = set(index_terms(" ".join([*memory.context_before, *memory.context_after,
-                                       date_terms(memory.created_at)]))) - own
+    own = term_set(" ".join([memory.content, *memory.tags, *memory.keywords]))
+    around = term_set(" ".join([*memory.context_before, *memory.context_after,
+                                date_terms(memory.created_at)])) - own
     if subject and absent_factor < 1 and not time_match:  # a time asked is a subject too
         # Only the words in the memory's script can be missing from it: a Chinese text (with
         # Latin ids in it) cannot hold an English question's words.

@@ -95,8 +95,20 @@ def _decoded(stored: str) -> Statement | None:
 def read(text: str, stored: str | None, lex: Lexicon, subject_span: float) -> Statement:
     """The statement of ``text``: the ``stored`` one when it was parsed from this text by
     these rules, else parsed now."""
-    return load(stored, key(text, lex, subject_span)) \
-        or claims.statement(text, lex, subject_span)
+    return checked(text, stored, lex, subject_span)[0]
+
+
+def checked(text: str, stored: str | None, lex: Lexicon, subject_span: float
+            ) -> tuple[Statement, str | None]:
+    """:func:`read`, and what to store in place of ``stored`` when it was unusable (None
+    when it was usable): a store filled by other rules (another release) is brought up to
+    date by the writes that read it."""
+    at = key(text, lex, subject_span)
+    found = load(stored, at)
+    if found is not None:
+        return found, None
+    st = claims.statement(text, lex, subject_span)
+    return st, dump(st, at)
 
 
 def stored(text: str, lex: Lexicon, subject_span: float) -> str:

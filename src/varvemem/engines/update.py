@@ -188,6 +188,9 @@ class _Prepared:
     result: AddResult | None = None
     merge: bool = True
     statement: str | None = None  # stored with the record (see _statement), when parsed early
+    # Candidates whose stored statement was unusable (another release's rules), parsed again:
+    # written back in the same transaction.
+    stale_statements: dict[str, str] = field(default_factory=dict)
 
 
 class UpdateEngine:
@@ -258,6 +261,8 @@ class UpdateEngine:
                     for p in batch:
                         p.merge = merge
                         self._store_one(tx, p, accepted, actor)
+                        if p.stale_statements:
+                            tx.set_statements(p.record.scope.tenant, p.stale_statements)
                         self._link_reply(tx, p, done)
                         if p.index in replied:
                             done[p.index] = p
@@ -705,17 +710,23 @@ class UpdateEngine:
         pool = [(r, cos) for r, cos in found.values()
                 if r.memory_type in _FACT_TYPES and r.memory_type in self.cfg.supersede_types
                 and r.created_at <= rec.created_at and r.memory_id != rec.memory_id]
-        said = self._statements(s.tenant, [r for r, _ in pool])
+        said = self._statements(s.tenant, [r for r, _ in pool], p.stale_statements)
         return [(r, cos) for r, cos in pool if not said[r.memory_id].question], said
 
-    def _statements(self, tenant: str, records: Sequence[MemoryRecord]
-                    ) -> dict[str, claims.Statement]:
+    def _statements(self, tenant: str, records: Sequence[MemoryRecord],
+                    stale: dict[str, str]) -> dict[str, claims.Statement]:
         """What each of ``records`` states, by id: the statement stored with it when that
-        was parsed from what it says now (:mod:`.statements`), else parsed now."""
+        was parsed from what it says now (:mod:`.statements`), else parsed now; the
+        statements parsed now go into ``stale`` (by id, as stored) to be written back."""
         stored = self.stores.records.statements(tenant, [r.memory_id for r in records])
         lex, span = self.lexicon(), self.cfg.claim_subject_span
-        return {r.memory_id: statements.read(self._said(r), stored.get(r.memory_id), lex, span)
-                for r in records}
+        out = {}
+        for r in records:
+            out[r.memory_id], fresh = statements.checked(self._said(r), stored.get(r.memory_id),
+                                                         lex, span)
+            if fresh is not None:
+                stale[r.memory_id] = fresh
+        return out
 
     def _statement(self, rec: MemoryRecord) -> str | None:
         """What is stored of ``rec`` for the rules to read later (:mod:`.statements`); None

@@ -11,7 +11,7 @@ and :class:`SqlTx`'s abstract methods.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
@@ -213,6 +213,11 @@ class SqlTx(StoreTx):
         if not self._update_row(record, sets, args, bool(FTS_SOURCES & set(cols))):
             raise StorageError(f"memory {record.memory_id} vanished during the update")
         self.changes.wrote(record)
+
+    def set_statements(self, tenant: str, statements: Mapping[str, str]) -> None:
+        for memory_id, statement in statements.items():
+            self._x(f"UPDATE memories SET statement = %s WHERE memory_id = %s AND "
+                    f"{self._d.hint}tenant = %s", (statement, memory_id, tenant))
 
     def delete(self, tenant: str, memory_id: str) -> None:
         gone = self._delete_row(tenant, memory_id)

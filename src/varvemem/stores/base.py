@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -239,6 +239,11 @@ class StoreTx(ABC):
 
         ``fields`` (model field names) limits the write to those, e.g. ``["related_memory_ids"]``.
         """
+
+    @abstractmethod
+    def set_statements(self, tenant: str, statements: Mapping[str, str]) -> None:
+        """Store what the rules parse of each memory (by id) now, in place of a statement
+        parsed by other rules or from another text; nothing else of the memory changes."""
 
     @abstractmethod
     def delete(self, tenant: str, memory_id: str) -> None: ...

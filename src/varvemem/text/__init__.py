@@ -8,9 +8,10 @@ from .analyzer import (
     fts_query,
     identifiers,
     index_terms,
+    term_set,
 )
 from .chunking import chunk_markdown
 from .tokens import estimate_tokens
 
 __all__ = ["INDEX_VERSION", "analyse", "chunk_markdown", "date_terms", "estimate_tokens",
-           "extract_keywords", "fts_query", "identifiers", "index_terms"]
+           "extract_keywords", "fts_query", "identifiers", "index_terms", "term_set"]

@@ -82,6 +82,13 @@ def index_terms(text: str) -> list[str]:
     return _stemmer().stemWords(tokens) if tokens else tokens
 
 
+@lru_cache(maxsize=16_384)
+def term_set(text: str) -> frozenset[str]:
+    """The distinct :func:`index_terms` of ``text``, kept: a search reads the terms of each
+    hit, and the same memories come back in search after search."""
+    return frozenset(index_terms(text))
+
+
 def date_terms(when: datetime) -> str:
     """A memory's date as words a query may contain: "8 May 2023 2023-05-08"."""
     return f"{when.day} {when:%B %Y} {when:%Y-%m-%d}"
