@@ -153,7 +153,9 @@ class RerankSettings(_Section):
     the query's script that are no closer to the query in meaning, times ``cross_share``
     (1: a translation closer in meaning may outrank the memory in the query's own language;
     measured, 0.95 costs 9 points of Chinese-to-English recall@5; ``ScoreBreakdown.
-    cross_keyword``; its own where higher). ``second_opinion`` (off): the second model
+    cross_keyword``; its own where higher), when its cosine with the query is at least
+    ``cross_min_cosine`` (near in meaning at all: among unrelated texts the nearest is often
+    in the other script). ``second_opinion`` (off): the second model
     (``second_model``) re-scores the same candidates; its cosine is standardised among the
     candidates of the same script (the model ranks its own language higher) and mapped to
     0..1 (``ScoreBreakdown.second_semantic``: 0.5 at the mean, 1 at 3 standard deviations
@@ -163,6 +165,7 @@ class RerankSettings(_Section):
 
     cross_script: bool = True
     cross_share: float = Field(1.0, ge=0.0, le=1.0)
+    cross_min_cosine: float = Field(0.2, ge=-1.0, le=1.0)
     depth: int = Field(30, ge=1, le=1000)
     vector_depth: int = Field(10, ge=0, le=1000)
     second_opinion: bool = False

@@ -158,3 +158,21 @@ def test_search_with_the_real_second_opinion(make_memory) -> None:
         assert 0.0 <= (h.scores.second_semantic or 0.0) <= 1.0
         assert h.score == pytest.approx(scoring.combine(h.scores, prof))
         assert "second_semantic" in h.to_json()["scores"] or h.scores.second_semantic is None
+
+
+# Unrelated memories of both scripts, one English memory holding the query's one word: its
+# cosine with a one-word query is near 0, as are the Chinese memories' (found in use: these
+# pushed it out of the top 2, and the search answered nothing).
+NOISE = ["客服热线是 400-820-1234", "我们不再用 Jenkins 做发布了", "周报改成每周四下午五点前交",
+         "新来的实习生叫李明，下周一入职", "Our quarterly offsite is booked for March 14 in Lisbon.",
+         "The CI cache bucket is ci-cache-eu-5.", "测试环境的数据库是 db-test-3"]
+
+
+@pytest.mark.parametrize("query,want", [("offsite", NOISE[4]), ("ci-cache", NOISE[5])])
+def test_a_far_memory_in_the_other_script_gets_no_keyword_credit(make_memory, query: str,
+                                                                  want: str) -> None:
+    mem = make_memory()
+    mem.add_many([{"content": t, "type": "knowledge"} for t in NOISE])
+    hits = mem.search(query, top_k=2)
+    assert hits and hits[0].memory.content == want
+    assert all(not h.scores.cross_keyword for h in hits)

@@ -95,7 +95,10 @@ class Reranker:
         if self.cfg.cross_script and qscript is not None:
             same = [(p.semantic, p.keyword) for p, s in zip(parts, scripts) if s == qscript]
             for j, (p, s) in enumerate(zip(parts, scripts)):
-                if s is not None and s != qscript:
+                # Only a candidate near in meaning at all can be the other language's version:
+                # among unrelated texts the nearest is often in the other script.
+                near = cosines.get(ranked[at[j]][1].memory_id, -1.0) >= self.cfg.cross_min_cosine
+                if s is not None and s != qscript and near:
                     best = max((kw for sem, kw in same if sem <= p.semantic), default=0.0)
                     parts[j] = p.model_copy(update={"cross_keyword":
                                                     best * self.cfg.cross_share})
