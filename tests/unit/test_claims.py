@@ -108,6 +108,10 @@ def test_normalise_keeps_inner_punctuation_and_digits() -> None:
     ("边缘代理由 nginx-old 改为 envoy-1", "nginx-old", "envoy-1", "从A到B"),
     ("The edge proxy switched to envoy-2", None, "envoy-2", "moved to B"),
     ("边缘代理换成 envoy-3 了", None, "envoy-3", "改为B"),
+    ("Maria now leads the mobile release instead of Tom.", "tom", "maria", "B ... instead of A"),
+    ("Kenji owns the billing dashboard now, instead of Priya", "priya", "kenji",
+     "B ... instead of A"),
+    ("We now use Postgres instead of MySQL.", "mysql", "postgres", "B instead of A"),
 ])
 def test_transitions(text: str, old: str | None, new: str, rule: str) -> None:
     t = claims.transition(text)
@@ -296,6 +300,8 @@ def test_talk_is_not_a_value() -> None:
     "Another movie script I contributed to was shown on Sunday",  # "movie" is no move
     "I got some new offers and promotions going on my store to try new customers",
     "Hey Mel! So much happened. Did you move to Denver?",  # a question
+    "We now deploy on weekdays instead of Fridays",  # "We" opens it: no name
+    "I play chess instead of Go",  # nor "I"
 ])
 def test_talk_is_not_a_transition(text: str) -> None:
     assert claims.transition(text) is None
