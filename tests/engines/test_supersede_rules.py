@@ -476,3 +476,17 @@ def test_a_stale_statement_is_written_back_by_the_add_that_parses_it(
     parsed.clear()
     mem.add("发票服务的对账单改到每周四")
     assert "发票服务的负责人是王芳" not in parsed
+
+
+def test_a_person_in_a_role_instead_of_another_replaces_only_that_role(mem: Memory) -> None:
+    """"Maria now leads the release instead of Tom" retires Tom leading it, not everything
+    Tom or another name does; a sentence of no role ("Alice takes the bus instead of Uber")
+    retires nothing."""
+    lead = mem.add("Tom leads the mobile release.")
+    other = mem.add("Tom reviews the quarterly budget.")
+    uber = mem.add("Bob drives for Uber on weekends.")
+    assert mem.add("Maria now leads the mobile release instead of Tom.").superseded == [
+        lead.memory_id]
+    assert mem.add("Alice takes the bus instead of Uber.").superseded == []
+    live = {h.memory.memory_id for h in mem.search("Tom budget Uber weekends", top_k=10)}
+    assert {other.memory_id, uber.memory_id} <= live

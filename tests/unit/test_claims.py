@@ -302,6 +302,11 @@ def test_talk_is_not_a_value() -> None:
     "Hey Mel! So much happened. Did you move to Denver?",  # a question
     "We now deploy on weekdays instead of Fridays",  # "We" opens it: no name
     "I play chess instead of Go",  # nor "I"
+    # a name opens these, but no role is given: nobody stands in for the other name
+    "Alice takes the bus instead of Uber.",
+    "Melanie took the kids to the beach instead of Disneyland.",
+    "Alice prefers tea instead of Bob.",
+    "John ate pizza instead of pasta with Sarah rather than Mike.",
 ])
 def test_talk_is_not_a_transition(text: str) -> None:
     assert claims.transition(text) is None

@@ -741,11 +741,17 @@ _EN_TO = re.compile(rf"\b{_CHANGE_EN}\b(?P<subj>.*?)\b(?:to|into|over to)\s+(?P<
                     re.IGNORECASE)
 _EN_INSTEAD = re.compile(r"(?P<b>[^\s,;:]+)\s*,?\s+(?:instead of|rather than|in place of|not)\s+"
                          r"(?P<a>[^\s,.;:!?]+)", re.IGNORECASE)
-# "Maria now leads the release instead of Tom": a name opening the sentence stands in for the
-# name after "instead of" (the word before it is no value: "release").
+# "Maria now leads the release instead of Tom": a person opening the sentence stands in for
+# the name after "instead of" when the sentence gives a role (leads, owns, runs ...); a verb
+# of anything else does not ("Alice takes the bus instead of Uber": no name replaced).
+ROLE_VERBS_EN = ("leads?|led|owns?|owned|runs?|ran|handles?|handled|manages?|managed|hosts?|"
+                 "hosted|chairs?|chaired|covers?|covered|maintains?|maintained|approves?|"
+                 "approved|is in charge of|(?:is|are) responsible for|takes? care of|took care of")
+OPENER_RULE = "B ... instead of A"  # of a role only; the old holder must name its subject
 _EN_OPENER_INSTEAD = re.compile(
-    r"^\s*(?P<b>[A-Z][\w'-]*)\s+(?P<subj>[^,;:]+?)\s*,?\s+(?:instead of|rather than|in place of)"
-    r"\s+(?P<a>[A-Z][\w'-]*)\s*[.!]?\s*$")
+    rf"^\s*(?P<b>[A-Z][\w'-]*)\s+(?P<subj>(?:(?:now|currently|also)\s+)?(?:{ROLE_VERBS_EN})\s"
+    r"(?:(?!\b(?:instead of|rather than|in place of)\b)[^,;:])+?)\s*,?\s+"
+    r"(?:instead of|rather than|in place of)\s+(?P<a>[A-Z][\w'-]*)\s*[.!]?\s*$")
 _ARROW = re.compile(r"(?P<a>[^\s:：,，]+)\s*(?:->|→|=>|⇒|⟶)\s*(?P<b>[^\s,，。;；]+)")
 _ZH_VERB = r"(?:迁移到|迁移至|迁到|迁至|迁往|搬到|切换到|切换为|切到|改为|改成|改用|换成|换为|换到|" \
            r"升级到|升级为|升到|变成|变为|调整为|调整到|更新为|更新到|替换为|替换成|" \
@@ -894,7 +900,7 @@ def _transition_in(t: str) -> Transition | None:
     m = _EN_OPENER_INSTEAD.search(t) if _INSTEAD_RX.search(low) else None
     if m and all(m[g] != "I" and m[g].lower() not in _NOT_NAMES | ENGLISH for g in "ab") \
             and kind_of(_value_of(m["a"])) == kind_of(_value_of(m["b"])) == "name":
-        return _change(_value_of(m["a"]), _value_of(m["b"]), "B ... instead of A", m["subj"])
+        return _change(_value_of(m["a"]), _value_of(m["b"]), OPENER_RULE, m["subj"])
     m = _EN_TO.search(t)
     if m:
         return _change(None, _value_of(m["b"]), "moved to B", t[: m.start()], m["subj"])

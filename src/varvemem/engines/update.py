@@ -724,7 +724,7 @@ class UpdateEngine:
         for r in records:
             out[r.memory_id], fresh = statements.checked(self._said(r), stored.get(r.memory_id),
                                                          lex, span)
-            if fresh is not None:
+            if fresh is not None and self.cfg.supersede_rules:  # else none is stored (_statement)
                 stale[r.memory_id] = fresh
         return out
 
@@ -892,7 +892,7 @@ class UpdateEngine:
                 return {}, f"transition from {t.old}: no memory holds {t.old}"
             named = [r for r in holders if names_subject(r)]
             return {r.memory_id: f"transition from {t.old} ({t.rule})"
-                    for r in (named or holders)}, ""
+                    for r in (named or ([] if t.rule == claims.OPENER_RULE else holders))}, ""
         kind = claims.kind_class(claims.kind_of(t.new))
         fits = [(r, cos) for r, cos in live if names_subject(r)
                 and kind in {claims.kind_class(k) for k in self._own(r, said)[0].kinds}]
