@@ -744,12 +744,12 @@ _EN_INSTEAD = re.compile(r"(?P<b>[^\s,;:]+)\s*,?\s+(?:instead of|rather than|in 
 # "Maria now leads the release instead of Tom": a person opening the sentence stands in for
 # the name after "instead of" when the sentence gives a role (leads, owns, runs ...); a verb
 # of anything else does not ("Alice takes the bus instead of Uber": no name replaced).
-ROLE_VERBS_EN = ("leads?|led|owns?|owned|runs?|ran|handles?|handled|manages?|managed|hosts?|"
+_ROLE_VERBS = ("leads?|led|owns?|owned|runs?|ran|handles?|handled|manages?|managed|hosts?|"
                  "hosted|chairs?|chaired|covers?|covered|maintains?|maintained|approves?|"
                  "approved|is in charge of|(?:is|are) responsible for|takes? care of|took care of")
 OPENER_RULE = "B ... instead of A"  # of a role only; the old holder must name its subject
 _EN_OPENER_INSTEAD = re.compile(
-    rf"^\s*(?P<b>[A-Z][\w'-]*)\s+(?P<subj>(?:(?:now|currently|also)\s+)?(?:{ROLE_VERBS_EN})\s"
+    rf"^\s*(?P<b>[A-Z][\w'-]*)\s+(?P<subj>(?:(?:now|currently|also)\s+)?(?:{_ROLE_VERBS})\s"
     r"(?:(?!\b(?:instead of|rather than|in place of)\b)[^,;:])+?)\s*,?\s+"
     r"(?:instead of|rather than|in place of)\s+(?P<a>[A-Z][\w'-]*)\s*[.!]?\s*$")
 _ARROW = re.compile(r"(?P<a>[^\s:：,，]+)\s*(?:->|→|=>|⇒|⟶)\s*(?P<b>[^\s,，。;；]+)")
