@@ -27,6 +27,7 @@ from ..errors import EmbedderError
 from ..model import ScoreBreakdown
 from ..settings import RerankSettings
 from ..stores.base import Candidate
+from ..text.analyzer import CACHED_TEXT_MAX
 
 Script = Literal["cjk", "latin"]
 Ranked = tuple[float, Candidate, ScoreBreakdown]
@@ -38,10 +39,15 @@ _LATIN_CHAR = re.compile(r"[A-Za-z\u00c0-\u024f]")
 _LETTERS_PER_CJK = 5
 
 
-@lru_cache(maxsize=16_384)  # called on every term of every hit (retrieval.evidence)
 def script(text: str) -> Script | None:
     """``cjk`` or ``latin``: the script most of ``text``'s words are written in (None: no
-    letters at all)."""
+    letters at all). Kept for short texts: it reads every term of every hit
+    (``retrieval.evidence``)."""
+    return _script(text) if len(text) <= CACHED_TEXT_MAX else _script.__wrapped__(text)
+
+
+@lru_cache(maxsize=16_384)
+def _script(text: str) -> Script | None:
     cjk = len(_CJK_CHAR.findall(text))
     latin = len(_LATIN_CHAR.findall(text))
     if not cjk and not latin:

@@ -82,10 +82,18 @@ def index_terms(text: str) -> list[str]:
     return _stemmer().stemWords(tokens) if tokens else tokens
 
 
-@lru_cache(maxsize=16_384)
+CACHED_TEXT_MAX = 4096  # characters: longer texts are analysed each time, not kept
+
+
 def term_set(text: str) -> frozenset[str]:
-    """The distinct :func:`index_terms` of ``text``, kept: a search reads the terms of each
-    hit, and the same memories come back in search after search."""
+    """The distinct :func:`index_terms` of ``text``, kept for texts up to
+    ``CACHED_TEXT_MAX``: a search reads the terms of each hit, and the same memories come back
+    in search after search."""
+    return _term_set(text) if len(text) <= CACHED_TEXT_MAX else frozenset(index_terms(text))
+
+
+@lru_cache(maxsize=16_384)
+def _term_set(text: str) -> frozenset[str]:
     return frozenset(index_terms(text))
 
 
