@@ -34,10 +34,14 @@ def measure(home: Path, n: int) -> dict[str, object]:
                        "+ COALESCE(LENGTH(old), 0) + COALESCE(LENGTH(new), 0)) "
                        "FROM history GROUP BY action ORDER BY 2 DESC").fetchall()
     rows = con.execute("SELECT COUNT(*) FROM history").fetchone()[0]
+    names = [r[1] for r in con.execute("PRAGMA table_info(memories)")]
+    lengths = con.execute("SELECT " + ", ".join(f"SUM(COALESCE(LENGTH({c}), 0))" for c in names)
+                          + " FROM memories").fetchone()
     con.close()
     files = {str(f.relative_to(home)): f.stat().st_size for f in sorted(home.rglob("*"))
              if f.is_file()}
     return {"size": n, "sqlite": dict(tables), "files": files, "history_rows": rows,
+            "memories_columns": {c: b for c, b in zip(names, lengths) if b},
             "history": {a: {"rows": c, "bytes": b} for a, c, b in hist}}
 
 
@@ -48,6 +52,11 @@ def show(m: dict[str, object]) -> None:
     assert isinstance(sqlite_, dict) and isinstance(files, dict)
     print(f"\nSQLite pages by table and index ({sum(sqlite_.values()) / n:,.0f} B per memory):")
     for name, size in sqlite_.items():
+        print(f"  {name:<32} {size / n:9,.0f} B")
+    columns = m.get("memories_columns", {})
+    assert isinstance(columns, dict)
+    print("bytes of the memories table's columns (their stored values):")
+    for name, size in sorted(columns.items(), key=lambda kv: -kv[1]):
         print(f"  {name:<32} {size / n:9,.0f} B")
     print(f"files of the home ({sum(files.values()) / n:,.0f} B per memory):")
     for name, size in files.items():

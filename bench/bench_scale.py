@@ -58,6 +58,7 @@ BENCH_DIR = Path(__file__).resolve().parent
 REPO = BENCH_DIR.parent
 sys.path.insert(0, str(BENCH_DIR))
 
+import bench_bytes  # noqa: E402
 from bench_core import (  # noqa: E402
     Generator,
     _import_everything,
@@ -301,7 +302,7 @@ def index_recall(mem: Any, exact: ExactTop) -> dict[str, Any]:
     truth = exact.truth()
     out: dict[str, Any] = {"default_expansion": _index(mem).expansion_search,
                            "vectors": len(_index(mem))}
-    for ef in (256, 512, 1024):
+    for ef in (256, 512, 1024, 2048):
         with _expansion(mem, ef) as index:
             got, times = [], []
             for q in exact.q:
@@ -384,10 +385,16 @@ class Vectors:
         assert (end - 1) // self.chunk == c
         return self._chunk(c)[start - c * self.chunk : end - c * self.chunk]
 
-    def release_before(self, pos: int) -> None:
+    def release_before(self, pos: int, keep: Path | None = None) -> None:
+        """Forget the chunks before stream position ``pos``; their files are deleted, or
+        moved to ``keep`` (``--keep-vectors``)."""
         for c in [c for c in self.loaded if (c + 1) * self.chunk <= pos]:
             del self.loaded[c]
-            (self.work / f"vec-{c:05d}.npy").unlink(missing_ok=True)
+            f = self.work / f"vec-{c:05d}.npy"
+            if keep is not None and f.exists():
+                keep.mkdir(parents=True, exist_ok=True)
+                shutil.move(f, keep / f.name)
+            f.unlink(missing_ok=True)
 
     def pause(self) -> float:
         """Ask the producer to pause; returns the seconds spent waiting for it."""
@@ -408,7 +415,8 @@ class Vectors:
 # ---------------------------------------------------------------------------------------------
 
 def checkpoint(box: list[Any], home: Path, emb: Any, size: int, queries: list[str],
-               warmups: list[str], first_q: str, exact: ExactTop) -> tuple[Any, dict[str, Any]]:
+               warmups: list[str], first_q: str, exact: ExactTop,
+               search_efs: list[int]) -> tuple[Any, dict[str, Any]]:
     """Close the Memory in ``box`` (the only reference to it, so it is freed here), reopen the
     home, measure search, RSS, disk. Returns the new Memory."""
     from varvemem import Memory
@@ -421,6 +429,9 @@ def checkpoint(box: list[Any], home: Path, emb: Any, size: int, queries: list[st
     del mem
     gc.collect()
     out["disk"] = _disk(home)
+    t = time.perf_counter()
+    out["sqlite_bytes"] = bench_bytes.measure(home, size)
+    out["sqlite_bytes"]["measure_s"] = round(time.perf_counter() - t, 1)
     out["rss_after_close_mb"] = round(_rss_mb(), 1)
     out["own_process"] = probe_process(home, warmups + queries)
 
@@ -459,13 +470,14 @@ def checkpoint(box: list[Any], home: Path, emb: Any, size: int, queries: list[st
         without.append(time.perf_counter() - t)
     cpu_without, wall_without = _cpu_s() - cpu0, time.perf_counter() - w0
     out["index"] = index_recall(mem, exact)
-    ef512 = []  # the same searches (embedding included), the index at expansion 512
-    with _expansion(mem, 512):
-        for q in queries:
-            t = time.perf_counter()
-            mem.search(q, top_k=10)
-            ef512.append(time.perf_counter() - t)
-    out["search_ef512_with_embedding"] = _lat(ef512)
+    for ef in search_efs:  # the same searches (embedding included) at other expansions
+        times = []
+        with _expansion(mem, ef):
+            for q in queries:
+                t = time.perf_counter()
+                mem.search(q, top_k=10)
+                times.append(time.perf_counter() - t)
+        out[f"search_ef{ef}_with_embedding"] = _lat(times)
     out["search"] = {
         "top_k": 10, "with_embedding": _lat(with_embed), "without_embedding": _lat(without),
         "query_embedding_only": _lat(q_embed), "hits_mean": statistics.fmean(hits_n),
@@ -594,7 +606,7 @@ def run(args: argparse.Namespace) -> int:
                      f"{vecs.wait_s - wait0:.0f}s so far, rss {_rss_mb():.0f} MB, "
                      f"load {_loadavg()[0]}")
                 pos = end
-                vecs.release_before(pos)
+                vecs.release_before(pos, args.keep_vectors)
                 del res
             seg["wall_s"] = round(time.perf_counter() - seg_t0, 2)
             seg["wait_for_vectors_s"] = round(vecs.wait_s - wait0, 2)
@@ -620,7 +632,8 @@ def run(args: argparse.Namespace) -> int:
                  f"{seg['per_s'] or 0:.0f}/s; producer paused (waited {pause_wait:.1f}s)")
             box = [mem]
             del mem  # so that closing it can free its vector index before the reopen
-            mem, cp = checkpoint(box, home, emb, size, queries, warmups, first_q, exact)
+            mem, cp = checkpoint(box, home, emb, size, queries, warmups, first_q, exact,
+                                 [int(x) for x in args.search_ef.split(",") if x.strip()])
             # end-to-end add at this size: the next `sample` texts, embedding included
             smp = texts[pos : pos + sample]
             cpu0 = _cpu_s()
@@ -704,6 +717,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, help="also write every figure to this JSON file")
     ap.add_argument("--jsonl", type=Path, help="default bench/results/scale-<commit>.jsonl")
     ap.add_argument("--keep", action="store_true", help="keep the temp home")
+    ap.add_argument("--keep-vectors", type=Path, metavar="DIR",
+                    help="keep the embedded chunks (vec-NNNNN.npy, float32) in DIR")
+    ap.add_argument("--search-ef", default="512,1024",
+                    help="expansions the timed searches are run again at")
     ap.add_argument("--producer", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--workdir", type=Path, help=argparse.SUPPRESS)
     ap.add_argument("--probe", type=Path, help=argparse.SUPPRESS)

@@ -95,7 +95,8 @@ def _open_sqlite(settings: Settings) -> RecordStore:
     from .stores.sqlite import SqliteStore
 
     cfg = settings.store
-    return SqliteStore(_sqlite_path(settings), cfg.sqlite_synchronous, cfg.busy_timeout_ms)
+    return SqliteStore(_sqlite_path(settings), cfg.sqlite_synchronous, cfg.busy_timeout_ms,
+                       cfg.record_vector_dtype, cfg.sqlite_page_size)
 
 
 def _sqlite_exists(settings: Settings) -> bool:
@@ -122,7 +123,8 @@ def _open_postgres(settings: Settings, **overrides: Any) -> PostgresStore:
     cfg = settings.store
     kw: dict[str, Any] = {"schema": cfg.pg_schema, "pool_size": cfg.pool_size,
                           "connect_timeout": cfg.connect_timeout,
-                          "auto_migrate": cfg.auto_migrate, **overrides}
+                          "auto_migrate": cfg.auto_migrate,
+                          "vector_dtype": cfg.record_vector_dtype, **overrides}
     return PostgresStore(cfg.url, **kw)  # type: ignore[arg-type] # selected by its scheme
 
 

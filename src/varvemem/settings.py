@@ -522,6 +522,14 @@ class StoreSettings(_Section):
     vector_collection: str = Field("varvemem", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,100}$")
     cache_prefix: str = Field("varvemem", min_length=1, max_length=100)  # Redis key prefix
     sqlite_synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = "FULL"
+    # The page size of a new SQLite database (an existing one keeps its own). A memory's row
+    # holds its vector: at 4 KB a page holds one row and wastes the rest; at 16 KB seven
+    # (docs/BENCHMARKS.md, "Bytes per memory").
+    sqlite_page_size: int = Field(16_384, ge=512, le=65_536)
+    # How the store of record keeps each vector, its one durable copy (the vector index is
+    # derived from it): "f16" in half the bytes of "f32", cosines within about 1e-3 (the index
+    # holds f16 too, store.vector_dtype). Vectors already stored keep their format.
+    record_vector_dtype: Literal["f32", "f16"] = "f16"
     busy_timeout_ms: int = Field(10_000, ge=0)
     # The local index builds its HNSW graph at this many vectors (exact numpy search is slower
     # from about 5k, docs/BENCHMARKS.md); near-duplicate lookups use the graph from then on ...
@@ -540,7 +548,8 @@ class StoreSettings(_Section):
     vector_oversample: int = Field(4, ge=1, le=100)
     # How the local index's HNSW graph holds each vector, its only copy in RAM: "f16" has the
     # recall@10 of "f32" at 100k in half the bytes; "i8" a quarter, and less recall
-    # (docs/BENCHMARKS.md, "Fast close and compact vectors"). The store of record keeps f32.
+    # (docs/BENCHMARKS.md, "Fast close and compact vectors"). The store of record keeps its
+    # own copy (store.record_vector_dtype).
     vector_dtype: Literal["f32", "f16", "i8"] = "f16"
     vector_flush_every: int = Field(5_000, ge=1)
     # close() rewrites the local index file only when at least this many changes are not in
@@ -552,6 +561,13 @@ class StoreSettings(_Section):
     @classmethod
     def _store_url(cls, v: str | None) -> str | None:
         return _check_url(STORE_URL, v)
+
+    @field_validator("sqlite_page_size")
+    @classmethod
+    def _page_size(cls, v: int) -> int:
+        if v & (v - 1):
+            raise ValueError("SQLite's page size is a power of two from 512 to 65536")
+        return v
 
     @field_validator("vector_url")
     @classmethod

@@ -20,22 +20,23 @@ COMBOS = ["embedded", "postgres", "milvus-lite", "postgres+milvus+redis+s3", "po
 
 
 @pytest.fixture(params=BACKENDS)
-def open_store(request, tmp_path: Path) -> Iterator[Callable[[], RecordStore]]:
-    """Opens the backend's store (again: a second connection to the same data)."""
+def open_store(request, tmp_path: Path) -> Iterator[Callable[..., RecordStore]]:
+    """Opens the backend's store (again: a second connection to the same data), with the
+    store's own keyword arguments if given."""
     opened: list[RecordStore] = []
     if request.param == "sqlite":
-        def make() -> RecordStore:
-            return SqliteStore(tmp_path / "varvemem.db")
+        def make(**kw: Any) -> RecordStore:
+            return SqliteStore(tmp_path / "varvemem.db", **kw)
     else:
         from varvemem.stores.postgres import PostgresStore
 
         url, schema = request.getfixturevalue("pg_url"), request.getfixturevalue("pg_schema")
 
-        def make() -> RecordStore:
-            return PostgresStore(url, schema=schema, pool_size=2)
+        def make(**kw: Any) -> RecordStore:
+            return PostgresStore(url, schema=schema, pool_size=2, **kw)
 
-    def tracked() -> RecordStore:
-        opened.append(make())
+    def tracked(**kw: Any) -> RecordStore:
+        opened.append(make(**kw))
         return opened[-1]
 
     yield tracked

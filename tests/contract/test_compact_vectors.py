@@ -103,6 +103,7 @@ def test_reload_from_file_gives_identical_results(tmp_path: Path, dtype: str) ->
     npz = np.load(tmp_path / "vectors.npz")
     assert "vectors" not in npz.files  # the graph file holds them
     assert json.loads(npz["meta"].tobytes())["format"] == FORMAT_VERSION
+    assert npz["ids"].dtype.kind == "S"  # ids as UTF-8 bytes, a quarter of a str array
     again = make(tmp_path, dtype)
     again.load()
     assert again.applied_seq == 42 and len(again) == len(idx) == 1200 and again.saved
@@ -201,3 +202,14 @@ def test_big_filtered_sets_go_through_the_graph_once_it_alone_holds_the_vectors(
             true = float(vecs[int(m[1:])] @ q)
             assert int(m[1:]) % 50 == 1 and true >= tenth - 2e-3 and abs(sim - true) < 2e-3
     assert np.mean(recall) >= 0.95, np.mean(recall)
+
+
+def test_ids_of_any_script_round_trip_through_the_file(tmp_path: Path) -> None:
+    rng = np.random.default_rng(11)
+    ids = ["mem_" + "a" * 32, "记忆-一", "m\u00e9moire", "x"]
+    idx = make(tmp_path, "f16", threshold=0, exact_filter_limit=10)
+    idx.upsert(ids, unit(rng, len(ids)), [attrs()] * len(ids))
+    idx.save()
+    again = make(tmp_path, "f16", threshold=0, exact_filter_limit=10)
+    again.load()
+    assert again.vectors(ids).keys() == set(ids)

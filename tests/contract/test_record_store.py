@@ -3,6 +3,7 @@ tags, history, and the change feed that keeps a vector index rebuildable."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
@@ -39,7 +40,28 @@ def test_insert_get_roundtrip(store: RecordStore) -> None:
     got = store.get("default", "m1", with_embedding=True)
     assert got is not None
     assert got.model_dump(exclude={"embedding"}) == r.model_dump(exclude={"embedding"})
-    assert got.embedding == pytest.approx(vec(0).tolist())
+    assert got.embedding == pytest.approx(vec(0).tolist(), abs=1e-3)  # f16 by default
+
+
+def test_vectors_keep_the_format_they_were_stored_in(open_store: Callable[..., RecordStore]
+                                                      ) -> None:
+    """``store.record_vector_dtype``: f32 exactly, f16 in half the bytes; a store holding
+    both (a home written before f16) reads each back, in records and in the change feed."""
+    before = open_store(vector_dtype="f32")
+    put(before, rec("m32", "stored as float32"))
+    after = open_store(vector_dtype="f16")
+    with after.transaction() as tx:
+        tx.insert(rec("m16", "stored as float16"), vec(1))
+    want = {"m32": vec(0), "m16": vec(1).astype(np.float16).astype(np.float32)}
+    assert not np.array_equal(want["m16"], vec(1))  # the rounding is there to see
+    for store in (before, after):
+        for mid, v in want.items():
+            got = store.get("default", mid, with_embedding=True)
+            assert got is not None and got.embedding == v.tolist()
+        fed = {m: a for m, a, _ in store.vector_changes(0).upserts}
+        assert fed.keys() == want.keys()
+        for mid, v in want.items():
+            assert fed[mid].dtype == np.float32 and np.array_equal(fed[mid], v)
 
 
 def test_contents_reads_texts_of_one_tenant(store: RecordStore) -> None:
@@ -53,12 +75,12 @@ def test_contents_reads_texts_of_one_tenant(store: RecordStore) -> None:
 
 def test_statements_are_stored_with_the_record_and_read_by_tenant(store: RecordStore) -> None:
     with store.transaction() as tx:
-        tx.insert(rec("m1", "the gateway runs on port 8080"), vec(1), '["k1",false]')
+        tx.insert(rec("m1", "the gateway runs on port 8080"), vec(1), b'k1\x00\xff\x9c')
         tx.insert(rec("m2", "发布窗口在周四"), vec(2))  # none stored: parsed when needed
         tx.insert(rec("m3", "the gateway runs on port 9090", tenant="acme"), vec(3),
-                  '["k3",false]')
-    assert store.statements("default", ["m1", "m2", "m3", "missing"]) == {"m1": '["k1",false]'}
-    assert store.statements("acme", ["m1", "m3"]) == {"m3": '["k3",false]'}
+                  b'k3\x00\xff\x9c')
+    assert store.statements("default", ["m1", "m2", "m3", "missing"]) == {"m1": b'k1\x00\xff\x9c'}
+    assert store.statements("acme", ["m1", "m3"]) == {"m3": b'k3\x00\xff\x9c'}
     assert store.statements("default", []) == {}
     # A new text: the statement of the old one (and its words) goes with it.
     with store.transaction() as tx:
@@ -66,7 +88,7 @@ def test_statements_are_stored_with_the_record_and_read_by_tenant(store: RecordS
         tx.update(rec("m3", "the gateway runs on port 9090", tenant="acme", importance=0.9),
                   fields=["importance"])
     assert store.statements("default", ["m1"]) == {}
-    assert store.statements("acme", ["m3"]) == {"m3": '["k3",false]'}
+    assert store.statements("acme", ["m3"]) == {"m3": b'k3\x00\xff\x9c'}
 
 
 def test_set_statements_writes_the_statement_alone(store: RecordStore) -> None:
@@ -77,9 +99,9 @@ def test_set_statements_writes_the_statement_alone(store: RecordStore) -> None:
     before = store.get("default", "m1")
     seq = store.vector_seq()
     with store.transaction() as tx:
-        tx.set_statements("default", {"m1": '["k1b",false]', "m2": '["k2",false]',
-                                      "missing": '["k9",false]'})
-    assert store.statements("default", ["m1", "m2"]) == {"m1": '["k1b",false]'}
+        tx.set_statements("default", {"m1": b'k1b\x00\xff\x9c', "m2": b'k2\x00\xff\x9c',
+                                      "missing": b'k9\x00\xff\x9c'})
+    assert store.statements("default", ["m1", "m2"]) == {"m1": b'k1b\x00\xff\x9c'}
     assert store.statements("acme", ["m2"]) == {}
     assert store.get("default", "m1") == before
     assert store.history("default", "m1") == []

@@ -158,6 +158,25 @@ def test_new_home_opened_by_several_processes_at_once(tmp_path: Path) -> None:
         [o[1] for o in outs]
 
 
+def test_a_new_database_takes_the_page_size_an_existing_one_keeps_its_own(tmp_path: Path
+                                                                          ) -> None:
+    import sqlite3
+
+    from varvemem.stores.sqlite import SqliteStore
+
+    def page_size(path: Path) -> int:
+        with sqlite3.connect(path) as c:
+            return int(c.execute("PRAGMA page_size").fetchone()[0])
+
+    SqliteStore(tmp_path / "new.db").close()
+    assert page_size(tmp_path / "new.db") == Settings().store.sqlite_page_size == 16384
+    SqliteStore(tmp_path / "small.db", page_size=4096).close()
+    SqliteStore(tmp_path / "small.db").close()  # reopened with the default: stays as made
+    assert page_size(tmp_path / "small.db") == 4096
+    with pytest.raises(Exception, match="power of two"):
+        Settings.load(home=tmp_path / "h", store={"sqlite_page_size": 10_000})
+
+
 def test_hnsw_graph_file_is_tied_to_its_index_file(home: Path, embedder, clock) -> None:
     settings = Settings.load(home=home, store={"hnsw_threshold": 10})
     with Memory(settings=settings, embedder=embedder, clock=clock) as mem:

@@ -3,6 +3,8 @@
 A property over random lives of one memory: each step changes it through the public API at a
 later time, and a snapshot is taken; replaying the history backwards to each step's time must
 give that step's snapshot, field for field (those history records, see engines/timeline.py).
+The create entry `history` shows holds the record as it was made, rebuilt the same way: the
+store keeps no copy of it.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from datetime import timedelta
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tests.conftest import stores_of
 
 from varvemem import Memory
 from varvemem.errors import NotFoundError
@@ -80,6 +83,11 @@ def _live_and_replay(mem: Memory, clock, steps) -> None:
 
 
 def _replay(mem: Memory, memory_id: str, past, start, steps) -> None:
+    stored = stores_of(mem).records.history(past[0][1].scope.tenant, memory_id)
+    assert stored[0].action == "create" and stored[0].new is None
+    shown, made = mem.history(memory_id)[0].new or {}, past[0][1].model_dump(mode="json")
+    for name in (*FIELDS, "memory_type", "created_at", "valid_from", "content_hash"):
+        assert shown[name] == made[name], (name, steps)
     for at, want in past:
         got = mem.get(memory_id, as_of=at + timedelta(seconds=1))
         for name in FIELDS:

@@ -171,7 +171,11 @@ def test_update_feedback_delete_keep_history(mem: Memory) -> None:
     hist = mem.history(rec_id)
     assert [h.action for h in hist][:2] == ["create", "update"]
     assert hist[1].old == {"content": "Helm charts live in charts/<service>",
-                           "content_hash": hist[0].new["content_hash"]}
+                           "content_hash": hist[0].new["content_hash"],
+                           "keywords": hist[0].new["keywords"]}
+    # the create entry is shown with the record as it was made, replayed from the later ones
+    assert hist[0].new["content"] == "Helm charts live in charts/<service>"
+    assert hist[0].new["importance"] == pytest.approx(0.5)
     assert hist[-1].action == "delete" and hist[-1].old["content"].startswith("Helm")
     assert mem.search("helm charts") == []
     with pytest.raises(NotFoundError):

@@ -4,6 +4,8 @@ the texts."""
 
 from __future__ import annotations
 
+import zlib
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -60,8 +62,12 @@ def test_a_statement_is_used_only_for_the_text_and_rules_it_was_parsed_by() -> N
     assert statements.load(blob, statements.key(text, other, 0.5)) is None
 
 
-@pytest.mark.parametrize("stored", [None, "", "not json", '["k"', '["k",1]', "[1,2,3,4,5,6]"])
-def test_what_does_not_load_is_parsed_again(stored: str | None) -> None:
+@pytest.mark.parametrize("stored", [
+    None, "", b"", b"k", b"knot zlib", b"k" + zlib.compress(b"not json"),
+    b"k" + zlib.compress(b'["k",1]'), b"k" + zlib.compress(b"[1,2,3,4,5,6]"),
+    # the JSON text of an earlier release, even under the right key
+    '["k",false,false,null,[[],[],[],null,0,[],false],[[],[],[],false,null,[],[]],true,[]]'])
+def test_what_does_not_load_is_parsed_again(stored: bytes | str | None) -> None:
     text = "The staging cluster is eks-stg-3"
     assert statements.load(stored, "k") is None
     assert statements.read(text, stored, LEX, 0.5) == claims.statement(text, LEX, 0.5)
@@ -73,3 +79,11 @@ def test_a_stale_statement_is_not_read() -> None:
     blob = statements.stored(old, LEX, 0.5)
     new = "The staging cluster is eks-stg-9"
     assert statements.read(new, blob, LEX, 0.5).claim.values == ("eks-stg-9",)
+
+
+def test_a_statement_is_stored_compressed() -> None:
+    text = ("Runbook step 15 for checkout-api: run mysql inventory --port=8388 then check "
+            "/var/log/checkout/api-24.log; 33 pods affected; context: the nightly job.")
+    blob = statements.stored(text, LEX, 0.5)
+    at = statements.key(text, LEX, 0.5)
+    assert blob.startswith(at.encode()) and len(blob) < len(zlib.decompress(blob[len(at):])) / 2

@@ -35,7 +35,7 @@ def _fact(h: SearchHit) -> bool:
 
 def resolve(hits: Sequence[SearchHit], cfg: ConflictSettings,
             lex: claims.Lexicon | None = None,
-            stored: Mapping[str, str] | None = None) -> list[SearchHit]:
+            stored: Mapping[str, bytes] | None = None) -> list[SearchHit]:
     """``hits`` with each conflicting older hit marked, its score lowered to its newer one's
     and placed right after it (the order stays by score). ``stored``: the hits' stored
     statements by id (``Memories.statements``); a hit without one is parsed."""

@@ -330,7 +330,7 @@ class DocumentIngest:
             for p in batch:
                 tx.insert(p.record, p.vector, p.statement)
                 record_change(tx, p.record, "create", now, actor, f"ingested from {source}",
-                              new=_created(p.record, []))
+                              new=_created([]))
         self.stores.sync()
         return batch
 
@@ -357,7 +357,7 @@ class DocumentIngest:
                 tx.insert(p.record, p.vector, p.statement)
                 record_change(tx, p.record, "create", now, actor,
                               _succession(f"ingested from {source}", succeeded),
-                              new=_created(p.record, list(succeeded)))
+                              new=_created(list(succeeded)))
             pending = {p.record.memory_id for p in last}
             earlier = self._records([i for i in by_new if i not in pending], scope.tenant)
             for rec in earlier.values():  # successors committed by an earlier batch

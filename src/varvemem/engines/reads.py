@@ -62,7 +62,22 @@ class ReadEngine:
         entries = self.stores.records.history(tenant, memory_id)
         if not entries:
             raise NotFoundError(f"no memory {memory_id}")
-        return entries
+        first = entries[0]
+        if first.action != "create" or "content" in (first.new or {}):
+            return entries  # written with the record (by an older release)
+        current = self.current(tenant, memory_id)
+        if current is not None:
+            state, before = timeline.snapshot(current), entries
+        else:  # deleted: from the state its delete kept (none when erased)
+            last = max(i for i, e in enumerate(entries) if e.action == "delete") \
+                if any(e.action == "delete" for e in entries) else None
+            if last is None or not entries[last].old:
+                return entries
+            state, before = dict(entries[last].old or {}), entries[:last]
+        links = timeline.links_back(memory_id, current, entries,
+                                    lambda rid: self.stores.records.history(tenant, rid))
+        made = timeline.as_created(state, before, links)
+        return [first.model_copy(update={"new": {**made, **(first.new or {})}}), *entries[1:]]
 
     def resolve_id(self, tenant: str, prefix: str) -> str:
         """The full id a short id names (:func:`ids.resolve`)."""

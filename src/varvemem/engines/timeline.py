@@ -45,8 +45,31 @@ def state_at(state: dict[str, Any], entries: Sequence[HistoryEntry],
         if at is not None:
             state[name] = at.isoformat()
         elif name == "tier_since" and kept and kept[0].action == "create":
-            state[name] = (kept[0].new or {}).get(name, state[name])
+            # a create entry without the record (as written now): tier_since began as
+            # created_at
+            state[name] = (kept[0].new or {}).get(name, state.get("created_at"))
     return MemoryRecord.model_validate(state)
+
+
+def as_created(state: dict[str, Any], entries: Sequence[HistoryEntry],
+               links: Sequence[HistoryEntry] = ()) -> dict[str, Any]:
+    """The record as its create entry made it, as history shows it: ``state`` (the newest
+    one ``entries`` lead to) with every entry after the create undone, and the ``links``
+    back (:func:`links_back`) made after it. A create entry stores no copy of the record
+    (the row holds it, and each later entry what it changed); what no entry records is as at
+    any creation: no use counted, no reply (``context_after``) yet. A link made by a later
+    memory of the same batch (the same instant) is shown as part of it."""
+    state = dict(state)
+    first = next(i for i, e in enumerate(entries) if e.action == "create")
+    created = entries[first]
+    later = [*entries[first + 1:], *(e for e in links if e.at > created.at)]
+    for i in range(len(later) - 1, -1, -1):
+        _undo(state, [*entries[: first + 1], *later], first + 1 + i)
+    state["updated_at"] = created.at.isoformat()
+    state["tier_since"] = (created.new or {}).get("tier_since") or state.get("created_at")
+    state.update(context_after=[], retrieval_count=0, last_retrieved_at=None,
+                 scored_retrievals=0, decayed_at=None)
+    return MemoryRecord.model_validate(state).model_dump(mode="json", exclude={"embedding"})
 
 
 def record_at(memory_id: str, current: MemoryRecord | None, entries: Sequence[HistoryEntry],
@@ -128,28 +151,9 @@ def _undo(state: dict[str, Any], entries: Sequence[HistoryEntry], i: int) -> Non
 def back_links(memory_id: str, current: MemoryRecord | None,
                entries: Sequence[HistoryEntry],
                history: Callable[[str], Sequence[HistoryEntry]]) -> list[HistoryEntry]:
-    """``entries`` with the links back that history does not write on this memory (a newer
-    memory associated with it names it in its own create entry instead,
-    :meth:`.update.UpdateEngine.link`), as the link entries they stand for, in time order.
-    ``history`` reads another memory's entries; only the ids this memory holds or dropped
-    are read."""
-    held = list(current.related_memory_ids) if current is not None else []
-    for e in entries:
-        if e.action == "delete" and e.old:
-            held += list(e.old.get("related_memory_ids") or [])
-        held += list((e.old or {}).get("related_memory_ids_removed") or [])
-    written = {i for e in entries for i in (e.new or {}).get("related_memory_ids_added") or []}
-    made: list[HistoryEntry] = []
-    for rid in dict.fromkeys(held):
-        if rid in written:
-            continue
-        create = next((e for e in history(rid) if e.action == "create"), None)
-        if create is not None and memory_id in ((create.new or {}).get("related_memory_ids")
-                                                or []):
-            made.append(HistoryEntry(memory_id=memory_id, action="link", at=create.at,
-                                     actor=create.actor,
-                                     reason="associated with a new similar memory",
-                                     new={"related_memory_ids_added": [rid]}))
+    """``entries`` with the links back that history does not write on this memory
+    (:func:`links_back`), in time order."""
+    made = links_back(memory_id, current, entries, history)
     if not made:
         return list(entries)
     out = list(entries)
@@ -157,3 +161,38 @@ def back_links(memory_id: str, current: MemoryRecord | None,
         at = next((i for i, e in enumerate(out) if e.at > m.at), len(out))
         out.insert(at, m)
     return out
+
+
+def links_back(memory_id: str, current: MemoryRecord | None,
+               entries: Sequence[HistoryEntry],
+               history: Callable[[str], Sequence[HistoryEntry]]) -> list[HistoryEntry]:
+    """The links back that history does not write on this memory (a newer memory associated
+    with it at its add, :meth:`.update.UpdateEngine.link`), as the link entries they stand
+    for. ``history`` reads another memory's entries; only the ids this memory holds or
+    dropped are read."""
+    held = list(current.related_memory_ids) if current is not None else []
+    for e in entries:
+        if e.action == "delete" and e.old:
+            held += list(e.old.get("related_memory_ids") or [])
+        held += list((e.old or {}).get("related_memory_ids_removed") or [])
+    written = {i for e in entries for i in (e.new or {}).get("related_memory_ids_added") or []}
+    mine = next((e for e in entries if e.action == "create"), None)
+    made: list[HistoryEntry] = []
+    for rid in dict.fromkeys(held):
+        if rid in written:
+            continue
+        create = next((e for e in history(rid) if e.action == "create"), None)
+        if create is None:
+            continue
+        new = create.new or {}
+        # A create entry written with the record (by older releases) names the ids it linked
+        # to. One without it names none: a newer memory held without a link entry of its own
+        # was linked by that memory's add, as that is the only link no entry here records.
+        linked = memory_id in (new.get("related_memory_ids") or []) \
+            if "content" in new else mine is not None and create.at > mine.at
+        if linked:
+            made.append(HistoryEntry(memory_id=memory_id, action="link", at=create.at,
+                                     actor=create.actor,
+                                     reason="associated with a new similar memory",
+                                     new={"related_memory_ids_added": [rid]}))
+    return made

@@ -116,9 +116,12 @@ def _succession(reason: str, superseded: dict[str, str]) -> str:
                       *(f"supersedes {', '.join(ids)}: {why}" for why, ids in by_why.items())])
 
 
-def _created(rec: MemoryRecord, superseded: Sequence[str]) -> dict[str, Any]:
-    """A create entry's ``new``: the record, and the ids it supersedes when it does."""
-    return {**snapshot(rec), "supersedes": list(superseded)} if superseded else snapshot(rec)
+def _created(superseded: Sequence[str]) -> dict[str, Any] | None:
+    """A create entry's ``new`` as stored: the ids the memory supersedes, when it does. The
+    record itself is not written again: it is the row, and what it was at creation follows
+    from the row and the entries after (``ReadEngine.history`` shows it,
+    :func:`.timeline.as_created`)."""
+    return {"supersedes": list(superseded)} if superseded else None
 
 
 def embedding_text(r: MemoryRecord, context_turns: int) -> str:
@@ -187,10 +190,10 @@ class _Prepared:
     llm_error: str = ""
     result: AddResult | None = None
     merge: bool = True
-    statement: str | None = None  # stored with the record (see _statement), when parsed early
+    statement: bytes | None = None  # stored with the record (see _statement), when parsed early
     # Candidates whose stored statement was unusable (another release's rules), parsed again:
     # written back in the same transaction.
-    stale_statements: dict[str, str] = field(default_factory=dict)
+    stale_statements: dict[str, bytes] = field(default_factory=dict)
 
 
 class UpdateEngine:
@@ -327,10 +330,10 @@ class UpdateEngine:
         ``content`` (give its ``content_hash`` too) is re-embedded and its keywords
         re-extracted."""
         vector = self._vector(rec.model_copy(update=changes)) if "content" in changes else None
-        old = {k: _jsonable(getattr(rec, k)) for k in changes}
         now = self.clock()
         if "content" in changes:
             changes["keywords"] = extract_keywords(changes["content"], self.cfg.keywords_max)
+        old = {k: _jsonable(getattr(rec, k)) for k in changes}  # what replaying history undoes
         new = rec.model_copy(update={**changes, "updated_at": now})
         with self.stores.transaction() as tx:
             # Only the changed columns: a concurrent supersession or retrieval is kept.
@@ -590,7 +593,7 @@ class UpdateEngine:
             tx.touch_session(rec.scope.tenant, rec.scope.session, rec.created_at)
         record_change(tx, rec, "create", now, actor,
                       _succession(d.metadata.get("reason", ""), superseded),
-                      new=_created(rec, list(superseded)))
+                      new=_created(list(superseded)))
         for old_id, why in superseded.items():
             _supersede(tx, olds[old_id], rec, why, actor, now)
         for other in related:  # a batch item links back through its own record
@@ -714,7 +717,7 @@ class UpdateEngine:
         return [(r, cos) for r, cos in pool if not said[r.memory_id].question], said
 
     def _statements(self, tenant: str, records: Sequence[MemoryRecord],
-                    stale: dict[str, str]) -> dict[str, claims.Statement]:
+                    stale: dict[str, bytes]) -> dict[str, claims.Statement]:
         """What each of ``records`` states, by id: the statement stored with it when that
         was parsed from what it says now (:mod:`.statements`), else parsed now; the
         statements parsed now go into ``stale`` (by id, as stored) to be written back."""
@@ -728,7 +731,7 @@ class UpdateEngine:
                 stale[r.memory_id] = fresh
         return out
 
-    def _statement(self, rec: MemoryRecord) -> str | None:
+    def _statement(self, rec: MemoryRecord) -> bytes | None:
         """What is stored of ``rec`` for the rules to read later (:mod:`.statements`); None
         for what they never compare."""
         if rec.memory_type not in _FACT_TYPES or rec.memory_type not in self.cfg.supersede_types \

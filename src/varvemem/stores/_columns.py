@@ -8,10 +8,14 @@ decodes them back before :func:`record`. A new column: its name here, in :func:`
 
 from __future__ import annotations
 
+import struct
 from array import array
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model import MemoryRecord, MemoryType, Scope, Tier, TTLMode
+
+if TYPE_CHECKING:
+    import numpy as np
 
 COLUMNS = (
     "memory_id", "tenant", "user_id", "agent_id", "session_id", "memory_type", "tier", "content",
@@ -64,8 +68,35 @@ def values(r: MemoryRecord) -> dict[str, Any]:
     }
 
 
+# A vector's stored bytes: float32 as they are (what every release before half precision
+# wrote: a multiple of 4 bytes), or this tag and little-endian float16 (an odd length, so the
+# two never mix up whatever the dimension).
+_F16 = b"h"
+
+
+def vector_bytes(vector: np.ndarray, dtype: str) -> bytes:
+    """How the SQL stores keep an embedding: ``dtype`` ``f32`` or ``f16``
+    (``store.record_vector_dtype``)."""
+    import numpy as np
+
+    if dtype == "f16":
+        return _F16 + np.asarray(vector, "<f2").tobytes()
+    return np.asarray(vector, np.float32).tobytes()
+
+
+def vector_array(blob: bytes) -> np.ndarray:
+    """A stored embedding as a float32 array."""
+    import numpy as np
+
+    if len(blob) % 2 and blob[:1] == _F16:
+        return np.frombuffer(blob, "<f2", offset=1).astype(np.float32)
+    return np.frombuffer(blob, np.float32)
+
+
 def _floats(blob: bytes) -> list[float]:
-    """An embedding's float32 bytes as floats (the standard library's array: no numpy)."""
+    """A stored embedding as floats (the standard library: no numpy on the record path)."""
+    if len(blob) % 2 and blob[:1] == _F16:
+        return list(struct.unpack(f"<{(len(blob) - 1) // 2}e", blob[1:]))
     floats = array("f")
     floats.frombytes(blob)
     return floats.tolist()

@@ -23,7 +23,15 @@ from .. import filters
 from ..errors import StorageError
 from ..model import HistoryEntry, MemoryRecord, MemoryType, Scope, SearchFilter, TTLMode
 from . import _columns
-from ._columns import COLUMNS, FTS_SOURCES, SELECT, VECTOR_ATTRS, columns_for
+from ._columns import (
+    COLUMNS,
+    FTS_SOURCES,
+    SELECT,
+    VECTOR_ATTRS,
+    columns_for,
+    vector_array,
+    vector_bytes,
+)
 from .base import (
     ApiKey,
     ArchivedRef,
@@ -64,13 +72,6 @@ _SQL_OPS = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 def describe(exc: Exception) -> str:
     """A driver error on one line (PostgreSQL adds DETAIL and HINT lines)."""
     return "; ".join(line.strip() for line in str(exc).strip().splitlines() if line.strip())
-
-
-def blob(vector: np.ndarray | None) -> bytes | None:
-    """How both stores keep an embedding: float32 bytes."""
-    import numpy as np
-
-    return None if vector is None else np.asarray(vector, np.float32).tobytes()
 
 
 class Dialect(ABC):
@@ -166,11 +167,15 @@ class SqlTx(StoreTx):
     """One write transaction on one connection; the dialect's subclass writes the memories
     table's own indexes (full text, tags)."""
 
-    def __init__(self, conn: Any, dialect: Dialect, seq: int) -> None:
+    def __init__(self, conn: Any, dialect: Dialect, seq: int, vector_dtype: str = "f16") -> None:
         self._c = conn
         self._d = dialect
         self._seq = seq
+        self._vector_dtype = vector_dtype
         self.changes = TxChanges()
+
+    def _blob(self, vector: np.ndarray | None) -> bytes | None:
+        return None if vector is None else vector_bytes(vector, self._vector_dtype)
 
     def _x(self, sql: str, args: Sequence[Any] = ()) -> Any:
         """Execute shared SQL; returns the cursor."""
@@ -179,7 +184,7 @@ class SqlTx(StoreTx):
     # -- the memories table: its indexes are the dialect's --------------------------------
     @abstractmethod
     def _insert_row(self, record: MemoryRecord, values: list[Any], embedding: bytes | None,
-                    statement: str | None) -> None: ...
+                    statement: bytes | None) -> None: ...
 
     @abstractmethod
     def _update_row(self, record: MemoryRecord, sets: list[str], args: list[Any],
@@ -192,8 +197,8 @@ class SqlTx(StoreTx):
         """Delete the row with its index entries; returns (its session id,), None if none."""
 
     def insert(self, record: MemoryRecord, vector: np.ndarray | None,
-               statement: str | None = None) -> None:
-        self._insert_row(record, self._d.row(record), blob(vector), statement)
+               statement: bytes | None = None) -> None:
+        self._insert_row(record, self._d.row(record), self._blob(vector), statement)
         self.changes.wrote(record)
 
     def update(self, record: MemoryRecord, vector: np.ndarray | None = None,
@@ -204,7 +209,7 @@ class SqlTx(StoreTx):
         args = [values[c] for c in cols]
         if vector is not None:
             sets.append("embedding = %s")
-            args.append(blob(vector))
+            args.append(self._blob(vector))
         if "content" in cols:  # what the rules parsed of the old text holds its words
             sets.append("statement = NULL")
         if vector is not None or VECTOR_ATTRS & set(cols):  # the vector index keeps these
@@ -214,7 +219,7 @@ class SqlTx(StoreTx):
             raise StorageError(f"memory {record.memory_id} vanished during the update")
         self.changes.wrote(record)
 
-    def set_statements(self, tenant: str, statements: Mapping[str, str]) -> None:
+    def set_statements(self, tenant: str, statements: Mapping[str, bytes]) -> None:
         for memory_id, statement in statements.items():
             self._x(f"UPDATE memories SET statement = %s WHERE memory_id = %s AND "
                     f"{self._d.hint}tenant = %s", (statement, memory_id, tenant))
@@ -414,8 +419,8 @@ class SqlStore(RecordStore):
                 f"AND {inside}", (tenant, *args)))
         return out
 
-    def statements(self, tenant: str, ids: Sequence[str]) -> dict[str, str]:
-        out: dict[str, str] = {}
+    def statements(self, tenant: str, ids: Sequence[str]) -> dict[str, bytes]:
+        out: dict[str, bytes] = {}
         for i in range(0, len(ids), self.d.max_ids):
             inside, args = self.d.in_("memory_id", ids[i : i + self.d.max_ids])
             out.update((r[0], r[1]) for r in self._query(
@@ -632,9 +637,7 @@ class SqlStore(RecordStore):
                        "WHERE vseq > %s AND embedding IS NOT NULL", (since,))
             gone = [r[0] for r in run("SELECT memory_id FROM vector_tombstones WHERE seq > %s",
                                       (since,))]
-        import numpy as np
-
-        upserts = [(r[0], np.frombuffer(r[1], np.float32),
+        upserts = [(r[0], vector_array(r[1]),
                     VectorAttrs(r[2], r[3], r[4], r[5], r[6], r[7], r[8] is None)) for r in rows]
         live = {u[0] for u in upserts}
         return VectorChanges(seq, upserts, [g for g in gone if g not in live])

@@ -228,7 +228,7 @@ class StoreTx(ABC):
 
     @abstractmethod
     def insert(self, record: MemoryRecord, vector: np.ndarray | None,
-               statement: str | None = None) -> None:
+               statement: bytes | None = None) -> None:
         """Add the record, with its vector and what the rules parsed of it (``statement``,
         see :mod:`varvemem.engines.statements`; read back by ``Memories.statements``)."""
 
@@ -241,7 +241,7 @@ class StoreTx(ABC):
         """
 
     @abstractmethod
-    def set_statements(self, tenant: str, statements: Mapping[str, str]) -> None:
+    def set_statements(self, tenant: str, statements: Mapping[str, bytes]) -> None:
         """Store what the rules parse of each memory (by id) now, in place of a statement
         parsed by other rules or from another text; nothing else of the memory changes."""
 
@@ -299,7 +299,7 @@ class Memories(ABC):
         without building whole records."""
         return {i: r.content for i, r in self.get_many(tenant, ids).items()}
 
-    def statements(self, tenant: str, ids: Sequence[str]) -> dict[str, str]:
+    def statements(self, tenant: str, ids: Sequence[str]) -> dict[str, bytes]:
         """What the rules stored of ``ids`` when they were added (those that have it): a
         store that keeps none returns nothing, and the rules parse the texts."""
         return {}

@@ -112,7 +112,7 @@ class _PgTx(SqlTx):
     inserted = 0
 
     def _insert_row(self, record: MemoryRecord, values: list[Any], embedding: bytes | None,
-                    statement: str | None) -> None:
+                    statement: bytes | None) -> None:
         self._c.execute(
             f"INSERT INTO memories ({SELECT}, embedding, vseq, statement, fts) "
             f"VALUES ({', '.join(['%s'] * (len(COLUMNS) + 3))}, %s::tsvector)",
@@ -144,9 +144,10 @@ class PostgresStore(SqlStore):
 
     def __init__(self, url: str, schema: str = "varvemem", pool_size: int = 5,
                  connect_timeout: float = 5.0, auto_migrate: bool = True,
-                 migrate: bool = True) -> None:
+                 migrate: bool = True, vector_dtype: str = "f16") -> None:
         self.url = url
         self.schema = schema
+        self.vector_dtype = vector_dtype  # how new vectors are stored (_columns.vector_bytes)
         self._where = f"PostgreSQL {redact_url(url)} (schema {schema})"
         # One direct connection first: its error says what is wrong (the pool's would not).
         with self.d.translate(f"store.url: cannot connect to {redact_url(url)}"):
@@ -266,7 +267,7 @@ class PostgresStore(SqlStore):
             seq = conn.execute("UPDATE meta SET value = (value::bigint + 1)::text "
                                "WHERE key = 'vector_seq' RETURNING value").fetchone()
             assert seq is not None  # the counter row exists from the first migration on
-            tx = _PgTx(conn, self.d, int(seq[0]))
+            tx = _PgTx(conn, self.d, int(seq[0]), self.vector_dtype)
             yield tx
         self._grown(tx.inserted)
 

@@ -100,7 +100,7 @@ class _SqliteTx(SqlTx):
         _index_text(self._c, rowid, r)
 
     def _insert_row(self, record: MemoryRecord, values: list[Any], embedding: bytes | None,
-                    statement: str | None) -> None:
+                    statement: bytes | None) -> None:
         cur = self._c.execute(
             f"INSERT INTO memories ({SELECT}, embedding, vseq, statement) "
             f"VALUES ({','.join('?' * (len(COLUMNS) + 3))})",
@@ -175,10 +175,12 @@ class SqliteStore(SqlStore):
 
     d = _D
 
-    def __init__(self, path: Path, synchronous: str = "FULL", busy_timeout_ms: int = 10_000) -> None:
+    def __init__(self, path: Path, synchronous: str = "FULL", busy_timeout_ms: int = 10_000,
+                 vector_dtype: str = "f16", page_size: int = 16_384) -> None:
         self.path = path
         self._where = str(path)
         self._synchronous = synchronous
+        self.vector_dtype = vector_dtype  # how new vectors are stored (_columns.vector_bytes)
         try:
             with self.d.translate(f"cannot open the store {path}", (sqlite3.DatabaseError,)):
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -188,6 +190,8 @@ class SqliteStore(SqlStore):
                 # Two processes opening a new home at once must not both create the schema.
                 with open(path.with_name(path.name + ".lock"), "w") as lock:
                     fcntl.flock(lock, fcntl.LOCK_EX)
+                    # Only a new database takes it (it is fixed once the first table exists).
+                    self._c.execute(f"PRAGMA page_size = {int(page_size)}")
                     self._c.execute("PRAGMA journal_mode = WAL")
                     self._migrate()
                     self._refresh_fts()
@@ -351,7 +355,7 @@ class SqliteStore(SqlStore):
             try:
                 seq = self._c.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 "
                                       "WHERE key = 'vector_seq' RETURNING value").fetchone()[0]
-                yield _SqliteTx(self._c, self.d, int(seq))
+                yield _SqliteTx(self._c, self.d, int(seq), self.vector_dtype)
                 self._c.execute("COMMIT")
             except BaseException:
                 if self._c.in_transaction:  # SQLite may have rolled back already (disk full)
