@@ -538,10 +538,11 @@ class StoreSettings(_Section):
     # recall@10 is only ~0.85-0.9 at 10-20k rows. Past this many vectors the graph alone holds
     # them and exact searches read them back from it, up to 5,000 rows (GRAPH_EXACT_LIMIT).
     exact_filter_limit: int = Field(20_000, ge=0)
-    # How wide the HNSW graph searches (usearch's default is 64). At 100k vectors 64 finds
-    # 0.74 of the exact top 10 and 256 finds 0.93 for 2.3 ms more (docs/BENCHMARKS.md,
-    # "Vector index"); pgvector's hnsw.ef_search takes the same value.
-    hnsw_expansion_search: int = Field(256, ge=1, le=4096)
+    # How wide the HNSW graph searches (usearch's default is 64). On bench_scale's texts 256
+    # finds 0.88 of the exact top 10 at 100k and 0.85 at 300k; 1024 finds 0.97 and 0.95 for
+    # 5-7 ms more (docs/BENCHMARKS.md, "A run to 300,000"). pgvector's hnsw.ef_search takes
+    # the same value, at most 1000 (its own limit).
+    hnsw_expansion_search: int = Field(1024, ge=1, le=4096)
     # ... and for lookups that want only the nearest few: an add's duplicates and
     # associations, the FAQ fast path. The graph finds near-duplicates at usearch's 64 too.
     hnsw_expansion_neighbours: int = Field(64, ge=1, le=4096)

@@ -203,10 +203,10 @@ class SqlTx(StoreTx):
 
     def update(self, record: MemoryRecord, vector: np.ndarray | None = None,
                fields: Collection[str] | None = None) -> None:
-        values = dict(zip(COLUMNS, self._d.row(record)))
         cols = columns_for(fields)
+        values = _columns.values(record)  # encoded below only for the columns written
         sets = [f"{c} = %s" for c in cols]
-        args = [values[c] for c in cols]
+        args = [self._d.encode(c, values[c]) for c in cols]
         if vector is not None:
             sets.append("embedding = %s")
             args.append(self._blob(vector))

@@ -86,7 +86,7 @@ class LocalVectorIndex(VectorIndex):
 
     def __init__(self, folder: Path, dim: int, model_id: str, hnsw_threshold: int = 5_000,
                  exact_filter_limit: int = 20_000, oversample: int = 4,
-                 expansion_search: int = 256, expansion_neighbours: int = 64,
+                 expansion_search: int = 1024, expansion_neighbours: int = 64,
                  dtype: str = "f16") -> None:
         if dtype not in DTYPES:
             raise ValueError(f"vector dtype {dtype!r} is not one of {', '.join(DTYPES)}")

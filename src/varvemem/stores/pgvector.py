@@ -31,6 +31,9 @@ _COLUMNS = {"tenant": "tenant", "user": "user_id", "agent": "agent_id",
 _OPS = {"eq": "= %s", "ne": "<> %s", "in": "= ANY(%s)", "lt": "< %s", "le": "<= %s",
         "gt": "> %s", "ge": ">= %s", "null": "IS NULL"}
 
+# pgvector refuses a wider hnsw.ef_search ("value 1024 is out of bounds").
+PG_EF_SEARCH_MAX = 1000
+
 
 def _sql_of(node: Node, args: list[object]) -> str:
     """A filter node as SQL over the vector table, its parameters appended to ``args``."""
@@ -59,11 +62,11 @@ class PgVectorIndex(VectorIndex):
     """Vectors in a table of ``store``'s schema, searched with pgvector's HNSW index."""
 
     def __init__(self, store: PostgresStore, dim: int, model_id: str, *,
-                 ef_search: int = 256) -> None:
+                 ef_search: int = 1024) -> None:
         self.store = store
         self.dim = dim
         self.model_id = model_id
-        self.ef_search = ef_search
+        self.ef_search = min(ef_search, PG_EF_SEARCH_MAX)
         slug = re.sub(r"[^0-9a-z]+", "_", model_id.lower()).strip("_")
         self.table = f"vectors_{slug}_{dim}"[:63]
         self._seq_key = f"pgvector_seq:{self.table}"
