@@ -142,9 +142,14 @@ def _open_local_vectors(settings: Settings, records: RecordStore, folder: Path, 
     from .stores.local_vectors import LocalVectorIndex
 
     cfg = settings.store
+    # The graph's vectors come back from the store of record when its copy is at least as
+    # precise as the graph's: then each vector is on disk once.
+    from_store = not cfg.graph_file_vectors and (
+        cfg.vector_dtype == "f16" or cfg.record_vector_dtype == cfg.vector_dtype)
     return LocalVectorIndex(folder, dim, model, cfg.hnsw_threshold, cfg.exact_filter_limit,
                             cfg.vector_oversample, cfg.hnsw_expansion_search,
-                            cfg.hnsw_expansion_neighbours, cfg.vector_dtype)
+                            cfg.hnsw_expansion_neighbours, cfg.vector_dtype,
+                            vector_source=records.stored_vectors if from_store else None)
 
 
 def _open_pgvector(settings: Settings, records: RecordStore, folder: Path, dim: int,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import struct
 from pathlib import Path
 
 import numpy as np
@@ -213,3 +214,159 @@ def test_ids_of_any_script_round_trip_through_the_file(tmp_path: Path) -> None:
     again = make(tmp_path, "f16", threshold=0, exact_filter_limit=10)
     again.load()
     assert again.vectors(ids).keys() == set(ids)
+
+
+class RecordVectors:
+    """A store of record's ``stored_vectors`` over a dict, in the records' dtype."""
+
+    def __init__(self, dtype: str = "<f2") -> None:
+        self.held: dict[str, np.ndarray] = {}
+        self.dtype = dtype
+
+    def put(self, ids: list[str], vecs: np.ndarray) -> None:
+        self.held.update((mid, v.astype(self.dtype)) for mid, v in zip(ids, vecs))
+
+    def __call__(self, ids, out: np.ndarray) -> np.ndarray:
+        found = np.zeros(len(ids), bool)
+        for j, mid in enumerate(ids):
+            if mid in self.held:
+                out[j] = self.held[mid]
+                found[j] = True
+        return found
+
+
+def _meta(folder: Path) -> dict:
+    with np.load(folder / "vectors.npz") as z:
+        return json.loads(z["meta"].tobytes())
+
+
+def _churned(folder: Path, dtype: str, store: RecordVectors, n: int = 1500):
+    """An index past the threshold with holes (removed slots) and re-added vectors (slots
+    reused), its store of record in step."""
+    rng = np.random.default_rng(13)
+    vecs = clustered(rng, n)
+    ids = [f"m{i}" for i in range(n)]
+    idx = make(folder, dtype, vector_source=store)
+    idx.upsert(ids, vecs, [attrs(user=f"u{i % 30}") for i in range(n)])
+    store.put(ids, vecs)
+    gone = ids[0:300:2]
+    idx.remove(gone)
+    for mid in gone:
+        store.held.pop(mid)
+    moved = clustered(rng, 5)
+    idx.upsert(ids[301:306], moved, [attrs(user="u1")] * 5)  # new vectors: remove + add
+    store.put(ids[301:306], moved)
+    return idx, clustered(rng, 20)
+
+
+@pytest.mark.parametrize("dtype", ["f16", "f32"])
+def test_a_graph_file_without_vectors_reads_them_from_the_store(tmp_path: Path,
+                                                                 dtype: str) -> None:
+    store = RecordVectors("<f2" if dtype == "f16" else "<f4")
+    idx, queries = _churned(tmp_path, dtype, store)
+    full = idx._hnsw.save()  # what usearch writes: u32 slots, u32 width, vectors, the graph
+    slots, width = struct.unpack_from("<II", full)
+    assert width == DIM * (2 if dtype == "f16" else 4) and slots > len(idx._hnsw) == 1350
+    idx.applied_seq = 9
+    idx.save()
+    assert _meta(tmp_path)["graph_vectors"] == "store"
+    graph = next(tmp_path.glob("vectors-*.usearch"))
+    assert graph.stat().st_size == len(full) - 8 - slots * width  # the links alone
+    with np.load(tmp_path / "vectors.npz") as z:  # the removed slots' vectors
+        assert "vectors" not in z.files and len(z["orphan_slots"]) == slots - 1350
+    again = make(tmp_path, dtype, vector_source=store)
+    again.load()
+    assert again.saved and again.dirty == 0 and again.applied_seq == 9
+    assert len(again) == len(idx) == 1350
+    for q in queries:
+        for flt in (SearchFilter(), SearchFilter(user="u1")):
+            assert again.search(q, 10, flt) == idx.search(q, 10, flt)
+    # a compacting save (>= 25 % removed) and a second round trip
+    idx.remove([f"m{i}" for i in range(300, 700)])
+    idx.save()
+    third = make(tmp_path, dtype, vector_source=store)
+    third.load()
+    assert len(third) == 950
+    for q in queries:
+        assert third.search(q, 10, SearchFilter()) == idx.search(q, 10, SearchFilter())
+
+
+def test_a_vector_the_store_no_longer_has_leaves_the_index_on_load(tmp_path: Path) -> None:
+    store = RecordVectors()
+    idx, _ = _churned(tmp_path, "f16", store)
+    idx.save()
+    lost = store.held.pop("m999")
+    again = make(tmp_path, "f16", vector_source=store)
+    again.load()
+    assert len(again) == len(idx) - 1 and again.dirty == 1
+    assert "m999" not in {m for m, _ in again.search(lost.astype(np.float32), 10, SearchFilter())}
+
+
+def test_a_graph_file_without_vectors_needs_its_store_and_its_layout(tmp_path: Path) -> None:
+    store = RecordVectors()
+    idx, _ = _churned(tmp_path, "f16", store)
+    idx.save()
+    with pytest.raises(IndexFileError, match="no store"):
+        make(tmp_path, "f16").load()  # nowhere to read the vectors from: the caller rebuilds
+    graph = next(tmp_path.glob("vectors-*.usearch"))
+    graph.write_bytes(graph.read_bytes()[:-7])
+    with pytest.raises(IndexFileError, match="graph file"):
+        make(tmp_path, "f16", vector_source=store).load()
+
+
+def test_i8_and_unknown_layouts_keep_the_vectors_in_the_graph_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import varvemem.stores.local_vectors as lv
+
+    store = RecordVectors()
+    idx, queries = _churned(tmp_path / "i8", "i8", store)  # usearch's own quantisation
+    idx.save()
+    assert _meta(tmp_path / "i8")["graph_vectors"] == "file"
+
+    def unknown(links: memoryview) -> np.ndarray:
+        raise IndexFileError("not a usearch graph")
+
+    monkeypatch.setattr(lv, "_slot_keys", unknown)  # a usearch release with another layout
+    idx, queries = _churned(tmp_path / "f16", "f16", store)
+    idx.save()
+    assert _meta(tmp_path / "f16")["graph_vectors"] == "file"
+    assert not list((tmp_path / "f16").glob("*.links"))
+    again = make(tmp_path / "f16", "f16", vector_source=store)
+    again.load()
+    assert again.search(queries[0], 10, SearchFilter()) == idx.search(queries[0], 10,
+                                                                       SearchFilter())
+
+
+def test_a_graph_whose_vectors_were_all_removed_round_trips(tmp_path: Path) -> None:
+    store = RecordVectors()
+    idx = make(tmp_path, "f16", vector_source=store)
+    ids = [f"m{i}" for i in range(600)]
+    idx.upsert(ids, unit(np.random.default_rng(14), 600), [attrs()] * 600)
+    idx.remove(ids)
+    idx.save()
+    again = make(tmp_path, "f16", vector_source=store)
+    again.load()
+    assert len(again) == 0 and again.search(unit(np.random.default_rng(1), 1)[0], 5,
+                                             SearchFilter()) == []
+
+
+def test_a_small_index_reads_its_graph_vectors_from_its_own_matrix(tmp_path: Path) -> None:
+    """Past the threshold but under ``exact_filter_limit`` the .npz keeps the f32 matrix, and
+    the links-only graph is filled from it: loaded as saved, not rebuilt, no store read."""
+    store = RecordVectors()
+    rng = np.random.default_rng(15)
+    vecs = clustered(rng, 900)
+    ids = [f"m{i}" for i in range(900)]
+    idx = make(tmp_path, "f16", exact_filter_limit=5000, vector_source=store)
+    idx.upsert(ids, vecs, [attrs()] * 900)
+    idx.remove(ids[:30])
+    assert idx.uses_hnsw and idx._mat is not None
+    idx.save()
+    assert _meta(tmp_path)["graph_vectors"] == "store"
+    for source in (store, None):  # the store is not read; without one the matrix serves
+        again = make(tmp_path, "f16", exact_filter_limit=5000, vector_source=source)
+        again.load()
+        assert again.uses_hnsw and again.saved and again.dirty == 0  # the file's graph
+        for q in clustered(rng, 5):
+            assert again.search(q, 10, SearchFilter(), approximate=True) == idx.search(
+                q, 10, SearchFilter(), approximate=True)

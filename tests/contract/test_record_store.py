@@ -64,6 +64,33 @@ def test_vectors_keep_the_format_they_were_stored_in(open_store: Callable[..., R
             assert fed[mid].dtype == np.float32 and np.array_equal(fed[mid], v)
 
 
+@pytest.mark.parametrize("scan", [False, True])
+def test_stored_vectors_fill_rows_in_the_order_asked(open_store: Callable[..., RecordStore],
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     scan: bool) -> None:
+    """What a local index whose graph file holds no vectors reads back when it opens: any
+    tenant, either stored format, cast to the array's dtype; missing and empty ids skipped.
+    Many ids are read as pages of the table (``scan``), a few as lists of ids."""
+    import varvemem.stores._sql as sql
+
+    if scan:
+        monkeypatch.setattr(sql, "VECTOR_SCAN_FROM", 1)
+        monkeypatch.setattr(sql, "VECTOR_SCAN_PAGE", 2)
+    put(open_store(vector_dtype="f32"), rec("m32", "stored as float32"))
+    store = open_store(vector_dtype="f16")
+    with store.transaction() as tx:
+        tx.insert(rec("m16", "stored as float16", tenant="acme"), vec(1))
+        tx.insert(rec("bare", "no vector"), None)
+    ids = ["m16", "", "missing", "bare", "m32"]
+    for dtype in (np.float16, np.float32):
+        out = np.full((len(ids), 8), 7, dtype)
+        found = store.stored_vectors(ids, out)
+        assert found.tolist() == [True, False, False, False, True]
+        assert np.array_equal(out[0], vec(1).astype(np.float16).astype(dtype))
+        assert np.array_equal(out[4], vec(0).astype(dtype))
+        assert (out[1:4] == 7).all()  # rows not found are left as they were
+
+
 def test_contents_reads_texts_of_one_tenant(store: RecordStore) -> None:
     put(store, rec("m1", "helm chart values"), rec("m2", "发布窗口在周四"),
         rec("m3", "other tenant's text", tenant="acme"))

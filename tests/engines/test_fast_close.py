@@ -52,6 +52,9 @@ def test_setting_is_validated(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"store\.vector_close_save_changes"):
         Settings.load(home=tmp_path, store={"vector_close_save_changes": -1})
     assert Settings.load(home=tmp_path).store.vector_close_save_changes == 5_000
+    with pytest.raises(ConfigError, match=r"store\.graph_file_vectors"):
+        Settings.load(home=tmp_path, store={"graph_file_vectors": "sometimes"})
+    assert Settings.load(home=tmp_path).store.graph_file_vectors is False
 
 
 def test_small_delta_leaves_the_file_and_the_next_open_has_every_change(
@@ -166,3 +169,24 @@ def test_bad_index_file_is_rebuilt_from_the_store_with_one_notice(home: Path, em
     with _open(home, embedder, clock, **SMALL) as mem:
         assert mem.search("when does the release train leave")[0].memory.memory_id == mid
         assert mem.notices == []
+
+
+@pytest.mark.parametrize("copy", [False, True])
+def test_each_vector_is_on_disk_once_unless_the_graph_file_keeps_a_copy(
+        home: Path, embedder, clock, copy: bool) -> None:
+    """``store.graph_file_vectors``: by default the graph file holds the graph's links alone
+    (it starts with usearch's head), and an open reads the vectors from the store of record."""
+    with _open(home, embedder, clock, graph_file_vectors=copy, **SMALL) as mem:
+        ids = [r.memory_id for r in mem.add_many(
+            [f"runbook entry {i} for service-{i}" for i in range(50)])]
+        mid = mem.add("the release train leaves on Thursdays").memory_id
+        mem.delete(ids[3])  # a removed slot: its vector is gone from the store
+    with np.load(home / FILE, allow_pickle=False) as z:
+        assert json.loads(z["meta"].tobytes())["graph_vectors"] == ("file" if copy else "store")
+    graph = next((home / "vectors").glob("*.usearch")).read_bytes()
+    assert graph.startswith(b"usearch") != copy  # a copy starts with the vectors' count
+    with _open(home, embedder, clock, graph_file_vectors=copy, **SMALL) as mem:
+        assert mem.search("when does the release train leave")[0].memory.memory_id == mid
+        assert mem.notices == [] and len(stores_of(mem).vectors) == 50
+        state = _index_state(mem)
+    assert state == _rebuilt_state(home, embedder, clock)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import struct
 from array import array
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..model import MemoryRecord, MemoryType, Scope, Tier, TTLMode
@@ -91,6 +92,27 @@ def vector_array(blob: bytes) -> np.ndarray:
     if len(blob) % 2 and blob[:1] == _F16:
         return np.frombuffer(blob, "<f2", offset=1).astype(np.float32)
     return np.frombuffer(blob, np.float32)
+
+
+def fill_vectors(rows: Sequence[tuple[str, bytes]], row_of: Mapping[str, int], out: np.ndarray,
+                 found: np.ndarray) -> None:
+    """Write each stored embedding of ``rows`` (id, blob) into ``out`` at its id's row in
+    ``row_of`` (cast to ``out``'s dtype) and mark it ``found``; ids not there are skipped.
+    Blobs of one length are decoded together: one numpy cast, not one a row."""
+    import numpy as np
+
+    by_length: dict[int, tuple[list[int], list[bytes]]] = {}
+    for mid, blob in rows:
+        row = row_of.get(mid)
+        if row is not None:
+            at, blobs = by_length.setdefault(len(blob), ([], []))
+            at.append(row)
+            blobs.append(blob)
+    for length, (at, blobs) in by_length.items():
+        raw = np.frombuffer(b"".join(blobs), np.uint8).reshape(len(blobs), length)
+        # an odd length is the f16 tag and 2 bytes a dimension (see vector_bytes)
+        out[at] = raw[:, 1:].view("<f2") if length % 2 else raw.view("<f4")
+        found[at] = True
 
 
 def _floats(blob: bytes) -> list[float]:

@@ -412,6 +412,12 @@ class ChangeFeed(ABC):
     @abstractmethod
     def vector_changes(self, since: int) -> VectorChanges: ...
 
+    @abstractmethod
+    def stored_vectors(self, ids: Sequence[str], out: np.ndarray) -> np.ndarray:
+        """Write the stored vector of ``ids[i]`` into row ``i`` of ``out`` (cast to its dtype;
+        an empty id is skipped) and return the boolean mask of the ids found: how a local
+        index whose graph file holds no vectors gets them back from the store of record."""
+
 
 class Histories(ABC):
     """Each memory's history (its old contents)."""
