@@ -26,10 +26,10 @@ from typing import Any
 MODES = {"copy": True, "links": False}
 
 
-def _rss_mb() -> float:
+def _status_mb(field: str = "VmRSS") -> float:
     with open("/proc/self/status") as fh:
         for line in fh:
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return round(int(line.split()[1]) / 1024, 1)
     return float("nan")
 
@@ -59,7 +59,7 @@ def child(home: Path, mode: str, searches: int) -> dict[str, Any]:
     stores = _stores(home, mode)
     index = stores.vectors
     opened = time.perf_counter() - t
-    rss = _rss_mb()
+    rss = _status_mb()
     rng = np.random.default_rng(1)
     live = [m for m in index._ids if m]  # type: ignore[attr-defined]  # the local index's
     ids = [live[i] for i in rng.integers(0, len(live), searches)]
@@ -71,7 +71,7 @@ def child(home: Path, mode: str, searches: int) -> dict[str, Any]:
         times.append(time.perf_counter() - s)
     stores.close()
     return {"open_s": round(opened, 3), "rss_mb": rss,
-            "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            "peak_rss_mb": _status_mb("VmHWM"),
             "search_p50_ms": round(statistics.median(times) * 1e3, 2), "size": len(index),
             "notices": stores.notices}
 

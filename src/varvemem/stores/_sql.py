@@ -71,7 +71,7 @@ _SQL_OPS = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 # stored_vectors reads more ids than this as pages of the table in id order, this many rows a
 # page, rather than as lists of ids.
 VECTOR_SCAN_FROM = 5_000
-VECTOR_SCAN_PAGE = 20_000
+VECTOR_SCAN_PAGE = 5_000
 
 
 def describe(exc: Exception) -> str:
@@ -652,16 +652,17 @@ class SqlStore(RecordStore):
 
         found = np.zeros(len(ids), bool)
         row_of = {mid: i for i, mid in enumerate(ids) if mid}
-        vectors = "SELECT memory_id, embedding FROM memories WHERE embedding IS NOT NULL AND"
         if len(row_of) > VECTOR_SCAN_FROM:
-            # A whole index: pages of the table in id order read 2-3x faster than lists of
-            # ids (31k vectors: 0.15 s against 0.25 s), a page's rows at a time in RAM.
-            last = ""
-            while rows := self._query(f"{vectors} memory_id > %s ORDER BY memory_id LIMIT "
-                                      f"{VECTOR_SCAN_PAGE}", (last,)):
-                fill_vectors(rows, row_of, out, found)
+            # A whole index: the table in insertion order, a page at a time (as iter_records),
+            # reads 3.5x faster than lists of ids (101k vectors: 0.15 s against 0.51 s).
+            rowid, last = self.d.rowid, 0
+            while rows := self._query(f"SELECT {rowid}, memory_id, embedding FROM memories "
+                                      f"WHERE {rowid} > %s AND embedding IS NOT NULL "
+                                      f"ORDER BY {rowid} LIMIT {VECTOR_SCAN_PAGE}", (last,)):
+                fill_vectors([r[1:] for r in rows], row_of, out, found)
                 last = rows[-1][0]
             return found
+        vectors = "SELECT memory_id, embedding FROM memories WHERE embedding IS NOT NULL AND"
         wanted = list(row_of)
         for i in range(0, len(wanted), self.d.max_ids):
             inside, args = self.d.in_("memory_id", wanted[i : i + self.d.max_ids])
