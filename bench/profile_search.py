@@ -69,11 +69,12 @@ def main() -> None:
     from varvemem.stores.sqlite import _fts_table
 
     fts = _fts_table(conn, flt.tenant)  # the tenant's own FTS5 table (one per tenant)
-    kept = [store._selective(fts, index_terms(q), 5000) for q in qs]  # type: ignore[attr-defined]
-    df = [dict(conn.execute(f"SELECT term, doc FROM {fts}_vocab WHERE term IN "
-                            f"({','.join('?' * len(k))})", k).fetchall()) for k in kept]
+    # (the kept terms, each query term's document count)
+    sel = [store._selective(fts, index_terms(q), 5000) for q in qs]  # type: ignore[attr-defined]
+    kept = [k for k, _ in sel]
     print(f"query terms kept {statistics.fmean(len(k) for k in kept):.1f}, rows they match "
-          f"(sum of document frequencies) {statistics.fmean(sum(d.values()) for d in df):,.0f}")
+          f"(sum of document frequencies) "
+          f"{statistics.fmean(sum(df.get(t, 0) for t in k) for k, df in sel):,.0f}")
     for label, sql, extra in (
             ("  FTS5 bm25(1.0, 0.5) (the default)", "AND rank MATCH ? ", ("bm25(1.0, 0.5)",)),
             ("  FTS5 bm25() both columns weight 1", "", ()),

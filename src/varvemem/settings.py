@@ -554,8 +554,9 @@ class StoreSettings(_Section):
     vector_dtype: Literal["f32", "f16", "i8"] = "f16"
     # Whether the local index's graph file keeps a copy of its vectors. False (the default): the
     # file holds the graph's links alone and an open reads the vectors from the store of record,
-    # so each is on disk once (about 1 KB a memory less for 512-d f16); True opens faster.
-    # An i8 graph, or an f32 graph over f16 records, always keeps its own.
+    # so each is on disk once (1 KB a memory less for 512-d f16; 4.7 against 5.8 KB at 100k).
+    # True opens faster (0.48 against 0.84 s at 100k, docs/BENCHMARKS.md, "Each vector on disk
+    # once"). An i8 graph, or an f32 graph over f16 records, always keeps its own.
     graph_file_vectors: bool = False
     vector_flush_every: int = Field(5_000, ge=1)
     # close() rewrites the local index file only when at least this many changes are not in
