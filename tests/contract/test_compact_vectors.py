@@ -14,7 +14,7 @@ import pytest
 
 from varvemem import ConfigError, Settings
 from varvemem.model import SearchFilter
-from varvemem.stores.base import VectorAttrs
+from varvemem.stores.base import VectorAttrs, VectorChanges
 from varvemem.stores.local_vectors import FORMAT_VERSION, IndexFileError, LocalVectorIndex
 
 DIM = 64
@@ -370,3 +370,27 @@ def test_a_small_index_reads_its_graph_vectors_from_its_own_matrix(tmp_path: Pat
         for q in clustered(rng, 5):
             assert again.search(q, 10, SearchFilter(), approximate=True) == idx.search(
                 q, 10, SearchFilter(), approximate=True)
+
+
+def test_the_catch_up_after_a_load_relinks_rows_the_store_changed(tmp_path: Path) -> None:
+    """The store gives a row its newest vector at load; the links in the file were made for the
+    vector it had at the save. The catch-up that follows re-inserts each changed row it holds."""
+    store = RecordVectors()
+    idx, _ = _churned(tmp_path, "f16", store)
+    idx.save()
+    edited = clustered(np.random.default_rng(16), 1)
+    store.put(["m700"], edited)  # edited after the save
+    again = make(tmp_path, "f16", vector_source=store)
+    again.load()
+    added: list[int] = []
+    real = again._hnsw.add
+    again._hnsw.add = lambda keys, vecs, **kw: added.extend(int(k) for k in keys) or real(
+        keys, vecs, **kw)
+    key = {mid: int(k) for mid, k in zip(again._ids, again._keys)}
+    again.apply(VectorChanges(again.applied_seq + 1, [("m700", edited[0], attrs(user="u1"))], []))
+    assert added == [key["m700"]]
+    assert again.search(edited[0], 1, SearchFilter())[0][0] == "m700"
+    # later changes are upserts as before: an unchanged vector (an attrs change) stays put
+    again.apply(VectorChanges(again.applied_seq + 1,
+                              [("m701", again.vectors(["m701"])["m701"], attrs(user="u2"))], []))
+    assert added == [key["m700"]]

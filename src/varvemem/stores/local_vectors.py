@@ -133,6 +133,10 @@ class LocalVectorIndex(VectorIndex):
         self._pos: dict[str, int] = {}
         self._hnsw: Any = None
         self._from_file = False
+        # Set by a load that read the graph's vectors from the store: the catch-up that follows
+        # re-inserts each changed row it already holds. The store gave such a row its newest
+        # vector, which may not be the one its links were made for (an edit after the save).
+        self._relink = False
         self.applied_seq = 0
         self.dirty += 1
 
@@ -166,6 +170,7 @@ class LocalVectorIndex(VectorIndex):
     def apply(self, changes: VectorChanges) -> None:
         # One exclusive hold: a search sees all of a catch-up or none of it.
         super().apply(changes)
+        self._relink = False
 
     @_exclusive
     def upsert(self, ids: Sequence[str], vectors: np.ndarray,
@@ -183,7 +188,8 @@ class LocalVectorIndex(VectorIndex):
                 self._keys[pos] = self._next_key
                 self._next_key += 1
                 to_graph[pos] = vec
-            elif self._hnsw is not None and pos not in to_graph and not self._same(pos, vec):
+            elif self._hnsw is not None and pos not in to_graph and (
+                    self._relink or not self._same(pos, vec)):
                 self._hnsw.remove(self._keys[pos])
                 to_graph[pos] = vec
             elif pos in to_graph:
@@ -201,6 +207,7 @@ class LocalVectorIndex(VectorIndex):
             self._build_hnsw()
         self._drop_matrix()
         self.dirty += len(ids)
+        self._relink = False
 
     def _drop_matrix(self) -> None:
         """Leave the vectors to the graph alone once the index is past both the threshold and
@@ -605,6 +612,7 @@ class LocalVectorIndex(VectorIndex):
         # In the file but not in the store (with no tombstone newer than the file, or the
         # catch-up would have removed them): the store of record wins.
         self._remove(missing)
+        self._relink = vectors is None and meta.get("graph_vectors") == "store"
 
     def _read_graph(self, name: str | None) -> Any:
         """The graph file ``name`` when it reads back whole, else None."""
