@@ -68,8 +68,8 @@ _FILTER_COLUMNS = {
 }
 _FILTER_TIMES = frozenset({"created_at", "entered", "valid_from", "valid_to", "expires_at"})
 _SQL_OPS = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-# stored_vectors reads more ids than this as pages of the table in id order, this many rows a
-# page, rather than as lists of ids.
+# stored_vectors reads more ids than this as pages of the table in insertion order, this many
+# rows a page, rather than as lists of ids.
 VECTOR_SCAN_FROM = 5_000
 VECTOR_SCAN_PAGE = 5_000
 
