@@ -653,6 +653,8 @@ class LocalVectorIndex(VectorIndex):
         vecs = np.frombuffer(buf, raw, count=rows * self.dim, offset=8).reshape(rows, self.dim)
         id_of = {int(k): mid for k, mid in zip(keys, ids) if mid}
         slot_ids = [id_of.get(int(k), "") for k in slot_keys]
+        if len(id_of) != sum(1 for mid in slot_ids if mid):  # checked before the store is read
+            raise IndexFileError("graph file does not match the index file")
         if orphans is not None:
             slots, held = orphans
             if len(slots) and (slots.max() >= rows or held.shape != (len(slots), width)):
@@ -660,8 +662,6 @@ class LocalVectorIndex(VectorIndex):
             vecs[slots] = held.view(raw).reshape(len(slots), self.dim)
         found = source(slot_ids, vecs)
         missing = [mid for mid, ok in zip(slot_ids, found) if mid and not ok]
-        if len(id_of) != sum(1 for mid in slot_ids if mid):
-            raise IndexFileError("graph file does not match the index file")
         try:
             index = Index(ndim=self.dim, metric="cos", dtype=self.dtype)
             index.load(buf)
