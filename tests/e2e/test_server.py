@@ -301,9 +301,8 @@ def test_webhooks_are_accepted_once_and_become_memories(srv: Server) -> None:
         raw, headers = gh(COMMENT, "del-1")
         accepted = ok(c.post("/v1/webhooks/gh", content=raw, headers=headers), 202)
         assert accepted["status"] == "accepted" and accepted["events"] == 1
-        dup = refused(c.post("/v1/webhooks/gh", content=raw, headers=headers), 409,
-                      "duplicate_delivery")
-        assert dup["event_id"] == accepted["event_id"]
+        dup = ok(c.post("/v1/webhooks/gh", content=raw, headers=headers), 200)
+        assert dup["status"] == "duplicate" and dup["event_id"] == accepted["event_id"]
         ping, ping_headers = gh({"zen": "hi", "hook_id": 3}, "del-2", event="ping")
         assert ok(c.post("/v1/webhooks/gh", content=ping, headers=ping_headers))["status"] == \
             "ignored"
@@ -318,7 +317,7 @@ def test_webhooks_are_accepted_once_and_become_memories(srv: Server) -> None:
            202)
         repeat = ok(c.post("/v1/webhooks/am", json=alert,
                            headers={"Authorization": f"Bearer {AM_TOKEN}"}), 200)
-        assert repeat["status"] == "repeat"  # Alertmanager's repeat_interval: no 409, no memory
+        assert repeat["status"] == "duplicate"  # Alertmanager's repeat_interval: no memory
         # Harness can set no header: the token rides in the URL.
         run = {"eventData": {"pipelineIdentifier": "deploy", "planExecutionId": "r1",
                              "eventType": "PipelineFailed", "nodeStatus": "failed",
@@ -339,7 +338,7 @@ def test_webhooks_are_accepted_once_and_become_memories(srv: Server) -> None:
         assert 'varvemem_webhook_deliveries_total{outcome="accepted",source="gh"} 1.0' in metrics
         assert 'varvemem_webhook_deliveries_total{outcome="duplicate",source="gh"} 1.0' in metrics
         assert 'varvemem_webhook_deliveries_total{outcome="ignored",source="gh"} 2.0' in metrics
-        assert 'varvemem_webhook_deliveries_total{outcome="repeat",source="am"} 1.0' in metrics
+        assert 'varvemem_webhook_deliveries_total{outcome="duplicate",source="am"} 1.0' in metrics
         # The store's gauges count every tenant's data: off unless server.metrics_store_gauges.
         assert "varvemem_inbox_events" not in metrics and "varvemem_memories" not in metrics
         assert "varvemem_http_request_duration_seconds_bucket" in metrics

@@ -194,15 +194,15 @@ def test_an_edit_in_the_same_batch_as_its_original_still_supersedes_it(wmem: Mem
 def test_a_repeat_alert_notification_is_acknowledged_and_makes_no_memory(wmem: Memory) -> None:
     token = {"Authorization": f"Bearer {AM_TOKEN}"}
     first = wmem.inbox.receive("am", alerts("firing"), token)
-    assert first.event_id and not first.repeat
+    assert first.event_id and not first.duplicate
     again = wmem.inbox.receive("am", alerts("firing"), token)  # repeat_interval later
-    assert again.duplicate and again.repeat and again.event_id == first.event_id
+    assert again.duplicate and again.event_id == first.event_id
     # The same alert state in a group whose other fields changed: a new event, no new memory.
     body = json.loads(alerts("firing"))
     body["truncatedAlerts"] = 3
     body["alerts"][0]["annotations"]["summary"] = "5xx above 6% on checkout"
     changed = wmem.inbox.receive("am", json.dumps(body).encode(), token)
-    assert changed.event_id == first.event_id and changed.repeat  # keyed by the alert states
+    assert changed.event_id == first.event_id and changed.duplicate  # keyed by alert states
     body["alerts"].append({**body["alerts"][0], "fingerprint": "0000111122223333",
                            "labels": {"alertname": "Other"}})
     assert not wmem.inbox.receive("am", json.dumps(body).encode(), token).duplicate

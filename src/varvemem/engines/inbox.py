@@ -41,16 +41,15 @@ class PayloadTooLargeError(ValidationError):
 
 @dataclass(frozen=True)
 class Receipt:
-    """What became of a delivery: committed (``event_id``), a redelivery of a committed one
-    (``duplicate``; ``repeat`` too when the sender repeats the same state on purpose, as
-    Alertmanager does every ``repeat_interval``), or nothing to remember (``ignored``, e.g.
+    """What became of a delivery: committed (``event_id``), received before (``duplicate``,
+    with the first one's ``event_id``: a redelivery, GitHub's *Redeliver*, the same body again,
+    a repeat notification of the same alert states), or nothing to remember (``ignored``, e.g.
     GitHub's ping, with the ``reason``)."""
 
     event_id: int | None
     duplicate: bool = False
     ignored: bool = False
     events: int = 0  # events in it (an Alertmanager delivery may hold several alerts)
-    repeat: bool = False
     reason: str | None = None
 
 
@@ -146,8 +145,7 @@ class InboxEngine:
         if len(delivery) > _MAX_DELIVERY_ID:
             raise ValidationError(f"{source.delivery_id_header()} is over {_MAX_DELIVERY_ID} "
                                   "characters")
-        repeats = not delivery and events.sender(source.kind).repeats
-        if repeats:
+        if not delivery and events.sender(source.kind).repeats:
             # The same alerts in the same states (fingerprint, status, start): a repeat
             # notification, however its group's other fields changed.
             states = "\n".join(sorted({pe.source for pe in parsed}))
@@ -157,8 +155,7 @@ class InboxEngine:
         event_id, created = self.queue.enqueue_event(InboxEvent(
             event_id=0, tenant=source.tenant, source=name, kind=source.kind, delivery=delivery,
             body=body.decode("utf-8"), headers=kept, received_at=self.clock()))
-        return Receipt(event_id=event_id, duplicate=not created, events=len(parsed),
-                       repeat=repeats and not created)
+        return Receipt(event_id=event_id, duplicate=not created, events=len(parsed))
 
     def drain(self, worker: str | None = None, limit: int | None = None,
               stop: threading.Event | None = None) -> DrainReport:

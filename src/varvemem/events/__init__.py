@@ -36,7 +36,8 @@ class Sender:
     """A kind of webhook sender: its parser, and the headers it signs and numbers its
     deliveries in (None: a webhook source's generic defaults). ``repeats``: it sends the same
     state again and again (Alertmanager's ``repeat_interval``) with no delivery id, so a
-    delivery is identified by the states of its events and a repeat is acknowledged (200)."""
+    delivery is identified by the states of its events (a repeat is a duplicate, as any
+    delivery received before is)."""
 
     parse: Parser
     signature_header: str | None = None

@@ -437,9 +437,9 @@ class DeliveryAccepted(BaseModel):
 
 class DeliveryNoted(BaseModel):
     """A webhook delivery with nothing new to remember (200): ``ignored`` (with its ``reason``)
-    or ``repeat`` (alerts in states received before: the event's ``event_id``)."""
+    or ``duplicate`` (received before, whatever the sender: the first one's ``event_id``)."""
 
-    status: Literal["ignored", "repeat"]
+    status: Literal["ignored", "duplicate"]
     reason: str | None = None
     event_id: int | None = None
     message: str | None = None

@@ -27,15 +27,14 @@ WEBHOOK_PREFIX = "/v1/webhooks/"
 _RESPONSES: dict[int | str, dict[str, Any]] = {
     202: {"description": "Committed to the inbox; its memories follow",
           "model": DeliveryAccepted},
-    200: {"description": "Nothing to remember (GitHub's ping, an event type or action varvemem "
-                 "does not read: `ignored` with its `reason`), or a repeat notification of "
-                 "alerts in the same states (`repeat`)", "model": DeliveryNoted},
+    200: {"description": "Nothing new to remember: GitHub's ping, an event type or action "
+                 "varvemem does not read (`ignored` with its `reason`), or a delivery received "
+                 "before (`duplicate` with its `event_id`: a redelivery under the same "
+                 "delivery id, the same body again, a repeat notification of alerts in the "
+                 "same states; no second memory)", "model": DeliveryNoted},
     400: {"description": "A delivery the server cannot handle", "model": ErrorResponse},
     401: {"description": "Missing or bad signature or token", "model": ErrorResponse},
     404: {"description": "No such webhook source", "model": ErrorResponse},
-    409: {"description": "This delivery (its delivery id, or its body) was received before (no "
-                 "second memory): `duplicate_delivery` with its `event_id`",
-          "model": ErrorResponse},
     413: {"description": "Body over server.max_body_bytes", "model": ErrorResponse},
     415: {"description": "Not JSON", "model": ErrorResponse},
     422: {"description": "Malformed payload", "model": ErrorResponse},
@@ -78,17 +77,11 @@ async def receive(source: str, request: Request) -> JSONResponse:
         service.metrics.delivery(known, "ignored")
         return JSONResponse({"status": "ignored", "reason": receipt.reason or "nothing to remember"},
                             status_code=200)
-    if receipt.repeat:
-        service.metrics.delivery(known, "repeat")
-        return JSONResponse({"status": "repeat", "event_id": receipt.event_id,
-                             "message": "these alerts were received in these states before; "
-                                        "no new memory"}, status_code=200)
-    if receipt.duplicate:
+    if receipt.duplicate:  # a redelivery is how senders retry: a success, not a conflict
         service.metrics.delivery(known, "duplicate")
-        return JSONResponse({"error": {
-            "type": "duplicate_delivery", "event_id": receipt.event_id,
-            "message": "this delivery was received before; it makes no second memory"}},
-            status_code=409)
+        return JSONResponse({"status": "duplicate", "event_id": receipt.event_id,
+                             "message": "this delivery was received before; it makes no "
+                                        "second memory"}, status_code=200)
     service.metrics.delivery(known, "accepted")
     return JSONResponse({"status": "accepted", "event_id": receipt.event_id,
                          "events": receipt.events}, status_code=202)
