@@ -95,12 +95,15 @@ def test_every_example_is_answered_2xx_and_those_taken_make_memories(
         assert found, (prefix, contents)
         return found[0]
 
-    failed = one('Check "Octocoders-linter" (octocoders-linter) failed on Codertocat/Hello-World')
+    [failed] = [m for m in every if m.content.startswith(
+        'Check "Octocoders-linter" (octocoders-linter) failed on Codertocat/Hello-World')]
     assert failed.metadata["outcome"] == "failure"
     assert failed.importance >= mem.settings.webhooks.importance["failure"]
     assert "https://github.com/Codertocat/Hello-World/runs/128620228" in failed.content
     passed = one('Check "Octocoders-linter" (octocoders-linter) succeeded')
     assert passed.importance < failed.importance
+    # The check passed after it failed, on the same branch: the failure is retired.
+    assert failed.superseded_by == passed.memory_id
     assert one("Codertocat pushed 1 commit to master of Codertocat/Hello-World:").metadata[
         "event"]["branch"] == "master"
     opened = one('Codertocat opened PR Codertocat/Hello-World#2 "Update the README with new '

@@ -834,3 +834,43 @@ def test_near_valid_deliveries_give_events_or_validation_error_and_mostly_events
     assert len(tried) >= 100, len(tried)
     assert sum(tried) >= 0.7 * len(tried), {k: (sum(v), len(v)) for k, v in outcomes.items()}
     assert all(sum(v) > 0 for v in outcomes.values() if len(v) >= 10), outcomes
+
+
+# --- the subject whose state an event reports ------------------------------------------------
+
+def test_the_subject_of_a_state_is_the_alert_or_the_pipeline_on_its_branch() -> None:
+    gh = {"X-GitHub-Event": "workflow_run"}
+    fired, resolved = (parse("alertmanager", alertmanager_payload(s)) for s in ("firing", "resolved"))
+    assert [e.state_of for e in fired] == [e.state_of for e in resolved] == [
+        "alertmanager:a1b2c3d4e5f60718", "alertmanager:ffff000011112222"]  # one per alert
+    refire = alertmanager_payload()
+    refire["alerts"][0]["startsAt"] = "2024-03-06T08:00:00Z"
+    assert parse("alertmanager", refire)[0].state_of == fired[0].state_of
+    no_print = {"alerts": [{"labels": {"alertname": "Disk", "instance": "db-1"}}]}
+    other = {"alerts": [{"labels": {"alertname": "Disk", "instance": "db-2"}}]}
+    assert one("alertmanager", no_print).state_of != one("alertmanager", other).state_of
+    assert one("grafana", grafana_payload()).state_of.startswith("grafana:")
+
+    run = one("github", workflow_run("failure"), gh)
+    assert run.state_of == "github:acme/api/workflow/CI@main"
+    passed = workflow_run("success")
+    passed["workflow_run"] |= {"id": 100, "run_number": 13}
+    assert one("github", passed, gh).state_of == run.state_of  # another run, the same workflow
+    branch = workflow_run("success")
+    branch["workflow_run"]["head_branch"] = "feature"
+    assert one("github", branch, gh).state_of == "github:acme/api/workflow/CI@feature"
+    unknown = workflow_run("failure")
+    del unknown["workflow_run"]["head_branch"]
+    assert one("github", unknown, gh).state_of is None  # it may retire no branch's failures
+    assert one("github", check_run(), {"X-GitHub-Event": "check_run"}).state_of == \
+        "github:acme/api/check/GitHub Actions/lint@main"
+
+    stage = one("harness", harness_stage_failed())
+    assert stage.state_of == "harness:acct1/default/payments/deploy_prod/stage/deploy"
+    pipeline = harness_stage_failed()
+    pipeline["eventData"] |= {"eventType": "PipelineSuccess", "nodeStatus": "success",
+                              "planExecutionId": "Other1"}
+    del pipeline["eventData"]["stageIdentifier"], pipeline["eventData"]["stageName"]
+    assert one("harness", pipeline).state_of == "harness:acct1/default/payments/deploy_prod"
+    assert one("harness", firstgen()).state_of == "harness:firstgen/app1/pl1"
+    assert one("generic", {"id": "x", "status": "firing"}).state_of is None

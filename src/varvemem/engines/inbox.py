@@ -25,6 +25,7 @@ from ..model import AddResult, Draft, MemoryRecord, MemoryType, Scope
 from ..settings import Settings, WebhookSource
 from ..stores import Stores, StoreTx
 from ..stores.base import InboxEvent, InboxQueue
+from . import states
 from .update import UpdateEngine, _supersede
 
 log = logging.getLogger("varvemem.inbox")
@@ -242,6 +243,9 @@ class InboxEngine:
 
         def finish(tx: StoreTx, written: list[tuple[AddResult, MemoryRecord]]) -> None:
             self._link_alerts(tx, written, drafts)
+            records = self.stores.records
+            states.settle(tx, records, records, [rec for res, rec in written
+                                                 if res.status == "created"], self.clock())
             at = 0
             for event, work in group:
                 for source, why in work.forgets:
@@ -320,12 +324,16 @@ class InboxEngine:
                         event.tenant, pe.source, include_superseded=True):
                     continue
                 seen.add(key)
+            # The subject whose state it reports, found again by its tag (engines/states.py).
+            state = pe.state_of if pe.outcome in events.STATES else None
             work.drafts.append(Draft(
                 content=pe.content, memory_type=MemoryType.EVENT, scope=scope, source=pe.source,
-                importance=self.cfg.importance[pe.outcome], tags=[*pe.tags, *extra],
+                importance=self.cfg.importance[pe.outcome],
+                tags=[*pe.tags, *extra, *([states.tag(state)] if state else [])],
                 created_at=min(pe.occurred_at, now) if pe.occurred_at else None,
                 metadata={"event": pe.fields, "outcome": pe.outcome,
                           "link_key": pe.link_key,
+                          **({"state_of": state} if state else {}),
                           **({"revises": pe.revises} if pe.revises else {}),
                           "webhook": {"source": event.source, "event_id": event.event_id,
                                       "delivery": event.delivery}}))

@@ -20,6 +20,7 @@ from . import alertmanager, generic, github, grafana, harness
 from ._common import (
     CONTENT_CAP,
     FIELD_CAP,
+    STATES,
     Ignored,
     Outcome,
     ParsedEvent,
@@ -89,5 +90,5 @@ def parse(kind: str, payload: Any, headers: Mapping[str, str] | None = None) -> 
     return read(kind, payload, headers).events
 
 
-__all__ = ["CONTENT_CAP", "FIELD_CAP", "KINDS", "SENDERS", "Delivery", "Outcome", "ParsedEvent",
+__all__ = ["CONTENT_CAP", "FIELD_CAP", "KINDS", "SENDERS", "STATES", "Delivery", "Outcome", "ParsedEvent",
            "Sender", "parse", "read", "sender"]

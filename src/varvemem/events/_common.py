@@ -37,6 +37,15 @@ class ParsedEvent:
     # invalidates them (kept, with history).
     revises: str | None = None
     forget: bool = False
+    # The subject whose state this event reports (an alert: its sender and fingerprint; a
+    # pipeline: where it runs, which one, and its branch), for the outcomes of ``STATES``.
+    state_of: str | None = None
+
+
+# What an outcome says of its subject's state (``ParsedEvent.state_of``): an event of one
+# state retires the subject's current events of the other (engines/states.py).
+STATES: dict[str, str] = {"firing": "failing", "failure": "failing",
+                          "resolved": "passing", "success": "passing"}
 
 
 class Ignored(Exception):

@@ -1,13 +1,16 @@
 """Prometheus Alertmanager webhook notifications (payload version "4").
 
 One event per alert. An alert's ``link_key`` is its fingerprint (a hash of its sorted labels when
-the fingerprint is missing), so a resolved alert finds the firing one it ends; its source adds the
-status and ``startsAt``, so a redelivered notification keeps its identity while a later re-fire of
-the same alert is a new event (and a repeat notification of the same state, which Alertmanager
-sends every ``repeat_interval``, is the same event again). Labels and annotations shared by the
-group fill the gaps of each alert's own; ``truncatedAlerts`` (alerts left out of a notification
-over ``max_alerts``) is kept in each event's fields. A version other than "4" is refused (version
-"1" is Grafana's: its own kind); no version at all is read as version 4.
+the fingerprint is missing), so a resolved alert finds the firing one it ends. The alert is also
+the subject whose state the event reports (``state_of``, the sender and fingerprint): a
+resolution retires the memories of the same alert firing, a new firing the resolution. Its
+source adds the status and ``startsAt``, so a redelivered notification keeps its identity while
+a later re-fire of the same alert is a new event (and a repeat notification of the same state,
+which Alertmanager sends every ``repeat_interval``, is the same event again). Labels and
+annotations shared by the group fill the gaps of each alert's own; ``truncatedAlerts`` (alerts
+left out of a notification over ``max_alerts``) is kept in each event's fields. A version other
+than "4" is refused (version "1" is Grafana's: its own kind); no version at all is read as
+version 4.
 """
 
 from __future__ import annotations
@@ -152,4 +155,5 @@ def _event(sender: str, alert: dict[str, Any], group_status: str | None,
         fields=fields,
         occurred_at=ends_at if resolved else starts_at,
         link_key=fingerprint,
+        state_of=f"{sender}:{fingerprint}",
     )

@@ -8,7 +8,8 @@ payload's shape). Read, one event each:
 * ``pull_request``: opened, edited, closed (merged or not) and reopened;
 * ``pull_request_review``: submitted, edited and dismissed;
 * ``workflow_run`` and ``check_run`` once completed, the outcome from the conclusion (a
-  failure, a timeout or a startup failure: "failure"; success: "success"; else "event");
+  failure, a timeout or a startup failure: "failure"; success: "success"; else "event"), the
+  state of the workflow (or check) on its branch (``state_of``: a pass retires its failures);
 * ``push`` to the repository's default branch.
 
 An edit (``action: edited`` of a comment, a PR's body, a review; a dismissal of a review)
@@ -298,6 +299,14 @@ def _run_words(conclusion: str | None, outcome: Outcome) -> str:
     return f"completed ({conclusion})" if conclusion else "completed"
 
 
+def _pipeline(repo: str | None, kind: str, name: str | None, branch: str | None) -> str | None:
+    """The subject a run reports the state of: one workflow (or check) on one branch of one
+    repository; None when a part is unknown (no run may retire another branch's)."""
+    if not (repo and name and branch):
+        return None
+    return f"github:{repo}/{kind}/{name}@{branch}"
+
+
 def _workflow_run(event: str, payload: dict[str, Any]) -> ParsedEvent:
     action, word = _action(payload)
     if word != "completed":
@@ -339,8 +348,10 @@ def _workflow_run(event: str, payload: dict[str, Any]) -> ParsedEvent:
     })
     tags = make_tags("github", "workflow", "ci", {"failure": "failed", "success": "succeeded"}.get(
         outcome, norm(conclusion) or None), repo, name, f"branch:{branch}" if branch else None)
+    workflow = text(run.get("workflow_id"), 32) or name
     return ParsedEvent(content=finish(" ".join(p for p in parts if p)), source=source,
-                       outcome=outcome, tags=tags, fields=fields, occurred_at=updated or started)
+                       outcome=outcome, tags=tags, fields=fields, occurred_at=updated or started,
+                       state_of=_pipeline(repo, "workflow", workflow, branch))
 
 
 def _check_run(event: str, payload: dict[str, Any]) -> ParsedEvent:
@@ -381,7 +392,8 @@ def _check_run(event: str, payload: dict[str, Any]) -> ParsedEvent:
     tags = make_tags("github", "check", "ci", {"failure": "failed", "success": "succeeded"}.get(
         outcome, norm(conclusion) or None), repo, name, f"branch:{branch}" if branch else None)
     return ParsedEvent(content=finish(sentence(*parts)), source=source,
-                       outcome=outcome, tags=tags, fields=fields, occurred_at=completed or started)
+                       outcome=outcome, tags=tags, fields=fields, occurred_at=completed or started,
+                       state_of=_pipeline(repo, "check", f"{app}/{name}" if app else name, branch))
 
 
 def _push(event: str, payload: dict[str, Any]) -> ParsedEvent:

@@ -7,7 +7,8 @@ recognised by size); ``startTime``/``endTime`` are Java date strings or ISO 8601
 
 No event type is refused: start/success/failure-like types (and ``PipelineEnd`` by its
 ``nodeStatus``) get those outcomes, anything else (``PipelinePaused``, ``WaitingForUserAction``,
-unknown types) is kept with the outcome "event".
+unknown types) is kept with the outcome "event". The pipeline (its stage, its step) is the
+subject whose state an event reports (``state_of``): a success retires its failures.
 
 FirstGen (Harness CD's event rules) posts ``{"id", "version": "v1", "eventType", "data"}``:
 ``eventType`` ``pipeline_start``/``pipeline_end`` (``workflow_*`` too, any case), ``data``
@@ -208,8 +209,15 @@ def _firstgen(payload: dict[str, Any]) -> ParsedEvent:
     tags = make_tags("harness", "pipeline", level if level != "pipeline" else None, state,
                      pipeline or pipeline_name, f"app:{app_name or app}" if app_name or app else None,
                      *(f"env:{e}" for e in environments[:5]))
+    # The pipeline (or workflow) is the subject whose state the event reports, not the
+    # execution: a later execution's success retires this one's failure.
+    named = workflow or workflow_name if level == "workflow" else pipeline or pipeline_name
+    state_of = None
+    if named:
+        state_of = f"harness:firstgen/{app or '-'}/{pipeline or pipeline_name or '-'}"
+        state_of += f"/workflow/{named}" if level == "workflow" else ""
     return ParsedEvent(content=finish(content), source=source, outcome=outcome, tags=tags,
-                       fields=fields, occurred_at=occurred_at)
+                       fields=fields, occurred_at=occurred_at, state_of=state_of)
 
 
 def parse(payload: Any, headers: Mapping[str, str] | None = None) -> list[ParsedEvent]:
@@ -292,5 +300,13 @@ def parse(payload: Any, headers: Mapping[str, str] | None = None) -> list[Parsed
     occurred_at = (ended_at or started_at) if outcome in ("failure", "success") else (started_at or ended_at)
     tags = make_tags("harness", "pipeline", level, state, pipeline_key,
                      f"stage:{stage_key}" if level != "pipeline" and stage_key else None)
+    # The pipeline (its stage, its step) is the subject whose state the event reports, not
+    # the execution: a later execution's success retires this one's failure.
+    step_key = step or step_name
+    state_of = None
+    if pipeline_key and (level == "pipeline" or stage_key) and (level != "step" or step_key):
+        state_of = "harness:" + "/".join(p or "-" for p in (account, org, project, pipeline_key))
+        state_of += f"/stage/{stage_key}" if level != "pipeline" else ""
+        state_of += f"/step/{step_key}" if level == "step" else ""
     return [ParsedEvent(content=finish(content), source=source, outcome=outcome, tags=tags,
-                        fields=fields, occurred_at=occurred_at)]
+                        fields=fields, occurred_at=occurred_at, state_of=state_of)]
