@@ -171,7 +171,8 @@ class Memory:
 
     @_OnFirstUse
     def keys(self) -> KeyRing:
-        """API keys of the service (``create``, ``list``, ``revoke``, ``authenticate``)."""
+        """API keys of the service (``create``, ``list``, ``revoke``, ``authenticate``), and
+        the logins that stand for them (the inspector's sessions and one-time links)."""
         from .keys import KeyRing
 
         return KeyRing(self._stores.records, self._now)

@@ -951,8 +951,8 @@ class McpSettings(_Section):
 
 class UiSettings(_Section):
     """The web inspector at ``/ui`` (``varvemem ui``): a UI session ends after
-    ``session_minutes`` without a request; a one-time login link works for
-    ``login_token_minutes``."""
+    ``session_minutes`` without a request (in every server process: sessions are kept in
+    the store of record); a one-time login link works for ``login_token_minutes``."""
 
     session_minutes: float = Field(60.0, gt=0, le=7 * 24 * 60)
     login_token_minutes: float = Field(5.0, gt=0, le=60)

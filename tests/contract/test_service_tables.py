@@ -1,5 +1,6 @@
-"""The service's tables on every store of record: API keys and the webhook inbox (leases that
-no two workers share, lease expiry after a crash, attempts, completion in the write's
+"""The service's tables on every store of record: API keys, the logins that stand for them (seen
+by a second connection, as another server process sees them), and the webhook inbox (leases
+that no two workers share, lease expiry after a crash, attempts, completion in the write's
 transaction)."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
-from varvemem.stores.base import ApiKey, InboxEvent, RecordStore
+from varvemem.stores.base import ApiKey, InboxEvent, Login, RecordStore
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 
@@ -29,6 +30,27 @@ def test_keys_round_trip_and_revoke(store: RecordStore) -> None:
     assert store.revoke_key(key.key_id, T0 + timedelta(hours=1))
     assert not store.revoke_key(key.key_id, T0 + timedelta(hours=2))  # once
     assert store.get_key(key.key_id).revoked_at == T0 + timedelta(hours=1)
+
+
+def test_logins_are_shared_seen_dropped_once_and_pruned(
+        open_store: Callable[[], RecordStore]) -> None:
+    one, other = open_store(), open_store()  # two processes on one store
+    session = Login("aa" * 32, "session", "0123456789abcdef", "csrf-1", T0, T0)
+    link = Login("bb" * 32, "link", "0123456789abcdef", "", T0, T0)
+    one.put_login(session)
+    one.put_login(link)
+    assert other.get_login(session.token_hash) == session
+    assert other.get_login("cc" * 32) is None
+    one.see_login(session.token_hash, T0 + timedelta(minutes=5))
+    assert other.get_login(session.token_hash).seen_at == T0 + timedelta(minutes=5)
+    assert other.drop_login(link.token_hash)
+    assert not one.drop_login(link.token_hash)  # a link is taken once
+    assert one.get_login(link.token_hash) is None
+    one.put_login(link)
+    assert one.prune_logins("session", T0 + timedelta(minutes=4)) == 0  # seen since
+    assert one.prune_logins("link", T0 + timedelta(minutes=4)) == 1
+    assert other.prune_logins("session", T0 + timedelta(minutes=6)) == 1
+    assert one.get_login(session.token_hash) is None
 
 
 def test_enqueue_is_idempotent_per_tenant_source_and_delivery(store: RecordStore) -> None:

@@ -355,6 +355,43 @@ def test_api_keys(wmem: Memory, clock) -> None:
     assert {k.role for k in wmem.keys.list("acme")} == {"write", "read"}
 
 
+def test_logins_hold_in_every_process_and_end_in_all(make_memory, clock) -> None:
+    """Two Memory objects on one home stand for two server processes."""
+    one, two = make_memory(), make_memory()
+    key, secret = one.keys.create("acme", "admin")
+    token, session = one.keys.open_session(key, 60)
+    seen = two.keys.session(token, 60)
+    assert seen is not None and seen.key.key_id == key.key_id and seen.csrf == session.csrf
+    assert two.keys.session("not-a-token", 60) is None
+    clock.advance(minutes=59)
+    assert one.keys.session(token, 60) is not None  # used: its idle clock starts again
+    clock.advance(minutes=59)
+    assert two.keys.session(token, 60) is not None
+    two.keys.close_session(token)  # a logout in one process...
+    assert one.keys.session(token, 60) is None  # ...ends it in the other
+    token, _ = two.keys.open_session(key, 60)
+    clock.advance(minutes=61)
+    assert one.keys.session(token, 60) is None  # idle too long
+    # A one-time link: taken once, whichever process tries; not after its minutes.
+    link = one.keys.issue_link(secret)
+    assert two.keys.redeem_link(link, 5) == key
+    assert one.keys.redeem_link(link, 5) is None
+    late = one.keys.issue_link(secret)
+    clock.advance(minutes=6)
+    assert two.keys.redeem_link(late, 5) is None
+    with pytest.raises(AuthError):
+        one.keys.issue_link(secret[:-1] + ("A" if secret[-1] != "A" else "B"))
+    # A revoked key ends its sessions and links.
+    token, _ = one.keys.open_session(key, 60)
+    link = one.keys.issue_link(secret)
+    two.keys.revoke(key.key_id)
+    with pytest.raises(AuthError, match="revoked"):
+        one.keys.session(token, 60)
+    assert two.keys.session(token, 60) is None  # ended for good
+    with pytest.raises(AuthError, match="revoked"):
+        two.keys.redeem_link(link, 5)
+
+
 def test_delete_user_removes_every_trace(make_memory, clock) -> None:
     mem = make_memory(lifecycle={"tiers": {"long_term": {"forget": "archive", "max_age_days": 1,
                                                           "min_importance": 0.0}}})

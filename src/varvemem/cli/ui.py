@@ -57,7 +57,6 @@ def ui(
         import uvicorn
 
         from ..server.app import configure_logging, create_app
-        from ..ui import issue_login_token
     except ImportError as exc:
         raise ConfigError(f"ui needs the server extra: pip install 'varvemem[server]' "
                           f"({exc})") from None
@@ -72,7 +71,7 @@ def ui(
     secret = admin_key(mem, settings.home)
     configure_logging(settings)
     server_app = create_app(memory=mem)
-    token = issue_login_token(server_app, secret)
+    token = mem.keys.issue_link(secret)  # kept in the store: any process can take it
     err_console.print(f"varvemem inspector for {settings.home} (tenant "
                       f"{settings.default_tenant!r}); open this link once, within "
                       f"{settings.ui.login_token_minutes:g} minutes:")

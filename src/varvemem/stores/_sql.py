@@ -38,6 +38,7 @@ from .base import (
     ArchivedRef,
     Candidate,
     InboxEvent,
+    Login,
     RecordStore,
     Selection,
     SessionInfo,
@@ -48,6 +49,7 @@ from .base import (
 )
 
 KEY_COLUMNS = "key_id, tenant, role, name, secret_hash, created_at, expires_at, revoked_at"
+LOGIN_COLUMNS = "token_hash, kind, key_id, csrf, created_at, seen_at"
 INBOX_COLUMNS = ("event_id, tenant, source, kind, delivery, body, headers, received_at, status, "
                  "attempts, worker, lease_until, processed_at, error, memory_ids")
 META_UPSERT = ("INSERT INTO meta (key, value) VALUES (%s, %s) "
@@ -695,6 +697,32 @@ class SqlStore(RecordStore):
         return bool(self._write("UPDATE api_keys SET revoked_at = %s WHERE key_id = %s AND "
                                 "revoked_at IS NULL RETURNING key_id",
                                 (self.d.time(at), key_id)))
+
+    def put_login(self, login: Login) -> None:
+        t = self.d.time
+        self._write(f"INSERT INTO logins ({LOGIN_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)",
+                    (login.token_hash, login.kind, login.key_id, login.csrf,
+                     t(login.created_at), t(login.seen_at)))
+
+    def get_login(self, token_hash: str) -> Login | None:
+        rows = self._query(f"SELECT {LOGIN_COLUMNS} FROM logins WHERE token_hash = %s",
+                           (token_hash,))
+        if not rows:
+            return None
+        t = self.d.from_time
+        return Login(*rows[0][:4], created_at=t(rows[0][4]), seen_at=t(rows[0][5]))  # type: ignore[misc, arg-type]
+
+    def see_login(self, token_hash: str, at: datetime) -> None:
+        self._write("UPDATE logins SET seen_at = %s WHERE token_hash = %s",
+                    (self.d.time(at), token_hash))
+
+    def drop_login(self, token_hash: str) -> bool:
+        return bool(self._write("DELETE FROM logins WHERE token_hash = %s RETURNING token_hash",
+                                (token_hash,)))
+
+    def prune_logins(self, kind: str, seen_before: datetime) -> int:
+        return len(self._write("DELETE FROM logins WHERE kind = %s AND seen_at < %s "
+                               "RETURNING token_hash", (kind, self.d.time(seen_before))))
 
     # -- the webhook inbox ---------------------------------------------------------------
     def _event(self, row: Sequence[Any]) -> InboxEvent:

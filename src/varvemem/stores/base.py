@@ -169,6 +169,20 @@ class ApiKey:
 
 
 @dataclass(frozen=True)
+class Login:
+    """A random token standing for an API key, only its hash stored: an inspector session
+    (``kind`` ``session``, with its CSRF token, ``seen_at`` its last use) or a one-time login
+    link (``link``)."""
+
+    token_hash: str  # SHA-256 hex of the token
+    kind: str  # session or link
+    key_id: str
+    csrf: str
+    created_at: datetime
+    seen_at: datetime
+
+
+@dataclass(frozen=True)
 class InboxEvent:
     """A webhook delivery, committed before it is acknowledged and turned into memories later.
 
@@ -453,7 +467,8 @@ class ArchiveRefs(ABC):
 
 
 class KeyStore(ABC):
-    """The service's API keys."""
+    """The service's API keys, and the logins that stand for them (shared by every process
+    of a deployment, as the keys are)."""
 
     @abstractmethod
     def put_key(self, key: ApiKey) -> None: ...
@@ -467,6 +482,25 @@ class KeyStore(ABC):
     @abstractmethod
     def revoke_key(self, key_id: str, at: datetime) -> bool:
         """Revoke a key; False when there is no such key (or it was revoked already)."""
+
+    @abstractmethod
+    def put_login(self, login: Login) -> None: ...
+
+    @abstractmethod
+    def get_login(self, token_hash: str) -> Login | None: ...
+
+    @abstractmethod
+    def see_login(self, token_hash: str, at: datetime) -> None:
+        """Note a use of the login at ``at`` (its ``seen_at``)."""
+
+    @abstractmethod
+    def drop_login(self, token_hash: str) -> bool:
+        """Delete a login; False when there was none (so of several processes dropping one
+        link at once, one gets True)."""
+
+    @abstractmethod
+    def prune_logins(self, kind: str, seen_before: datetime) -> int:
+        """Delete the logins of ``kind`` last seen before ``seen_before``; how many."""
 
 
 class InboxQueue(ABC):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 from starlette.staticfiles import StaticFiles
 
-from .auth import UiState, issue_login_token
+from .auth import issue_login_token
 from .render import HERE
 
 UI_PREFIX = "/ui"
@@ -18,7 +18,6 @@ def mount_ui(app: FastAPI) -> None:
     OpenAPI schema) and its stylesheet under ``/ui/static``."""
     from .pages import router
 
-    app.state.ui = UiState()
     app.include_router(router)
     app.mount(f"{UI_PREFIX}/static", StaticFiles(directory=HERE / "static"), name="ui-static")
 

@@ -16,6 +16,7 @@ from fastapi.responses import RedirectResponse
 
 from ..api import Memory
 from ..errors import AuthError, ConfigError, NotFoundError, ValidationError
+from ..keys import ApiKey
 from ..model import MemoryRecord, MemoryType, ScoreBreakdown, Tier
 from . import UI_PREFIX, data, forms
 from .auth import (
@@ -25,8 +26,8 @@ from .auth import (
     Refused,
     caller_of,
     check_key,
+    keys,
     posted,
-    request_state,
     require,
     same_origin,
     service_of,
@@ -76,8 +77,9 @@ def _login_form(request: Request, message: str = "", status: int = 200) -> Respo
     return response
 
 
-def _logged_in(request: Request, api_key: str, key: Any, target: str) -> Response:
-    token = request_state(request).open(api_key, key)
+async def _logged_in(request: Request, key: ApiKey, target: str) -> Response:
+    minutes = service_of(request).settings.ui.session_minutes
+    token, _ = await keys(request, lambda ring: ring.open_session(key, minutes))
     response = secured(RedirectResponse(_safe_next(target), status_code=303))
     set_cookie(response, COOKIE, token, request.url.scheme == "https")
     response.delete_cookie(LOGIN_COOKIE, path="/ui")
@@ -89,15 +91,14 @@ async def login(request: Request) -> Response:
     token = request.query_params.get("token")
     if token is None:
         return _login_form(request)
-    service = service_of(request)
-    api_key = request_state(request).redeem(token, service.settings.ui.login_token_minutes)
-    if api_key is None:
-        return _login_form(request, "this login link is unknown, used or expired", 403)
+    minutes = service_of(request).settings.ui.login_token_minutes
     try:
-        key = await check_key(request, api_key)
+        key = await keys(request, lambda ring: ring.redeem_link(token, minutes))
     except AuthError as exc:
         return _login_form(request, f"login refused: {exc}", 403)
-    return _logged_in(request, api_key, key, request.query_params.get("next") or "/ui")
+    if key is None:
+        return _login_form(request, "this login link is unknown, used or expired", 403)
+    return await _logged_in(request, key, request.query_params.get("next") or "/ui")
 
 
 @router.post("/login")
@@ -115,7 +116,7 @@ async def login_post(request: Request) -> Response:
         key = await check_key(request, api_key)
     except AuthError as exc:
         return _login_form(request, f"login refused: {exc}", 403)
-    return _logged_in(request, api_key, key, form.get("next") or "/ui")
+    return await _logged_in(request, key, form.get("next") or "/ui")
 
 
 @router.get("/logout")
@@ -127,7 +128,7 @@ async def logout_page(request: Request) -> Response:
 @router.post("/logout")
 async def logout(request: Request) -> Response:
     caller, _ = await posted(request, "read")
-    request_state(request).close(caller.token)
+    await keys(request, lambda ring: ring.close_session(caller.token))
     response = secured(RedirectResponse("/ui/login?why=logged+out", status_code=303))
     response.delete_cookie(COOKIE, path="/ui")
     return response
