@@ -131,11 +131,10 @@ class KeyRing:
     def redeem_link(self, token: str, minutes: float) -> ApiKey | None:
         """The key a login link stands for, once and within ``minutes`` of its issue (None:
         unknown, used or expired); :class:`AuthError` when the key is no longer valid."""
-        now = self._clock()
-        self._records.prune_logins("link", now - timedelta(minutes=minutes))
+        # The links older than ``minutes`` go first: a link still found is in time.
+        self._records.prune_logins("link", self._clock() - timedelta(minutes=minutes))
         login = self._records.get_login(_digest(token))
-        if login is None or login.kind != "link" or now - login.created_at > \
-                timedelta(minutes=minutes) or not self._records.drop_login(login.token_hash):
+        if login is None or login.kind != "link" or not self._records.drop_login(login.token_hash):
             return None
         return self._key_of(login)
 
