@@ -649,7 +649,8 @@ class Memory:
         update, a supersession, a tier move...; not the retrieval counters a search keeps),
         as they are now, by any instance or process over the store, and the ids removed
         since (deleted, archived, erased), with the position to ask from next.
-        ``since=None``: the position alone, to start from. A client keeping a copy of some
+        ``since=None``: the position alone, to start from. ``types`` narrows the memories
+        written (a removed id may be of any type). A client keeping a copy of some
         memories (the LangGraph store) stays current with it; the cost is what was written
         since (one row read when nothing was), not the tenant's size."""
         if since is not None and (not isinstance(since, int) or isinstance(since, bool)
