@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         AddResult,
         HistoryEntry,
         IngestReport,
+        MemoryChanges,
         MemoryRecord,
         MemoryType,
         Overview,
@@ -58,9 +59,9 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(("ConfigError", "EmbedderError", "EmbedderMismatchError", "LLMError",
                      "NotFoundError", "StorageError", "ValidationError", "VarvememError"),
                     ".errors"),
-    **dict.fromkeys(("AddResult", "HistoryEntry", "IngestReport", "MemoryRecord", "MemoryType",
-                     "Overview", "Scope", "ScoreBreakdown", "SearchHit", "Tier", "TTLMode",
-                     "Verdict", "WhyNot"), ".model"),
+    **dict.fromkeys(("AddResult", "HistoryEntry", "IngestReport", "MemoryChanges",
+                     "MemoryRecord", "MemoryType", "Overview", "Scope", "ScoreBreakdown",
+                     "SearchHit", "Tier", "TTLMode", "Verdict", "WhyNot"), ".model"),
     "Settings": ".settings",
 }
 
@@ -93,6 +94,7 @@ __all__ = [
     "JobReport",
     "LLMError",
     "Memory",
+    "MemoryChanges",
     "MemoryRecord",
     "MemoryType",
     "NotFoundError",

@@ -310,7 +310,8 @@ class AsyncMemory(_Facade):
     _READS = frozenset({
         "embedder", "get", "resolve_id", "history", "search", "why_not", "context",
         "context_budget", "session_window", "stats", "overview", "index_stats", "check_store",
-        "load_all_qa", "search_qa", "tier_counts", "get_all", "due_jobs", "schedule"})
+        "load_all_qa", "search_qa", "tier_counts", "get_all", "changes", "due_jobs",
+        "schedule"})
     # ``ask`` may write (a new pair, the session's feedback and L1 turns, a retired pair):
     # only Memory knows, during the call, whether it did, so it is a write here.
     _WRITES = frozenset({
@@ -468,6 +469,7 @@ class AsyncMemory(_Facade):
     restore = _Call(Memory.restore)
     tier_counts = _Call(Memory.tier_counts)
     get_all = _Call(Memory.get_all)
+    changes = _Call(Memory.changes)
     delete_user = _Call(Memory.delete_user)
     reindex = _Call(Memory.reindex)
 

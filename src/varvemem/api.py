@@ -24,6 +24,7 @@ from .model import (
     HistoryEntry,
     IngestReport,
     JobSchedule,
+    MemoryChanges,
     MemoryRecord,
     MemoryType,
     Overview,
@@ -641,6 +642,24 @@ class Memory:
                         types=enums_of(MemoryType, types, "type"), tiers=enums_of(Tier, tiers, "tier"),
                         current_only=not include_superseded)
         return self._reads.page(sel, limit, after)
+
+    def changes(self, since: int | None = None, *, tenant: str | None = None,
+                types: Sequence[str | MemoryType] | None = None) -> MemoryChanges:
+        """What the tenant's memories went through since ``since``, a ``position`` an earlier
+        call returned: the memories written since (created or changed by any write: an
+        update, a supersession, a tier move...; not the retrieval counters a search keeps),
+        as they are now, by any instance or process over the store, and the ids removed
+        since (deleted, archived, erased), with the position to ask from next.
+        ``since=None``: the position alone, to start from. ``types`` narrows the memories
+        written (a removed id may be of any type). A client keeping a copy of some
+        memories (the LangGraph store) stays current with it; the cost is what was written
+        since (one row read when nothing was), not the tenant's size."""
+        if since is not None and (not isinstance(since, int) or isinstance(since, bool)
+                                  or since < 0):
+            raise ValidationError("since must be a position from an earlier changes() (an "
+                                  "integer >= 0) or None")
+        return self._reads.changes(self._tenant(tenant), since,
+                                   enums_of(MemoryType, types, "type"))
 
     def delete_user(self, user: str, *, tenant: str | None = None,
                     reason: str = "user deleted") -> DeletionReport:

@@ -53,6 +53,9 @@ TOOL_ROLES = {"add_memory": "write", "search_memories": "read", "get_context": "
 
 PROMPTS = ("remember-this", "recall-before-answering")
 
+SESSION_URI = "varvemem://sessions/{session}"
+"""A session's resource (RFC 6570): the id percent-encoded in the URIs the server lists."""
+
 NO_MATCH = "No memory matches this query."
 """What get_context answers when nothing is relevant (the relevance floor) and no session."""
 
@@ -72,7 +75,8 @@ _INSTRUCTIONS = (
     "add_memory for durable facts worth keeping (one statement each); report whether a memory "
     "helped with feedback; delete_memory what is wrong. Resources: varvemem://memories/recent "
     "(the newest memories), varvemem://memories/{memory_id}, varvemem://sessions (the sessions) "
-    "and varvemem://sessions/{session} (a session's recent turns and its transcript). Prompts: "
+    "and varvemem://sessions/{session} (a session's recent turns and its transcript; the id "
+    "percent-encoded, as listed). Prompts: "
     "remember-this, recall-before-answering."
 )
 
@@ -136,11 +140,12 @@ def build_server(memory: Memory, tenant: str | None = None, *,
     holding the event loop: the read tools and the resources beside each other, the others
     alone."""
     try:
-        from mcp.server.mcpserver import MCPServer
+        from mcp.server.mcpserver import MCPServer, ResourceSecurity
         from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
         from mcp.server.mcpserver.prompts import Prompt
         from mcp.server.mcpserver.tools import Tool
         from mcp.shared.exceptions import MCPError
+        from mcp.shared.uri_template import UriTemplate
         from mcp.types import INVALID_PARAMS, Resource, ToolAnnotations
     except ImportError as exc:
         raise ConfigError(f"varvemem mcp needs the MCP SDK (version 2): pip install "
@@ -349,6 +354,13 @@ def build_server(memory: Memory, tenant: str | None = None, *,
                 return sorted(found)
             after = page[-1].memory_id
 
+    session_template = UriTemplate.parse(SESSION_URI)
+
+    def session_uri(session: str) -> str:
+        """The URI that reads ``session``: the id percent-encoded (RFC 6570, as the SDK decodes
+        it on read), so ``thread/1``, ``a b``, ``?``, ``#``, ``%`` and CJK read back."""
+        return session_template.expand({"session": session})
+
     from . import __version__
 
     class Server(MCPServer[Any]):
@@ -360,16 +372,17 @@ def build_server(memory: Memory, tenant: str | None = None, *,
             except ResourceError:
                 ids = []
             return listed + [Resource(
-                uri=f"varvemem://sessions/{s}", name=f"session {s}", mime_type="application/json",
+                uri=session_uri(s), name=f"session {s}", mime_type="application/json",
                 description=f"Session {s}: its recent turns and its transcript.") for s in ids]
 
     server = Server("varvemem", title="varvemem memory", version=__version__,
                     instructions=_INSTRUCTIONS, tools=tools)
 
-    def resource(uri: str, name: str) -> Callable[[_F], _F]:
+    def resource(uri: str, name: str, security: Any = None) -> Callable[[_F], _F]:
         def register(fn: _F) -> _F:
             return server.resource(uri, name=name, mime_type="application/json",
-                                   description=" ".join((fn.__doc__ or "").split()))(fn)
+                                   description=" ".join((fn.__doc__ or "").split()),
+                                   security=security)(fn)
 
         return register
 
@@ -402,7 +415,7 @@ def build_server(memory: Memory, tenant: str | None = None, *,
         """The tenant's sessions (with a transcript or turns in the active tier), each with the
         URI that reads it, as JSON."""
         ids = await resource_read(sessions_of)
-        return json.dumps({"sessions": [{"session": s, "uri": f"varvemem://sessions/{s}"}
+        return json.dumps({"sessions": [{"session": s, "uri": session_uri(s)}
                                         for s in ids]}, ensure_ascii=False, indent=2)
 
     @resource("varvemem://memories/{memory_id}", "memory")
@@ -411,7 +424,9 @@ def build_server(memory: Memory, tenant: str | None = None, *,
         rec = await resource_read(lambda m, t: m.get(memory_id, tenant=t))
         return json.dumps(_record(rec), ensure_ascii=False, indent=2)
 
-    @resource("varvemem://sessions/{session}", "session")
+    # A session id is any text (a session file's name is made safe by the library: quoted), so
+    # the SDK's path checks ("..", "/abs", "C:\\") would only refuse ids the listing gives.
+    @resource(SESSION_URI, "session", ResourceSecurity(exempt_params={"session"}))
     async def session_resource(session: str) -> str:
         """A session: its recent dialogue turns and tool calls (its active window, oldest
         first) and its transcript (the turns kept in its history file, e.g. by ask), as JSON."""

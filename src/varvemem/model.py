@@ -262,6 +262,17 @@ class AddResult(_Model):
     steps: dict[str, str] = Field(default_factory=dict)
 
 
+class MemoryChanges(_Model):
+    """What a tenant's memories went through since a position of the change feed
+    (:meth:`varvemem.Memory.changes`): the memories written since, as they are now (created or
+    changed by a write; superseded ones too), and the ids removed since (deleted, archived,
+    erased) that were not written again. ``position``: where the next call starts."""
+
+    position: int
+    written: list[MemoryRecord] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
+
+
 class IngestReport(_Model):
     """The outcome of ingesting documents: per file, chunks added, kept and invalidated."""
 

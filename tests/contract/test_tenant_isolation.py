@@ -184,7 +184,7 @@ def test_a_sqlite_store_with_one_shared_index_upgrades(tmp_path: Path) -> None:
     put(store, *other_tenant(30), *acme_records())
     store.close()
     # Back to schema 5's layout: one FTS5 table for every tenant, built by this analyser,
-    # and no stored statements (schema 11).
+    # no stored statements (schema 11) and no write sequence (schema 12).
     conn = sqlite3.connect(tmp_path / "old.db", isolation_level=None)
     tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE name GLOB "
                                          "'memories_fts_[0-9]*' AND sql GLOB 'CREATE VIRTUAL*'")]
@@ -196,7 +196,8 @@ def test_a_sqlite_store_with_one_shared_index_upgrades(tmp_path: Path) -> None:
         "tokenize = 'unicode61 remove_diacritics 0'); CREATE VIRTUAL TABLE memories_fts_vocab "
         "USING fts5vocab (memories_fts, 'row'); INSERT INTO memories_fts (rowid, terms) "
         "SELECT rowid, content FROM memories; ALTER TABLE memories DROP COLUMN statement; "
-        "PRAGMA user_version = 5;")
+        "DROP INDEX memories_wseq; ALTER TABLE memories DROP COLUMN wseq; "
+        "ALTER TABLE vector_tombstones DROP COLUMN tenant; PRAGMA user_version = 5;")
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('fts_version', ?)",
                  (INDEX_VERSION,))
     conn.close()

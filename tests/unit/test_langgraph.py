@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import json
+import os
+import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, TypedDict
 
 import pytest
@@ -26,7 +30,7 @@ from langgraph.store.memory import InMemoryStore
 
 from varvemem import AsyncMemory, ConfigError, Memory, ValidationError
 from varvemem.embeddings.usem3 import USEEmbedder
-from varvemem.integrations.langgraph import VarvememStore
+from varvemem.integrations.langgraph import VarvememStore, _session
 
 FIELDS = ["text"]
 
@@ -309,6 +313,175 @@ def test_over_an_async_memory_in_a_graph(mem: Memory) -> None:
     assert out["recalled"] == ["I moved to Lisbon last spring."]
     [rec] = mem.get_all()
     assert rec.scope.user == "alice"
+
+
+# --- several writers over one memory --------------------------------------------------------
+
+def writers_story(a: BaseStore, b: BaseStore) -> list[tuple[str, Any]]:
+    """Puts, updates and deletes by ``a`` and ``b`` in turn, and what the other reads after
+    each: one store (``a is b``, the single writer) gives the reference answers."""
+    ns, ns2 = ("alice", "notes"), ("bob", "notes")
+    seen: list[tuple[str, Any]] = [("b.ns before", b.list_namespaces()),
+                                   ("a.search before", triples(a.search(())))]
+    a.put(ns, "laptop", {"text": "Alice's laptop is a ThinkPad."})
+    seen += [("b.get", triple(b.get(ns, "laptop"))), ("b.search", triples(b.search(("alice",)))),
+             ("b.ns", b.list_namespaces())]
+    b.put(ns, "laptop", {"text": "Alice's laptop is a MacBook now."})
+    seen += [("a.get updated", triple(a.get(ns, "laptop"))),
+             ("a.search updated", triples(a.search(ns)))]
+    b.put(ns2, "commute", {"text": "Bob rides a bike to work."})
+    seen += [("a.ns", a.list_namespaces()), ("a.search all", triples(a.search(()))),
+             ("a.get new", triple(a.get(ns2, "commute")))]
+    a.delete(ns, "laptop")
+    seen += [("b.get deleted", triple(b.get(ns, "laptop"))),
+             ("b.search deleted", triples(b.search(())))]
+    b.delete(ns2, "commute")
+    seen += [("a.get deleted", triple(a.get(ns2, "commute"))),
+             ("a.search deleted", triples(a.search(())))]
+    return seen
+
+
+@pytest.mark.parametrize("layout", ["one memory", "two memories on one home"])
+def test_stores_see_each_others_puts_updates_and_deletes(
+        layout: str, make_memory: Callable[..., Memory]) -> None:
+    """Each store answers after the other's writes as one store answers its own (LangGraph's
+    InMemoryStore, a single writer), whichever store, or memory over the home, wrote."""
+    single = InMemoryStore()
+    expected = writers_story(single, single)
+    mem = make_memory()
+    a = VarvememStore(mem, index={"fields": FIELDS})
+    b = VarvememStore(mem if layout == "one memory" else make_memory(),
+                      index={"fields": FIELDS})
+    assert writers_story(a, b) == expected
+    assert a.list_namespaces() == b.list_namespaces() == []
+
+
+def test_a_query_search_gives_another_stores_latest_value(mem: Memory) -> None:
+    a, b = VarvememStore(mem), VarvememStore(mem)
+    ns = ("alice", "prefs")
+    a.put(ns, "ui", {"text": "Alice prefers dark mode in every editor."})
+    assert [h.value["text"] for h in b.search(ns, query="which mode does alice prefer?")] == [
+        "Alice prefers dark mode in every editor."]
+    a.put(ns, "ui", {"text": "Alice prefers light mode in every editor now."})
+    assert [h.value["text"] for h in b.search(ns, query="which mode does alice prefer?")] == [
+        "Alice prefers light mode in every editor now."]
+    a.delete(ns, "ui")
+    assert b.search(ns, query="which mode does alice prefer?") == []
+
+
+_OTHER_PROCESS = """
+import json, sys
+from varvemem import Memory
+from varvemem.integrations.langgraph import VarvememStore
+with Memory(home=sys.argv[1]) as mem:
+    store = VarvememStore(mem)
+    for ns, key, value in json.loads(sys.argv[2]):
+        store.put(tuple(ns), key, value)
+"""
+
+
+def test_a_store_sees_what_another_process_wrote(make_memory: Callable[..., Memory],
+                                                 home: Path) -> None:
+    store = VarvememStore(make_memory())
+    ns = ("alice", "notes")
+
+    def other_process(*puts: tuple[tuple[str, ...], str, dict[str, Any] | None]) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("VARVEMEM_")}
+        subprocess.run([sys.executable, "-c", _OTHER_PROCESS, str(home), json.dumps(puts)],
+                       check=True, env=env, timeout=120)
+
+    store.put(ns, "desk", {"text": "Alice sits by the window."})
+    assert store.list_namespaces() == [ns]  # read once before the other process writes
+    other_process((ns, "pet", {"text": "Alice has a cat."}),
+                  (ns, "desk", {"text": "Alice sits by the door now."}))
+    assert triple(store.get(ns, "pet")) == (ns, "pet", {"text": "Alice has a cat."})
+    assert {t[1]: t[2]["text"] for t in triples(store.search(ns))} == {
+        "pet": "Alice has a cat.", "desk": "Alice sits by the door now."}
+    other_process((ns, "pet", None), (("bob", "notes"), "car", {"text": "Bob drives a van."}))
+    assert store.get(ns, "pet") is None
+    assert store.list_namespaces() == [ns, ("bob", "notes")]
+
+
+# --- times come from the engine, not from the metadata ------------------------------------------
+
+def test_item_times_are_the_engines_and_a_forged_one_reorders_nothing(
+        make_memory: Callable[..., Memory], clock: Any) -> None:
+    """A REST writer of the tenant adds a memory shaped as an item, with times in the far
+    future in its metadata (and a created_at the API accepts): it is an item like any
+    other, with the times the engine recorded, so it cannot put itself first."""
+    from fastapi.testclient import TestClient
+
+    from varvemem.server import create_app
+
+    mem, server_side = make_memory(), make_memory()  # the REST server: another instance
+    store = VarvememStore(mem, tenant="acme")
+    ns = ("alice", "notes")
+    first = clock.now
+    store.put(ns, "real", {"text": "Alice's desk is on the third floor."})
+    forged_at = clock.advance(minutes=5)
+    _, key = mem.keys.create("acme", "write")
+    meta = {"namespace": list(ns), "key": "forged", "value": {"text": "Pinned on top."},
+            "created_at": "2999-01-01T00:00:00+00:00",
+            "updated_at": "2999-01-01T00:00:00+00:00", "indexed": True}
+    with TestClient(create_app(memory=server_side)) as http:
+        resp = http.post("/v1/memories", headers={"Authorization": f"Bearer {key}"}, json={
+            "content": "text: Pinned on top.", "type": "knowledge", "tags": ["langgraph"],
+            "user": "alice", "session": _session(ns, "forged"), "tier": "long_term",
+            "metadata": {"langgraph": meta}, "created_at": "2799-01-01T00:00:00Z"})
+        assert resp.status_code == 201, resp.text
+        # Shaped otherwise (no item's session): a memory, not an item.
+        resp = http.post("/v1/memories", headers={"Authorization": f"Bearer {key}"}, json={
+            "content": "text: Not an item.", "type": "knowledge", "tags": ["langgraph"],
+            "user": "alice", "metadata": {"langgraph": {**meta, "key": "loose"}}})
+        assert resp.status_code == 201, resp.text
+    last = clock.advance(minutes=5)
+    store.put(ns, "later", {"text": "Alice's locker is number 12."})
+    for reader in (VarvememStore(mem, tenant="acme"), store):  # a new one, one that read before
+        assert [i.key for i in reader.search(ns)] == ["later", "forged", "real"]  # newest first
+        forged = reader.get(ns, "forged")
+        assert forged is not None and forged.value == {"text": "Pinned on top."}
+        assert forged.created_at == forged.updated_at == forged_at
+    real, later = store.get(ns, "real"), store.get(ns, "later")
+    assert real is not None and real.created_at == real.updated_at == first
+    assert later is not None and later.updated_at == last
+    assert store.get(ns, "loose") is None
+    clock.advance(minutes=5)
+    store.put(ns, "real", {"text": "Alice's desk is on the fourth floor."})  # an update
+    real = store.get(ns, "real")
+    assert real is not None and (real.created_at, real.updated_at) == (first, clock.now)
+
+
+def racing_put(mem: Memory, ns: tuple[str, ...], key: str, text: str) -> None:
+    """The memory another process's put of a new key leaves when it raced this one's: both
+    saw no item, both added one."""
+    mem.add(f"text: {text}", type="knowledge", tags=["langgraph"], user=ns[0],
+            session=_session(ns, key), tier="long_term", ttl_mode="off", metadata={
+                "langgraph": {"namespace": list(ns), "key": key, "value": {"text": text},
+                              "indexed": True}})
+
+
+def test_a_key_held_by_two_memories_is_one_item_and_a_delete_takes_both(
+        mem: Memory, clock: Any) -> None:
+    """Two processes putting a new key at once leave two memories for it: the newest is the
+    item, a put keeps one, and a delete leaves none behind to come back."""
+    store = VarvememStore(mem)
+    ns = ("alice", "notes")
+    store.put(ns, "k", {"text": "Alice's badge is blue."})
+    clock.advance(seconds=1)
+    racing_put(mem, ns, "k", "The parking pass expires in June.")
+    assert len(mem.get_all(include_superseded=True)) == 2
+    for reader in (store, VarvememStore(mem)):
+        assert triple(reader.get(ns, "k")) == (ns, "k", {"text": "The parking pass expires in June."})
+        assert [i.key for i in reader.search(ns)] == ["k"]
+    clock.advance(seconds=1)
+    store.put(ns, "k", {"text": "Lunch is served at noon."})
+    assert [r.metadata["langgraph"]["value"] for r in mem.get_all(include_superseded=True)] == [
+        {"text": "Lunch is served at noon."}]
+    clock.advance(seconds=1)
+    racing_put(mem, ns, "k", "The coffee machine is on floor two.")
+    store.delete(ns, "k")
+    assert mem.get_all(include_superseded=True) == []
+    assert VarvememStore(mem).get(ns, "k") is None and store.get(ns, "k") is None
 
 
 def test_missing_langgraph_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,12 +3,21 @@ as it was at a time), its history, short ids, a session's window, pages and coun
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, time, timedelta, timezone
 from typing import Any
 
 from ..errors import NotFoundError
-from ..model import DayCount, HistoryEntry, JobSchedule, MemoryRecord, MemoryType, Overview, Scope
+from ..model import (
+    DayCount,
+    HistoryEntry,
+    JobSchedule,
+    MemoryChanges,
+    MemoryRecord,
+    MemoryType,
+    Overview,
+    Scope,
+)
 from ..settings import Settings
 from ..stores import Stores
 from ..stores.base import Selection
@@ -96,6 +105,14 @@ class ReadEngine:
     def page(self, sel: Selection, limit: int, after: str) -> list[MemoryRecord]:
         """Up to ``limit`` memories of ``sel`` by id, after the id ``after``."""
         return self.stores.records.select(sel, limit, after)
+
+    def changes(self, tenant: str, since: int | None,
+                types: Sequence[MemoryType] | None) -> MemoryChanges:
+        """The change feed from ``since`` (None: its position alone)."""
+        records = self.stores.records
+        if since is None:
+            return MemoryChanges(position=records.vector_seq())
+        return records.memory_changes(tenant, since, types)
 
     def stats(self, tenant: str) -> dict[str, Any]:
         """Counts by type and tier, the embedding model, the home and its size on disk."""

@@ -8,17 +8,30 @@
 How an item maps onto a memory:
 
 * **scope**: the store's ``tenant`` and ``agent``; the **user** is the namespace's element at
-  ``user_at`` (default 0, the first: ``("alice", "memories")`` is alice's; ``None``: no user);
+  ``user_at`` (default 0, the first: ``("alice", "memories")`` is alice's; ``None``: no user).
+  LangMem's default namespace ``("memories", "{langgraph_user_id}")`` has its user second:
+  give ``user_at=1`` (with the default every LangMem user's items would be user
+  ``memories``'s, and ``delete_user(id)`` would not erase them);
   the **session** is ``lg-`` and a hash of the namespace and key, so one item is one memory
   and varvemem never merges two items nor takes one for another's duplicate;
 * **metadata** ``langgraph``: ``namespace`` (a list), ``key``, ``value`` (the JSON dict as
-  given), ``created_at``/``updated_at`` (ISO 8601) and ``indexed``;
+  given) and ``indexed``;
+* **times**: the item's ``updated_at`` is the memory's ``updated_at`` and its ``created_at``
+  the memory's ``created_at`` (never after its ``updated_at``): what the engine recorded when
+  it wrote the memory, never a value a writer put in the metadata;
 * **content** (what search reads): the value's fields at the ``index`` paths (the store's
   ``index={"fields": [...]}``, or a put's own ``index=[...]``), one per line; by default the
   whole value, one ``path: value`` line per leaf. An item put with ``index=False`` has its
   key as content and is left out of query searches;
 * type ``knowledge``, tier ``long_term``, no TTL (the lifecycle keeps it), tags
   ``langgraph`` and the store's ``tags``.
+
+A memory is an item when it is what a store of the same tenant, agent and ``user_at`` would
+write: type ``knowledge``, tag ``langgraph``, that agent, the namespace's user and session, and
+well-formed ``langgraph`` metadata. One written so by another surface (REST, MCP, a script)
+is an item like any other, with the engine's times; anything else is not an item. If several
+memories hold one key (two processes putting a new key at once), the newest is the item, a
+put updates it and deletes the others, and a delete deletes them all.
 
 A put of an existing key **updates its memory in place** (:meth:`varvemem.Memory.update`:
 the old value stays in :meth:`~varvemem.Memory.history`); a put of ``None`` deletes it (the
@@ -31,11 +44,14 @@ dicts, ``$eq``, ``$ne``, ``$gt``, ``$gte``, ``$lt``, ``$lte``).
 Within a batch, gets, searches and namespace listings see the store as it was before the
 batch, and the batch's puts apply after them, the last put of a key winning (as
 ``InMemoryStore`` does). Everything runs on the memory's worker thread
-(:mod:`varvemem.aio`), so ``batch`` and ``abatch`` calls never interleave. The store keeps
-an index of its items (namespace and key to memory id) read once from the memory
-(:meth:`~varvemem.Memory.get_all`, one scan of the tenant's knowledge) and kept by its own
-writes: items another process puts later are seen by a store made after them. No TTL
-(``supports_ttl`` is False): varvemem's lifecycle decides what is forgotten.
+(:mod:`varvemem.aio`), so ``batch`` and ``abatch`` calls never interleave. The store keeps an
+index of its items (namespace and key to memory), read once from the memory
+(:meth:`~varvemem.Memory.get_all`, one scan of the tenant's knowledge) and brought up to date
+before every batch from the memory's change feed (:meth:`~varvemem.Memory.changes`): what was
+written or removed since, by this store, another store or another process. So every store
+over one memory sees the same items, and a batch costs one read of the feed (one row when
+nothing was written), not a scan. No TTL (``supports_ttl`` is False): varvemem's lifecycle
+decides what is forgotten.
 
 Needs ``langgraph-checkpoint``: ``pip install 'varvemem[langgraph]'``. Only the public
 :class:`varvemem.Memory` API is used.
@@ -55,6 +71,7 @@ from typing import Any
 from ..aio import AsyncMemory
 from ..api import Memory
 from ..errors import ConfigError, NotFoundError, ValidationError
+from ..model import MemoryRecord, MemoryType
 
 try:
     from langchain_core.stores import BaseStore as LangChainKV
@@ -82,21 +99,28 @@ META = "langgraph"  # the metadata key of an item
 TAG = "langgraph"
 _PAGE = 1000
 
+Key = tuple[tuple[str, ...], str]
 
-@dataclass
+
+@dataclass(frozen=True)
 class _Entry:
     memory_id: str
+    key: Key
     value: dict[str, Any]
     created_at: datetime
     updated_at: datetime
     indexed: bool
 
-    def item(self, namespace: tuple[str, ...], key: str) -> Item:
-        return Item(value=dict(self.value), key=key, namespace=namespace,
+    def item(self) -> Item:
+        return Item(value=dict(self.value), key=self.key[1], namespace=self.key[0],
                     created_at=self.created_at, updated_at=self.updated_at)
 
+    def search_item(self, score: float | None) -> SearchItem:
+        return SearchItem(namespace=self.key[0], key=self.key[1], value=dict(self.value),
+                          created_at=self.created_at, updated_at=self.updated_at, score=score)
 
-Key = tuple[tuple[str, ...], str]
+    def newness(self) -> tuple[datetime, str]:
+        return self.updated_at, self.memory_id
 
 
 class VarvememStore(BaseStore):
@@ -104,9 +128,10 @@ class VarvememStore(BaseStore):
 
     ``memory``: a :class:`varvemem.Memory` or :class:`varvemem.AsyncMemory`. ``tenant``,
     ``agent``: the scope of every item. ``user_at``: which namespace element is the user
-    (``None``: none). ``index``: ``{"fields": [...]}``, the value paths search reads (default:
-    the whole value); varvemem embeds with its own model, so ``dims`` and ``embed`` are
-    refused. ``tags``: more tags for every item's memory.
+    (``None``: none; LangMem's ``("memories", "{langgraph_user_id}")`` needs ``1``).
+    ``index``: ``{"fields": [...]}``, the value paths search reads (default: the whole value);
+    varvemem embeds with its own model, so ``dims`` and ``embed`` are refused. ``tags``: more
+    tags for every item's memory.
     """
 
     supports_ttl = False
@@ -133,7 +158,13 @@ class VarvememStore(BaseStore):
             raise ValidationError("index fields must be a list of paths")
         self.fields: list[str] = list(fields)
         self.tags = [TAG, *tags]
-        self._items: dict[Key, _Entry] | None = None
+        # As of the change feed's ``_position`` (None: not read yet): the item memories known,
+        # the ones holding each key (normally one), and each namespace's items (each key's
+        # newest holder), kept per key as the feed brings changes: no read walks them all.
+        self._by_id: dict[str, _Entry] = {}
+        self._holders: dict[Key, set[str]] = {}
+        self._items: dict[tuple[str, ...], dict[str, _Entry]] = {}
+        self._position: int | None = None
 
     # -- BaseStore ------------------------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -146,133 +177,165 @@ class VarvememStore(BaseStore):
     def _apply(self, mem: Memory, ops: list[Op]) -> list[Result]:
         for op in ops:
             _check(op)
-        items = self._index(mem)
+        self._catch_up(mem)
         results: list[Result] = []
         puts: dict[Key, PutOp] = {}
         for op in ops:
             if isinstance(op, GetOp):
-                results.append(self._get(mem, items, op))
+                entry = self._item((tuple(op.namespace), op.key))
+                results.append(None if entry is None else entry.item())
             elif isinstance(op, SearchOp):
-                results.append(self._search(mem, items, op))
+                results.append(self._search(mem, op))
             elif isinstance(op, ListNamespacesOp):
-                results.append(_list_namespaces(items, op))
+                results.append(_list_namespaces(self._items, op))
             elif isinstance(op, PutOp):
                 puts[(tuple(op.namespace), op.key)] = op
                 results.append(None)
             else:
                 raise ValueError(f"unknown operation {type(op).__name__}")
-        for (namespace, key), op in puts.items():
-            self._put(mem, items, namespace, key, op)
+        for key, op in puts.items():
+            self._put(mem, key, op)
         return results
 
-    def _index(self, mem: Memory) -> dict[Key, _Entry]:
-        """namespace and key -> the item's memory, read once from the memory."""
-        if self._items is not None:
-            return self._items
-        items: dict[Key, _Entry] = {}
-        after = ""
-        while True:
-            page = mem.get_all(tenant=self.tenant, types=["knowledge"], include_superseded=True,
-                               limit=_PAGE, after=after)
-            for rec in page:
-                found = _entry(rec.memory_id, rec.metadata)
-                if found is None or rec.scope.agent != self.agent:
-                    continue
-                key, entry = found
-                old = items.get(key)
-                if old is None or entry.updated_at > old.updated_at:
-                    items[key] = entry
-            if len(page) < _PAGE:
-                break
-            after = page[-1].memory_id
-        self._items = items
-        return items
+    def _catch_up(self, mem: Memory) -> None:
+        """Bring the index up to the memory's change feed: the first time a scan of the
+        tenant's knowledge (the feed's position taken before it, so nothing written during
+        the scan is missed), then what was written or removed since the last batch."""
+        if self._position is None:
+            start = mem.changes(tenant=self.tenant).position
+            after = ""
+            while True:
+                page = mem.get_all(tenant=self.tenant, types=["knowledge"],
+                                   include_superseded=True, limit=_PAGE, after=after)
+                for rec in page:
+                    self._learn(rec)
+                if len(page) < _PAGE:
+                    break
+                after = page[-1].memory_id
+            self._position = start
+        changed = mem.changes(self._position, tenant=self.tenant, types=["knowledge"])
+        for memory_id in changed.removed:
+            self._forget(memory_id)
+        for rec in changed.written:
+            self._learn(rec)
+        self._position = changed.position
 
-    def _get(self, mem: Memory, items: dict[Key, _Entry], op: GetOp) -> Item | None:
-        key = (tuple(op.namespace), op.key)
-        entry = items.get(key)
-        if entry is None:
-            return None
-        try:  # the memory itself, in case it changed or went since
-            rec = mem.get(entry.memory_id, tenant=self.tenant)
-        except NotFoundError:
-            del items[key]
-            return None
-        found = _entry(rec.memory_id, rec.metadata)
-        if found is None or found[0] != key:
-            del items[key]
-            return None
-        items[key] = found[1]
-        return found[1].item(*key)
+    def _learn(self, rec: MemoryRecord) -> None:
+        """``rec`` as it is now: an item's memory, or (no longer) none."""
+        self._forget(rec.memory_id)
+        entry = self._entry(rec)
+        if entry is not None:
+            self._by_id[rec.memory_id] = entry
+            self._holders.setdefault(entry.key, set()).add(rec.memory_id)
+            self._settle(entry.key)
 
-    def _search(self, mem: Memory, items: dict[Key, _Entry], op: SearchOp) -> list[SearchItem]:
+    def _forget(self, memory_id: str) -> None:
+        old = self._by_id.pop(memory_id, None)
+        if old is not None:
+            self._holders[old.key].discard(memory_id)
+            self._settle(old.key)
+
+    def _settle(self, key: Key) -> None:
+        """``key``'s item after a change to its holders: the newest, or none."""
+        namespace, name = key
+        holders = self._holders.get(key)
+        if holders:
+            self._items.setdefault(namespace, {})[name] = max(
+                (self._by_id[i] for i in holders), key=_Entry.newness)
+            return
+        self._holders.pop(key, None)
+        names = self._items.get(namespace, {})
+        names.pop(name, None)
+        if not names:
+            self._items.pop(namespace, None)
+
+    def _item(self, key: Key) -> _Entry | None:
+        return self._items.get(key[0], {}).get(key[1])
+
+    def _entry(self, rec: MemoryRecord) -> _Entry | None:
+        """The item ``rec`` is, if it is one as this store writes them (see the module)."""
+        meta = rec.metadata.get(META)
+        if not isinstance(meta, Mapping) or rec.memory_type is not MemoryType.KNOWLEDGE \
+                or TAG not in rec.tags or rec.scope.agent != self.agent:
+            return None
+        namespace, key, value = meta.get("namespace"), meta.get("key"), meta.get("value")
+        if not isinstance(namespace, list) or not namespace or not all(
+                isinstance(p, str) and p for p in namespace) or not isinstance(key, str) \
+                or not isinstance(value, dict):
+            return None
+        ns = tuple(namespace)
+        if rec.scope.user != self._user(ns) or rec.scope.session != _session(ns, key):
+            return None
+        updated = _utc(rec.updated_at)
+        return _Entry(rec.memory_id, (ns, key), value, min(_utc(rec.created_at), updated),
+                      updated, meta.get("indexed", True) is not False)
+
+    def _user(self, namespace: tuple[str, ...]) -> str | None:
+        if self.user_at is not None and len(namespace) > self.user_at:
+            return namespace[self.user_at]
+        return None
+
+    def _search(self, mem: Memory, op: SearchOp) -> list[SearchItem]:
         prefix = tuple(op.namespace_prefix)
 
-        def wanted(key: Key, entry: _Entry) -> bool:
-            return key[0][: len(prefix)] == prefix and (
+        def wanted(entry: _Entry) -> bool:
+            return entry.key[0][: len(prefix)] == prefix and (
                 not op.filter or _matches(entry.value, op.filter))
 
         if not op.query:
-            chosen = sorted(((k, e) for k, e in items.items() if wanted(k, e)),
-                            key=lambda ke: (-ke[1].updated_at.timestamp(), ke[0]))
-            return [_search_item(k, e, None)
-                    for k, e in chosen[op.offset: op.offset + op.limit]]
-        user = None
-        if self.user_at is not None and len(prefix) > self.user_at:
-            user = prefix[self.user_at]
-        by_id = {e.memory_id: k for k, e in items.items()}
+            chosen = sorted((e for ns, names in self._items.items()
+                             if ns[: len(prefix)] == prefix for e in names.values()
+                             if wanted(e)),
+                            key=lambda e: (-e.updated_at.timestamp(), e.key))
+            return [e.search_item(None) for e in chosen[op.offset: op.offset + op.limit]]
         hits = mem.search(op.query, top_k=max(50, 4 * (op.offset + op.limit)),
-                          type="knowledge", tags=[TAG], user=user, agent=self.agent,
-                          tenant=self.tenant, include_superseded=True)
+                          type="knowledge", tags=[TAG], user=self._user(prefix),
+                          agent=self.agent, tenant=self.tenant, include_superseded=True)
         out: list[SearchItem] = []
         for hit in hits:
-            key = by_id.get(hit.memory.memory_id)
-            if key is None:
-                continue
-            entry = items[key]
-            if entry.indexed and wanted(key, entry):
-                out.append(_search_item(key, entry, hit.score))
+            entry = self._by_id.get(hit.memory.memory_id)
+            if entry is not None and self._item(entry.key) is entry and entry.indexed \
+                    and wanted(entry):
+                out.append(entry.search_item(hit.score))
         return out[op.offset: op.offset + op.limit]
 
-    def _put(self, mem: Memory, items: dict[Key, _Entry], namespace: tuple[str, ...],
-             key: str, op: PutOp) -> None:
-        entry = items.get((namespace, key))
+    def _put(self, mem: Memory, key: Key, op: PutOp) -> None:
+        """Write one key (the index learns it from the change feed before the next batch)."""
+        holders = sorted((self._by_id[i] for i in self._holders.get(key, ())),
+                         key=_Entry.newness, reverse=True)  # the first is the item
         if op.value is None:
-            if entry is not None:
-                with contextlib.suppress(NotFoundError):  # gone already
-                    mem.delete(entry.memory_id, reason="langgraph store: deleted",
-                               tenant=self.tenant)
-                del items[(namespace, key)]
+            for entry in holders:
+                self._delete(mem, entry.memory_id, "langgraph store: deleted")
             return
         if getattr(op, "ttl", None) is not None:
             raise NotImplementedError("VarvememStore has no TTL (supports_ttl is False): "
                                       "varvemem's lifecycle decides what is forgotten")
+        namespace, name = key
         value = _json_dict(op.value)
-        now = _utc(mem.clock())
         indexed = op.index is not False
         paths = self.fields if op.index is None or op.index is False else list(op.index)
         text = _text(value, paths) if indexed else ""
         if not text.strip():
-            text, indexed = key, False
-        created = entry.created_at if entry is not None else now
-        meta = {"namespace": list(namespace), "key": key, "value": value,
-                "created_at": created.isoformat(), "updated_at": now.isoformat(),
-                "indexed": indexed}
-        if entry is not None:
-            try:
-                mem.update(entry.memory_id, content=text, metadata={META: meta},
+            text, indexed = name, False
+        meta = {META: {"namespace": list(namespace), "key": name, "value": value,
+                       "indexed": indexed}}
+        for extra in holders[1:]:  # one memory per key
+            self._delete(mem, extra.memory_id, "langgraph store: another memory holds the key")
+        if holders:
+            with contextlib.suppress(NotFoundError):  # else deleted since: put anew
+                mem.update(holders[0].memory_id, content=text, metadata=meta,
                            reason="langgraph store: put", tenant=self.tenant)
-                items[(namespace, key)] = _Entry(entry.memory_id, value, created, now, indexed)
                 return
-            except NotFoundError:  # deleted since: put anew
-                pass
-        user = None
-        if self.user_at is not None and len(namespace) > self.user_at:
-            user = namespace[self.user_at]
-        res = mem.add(text, type="knowledge", tags=self.tags, user=user, agent=self.agent,
-                      session=_session(namespace, key), tenant=self.tenant, tier="long_term",
-                      ttl_mode="off", metadata={META: meta})
-        items[(namespace, key)] = _Entry(res.memory_id, value, created, now, indexed)
+        res = mem.add(text, type="knowledge", tags=self.tags, user=self._user(namespace),
+                      agent=self.agent, session=_session(namespace, name), tenant=self.tenant,
+                      tier="long_term", ttl_mode="off", metadata=meta)
+        if res.status != "created":  # the same text is in the key's session already
+            mem.update(res.memory_id, content=text, metadata=meta,
+                       reason="langgraph store: put", tenant=self.tenant)
+
+    def _delete(self, mem: Memory, memory_id: str, reason: str) -> None:
+        with contextlib.suppress(NotFoundError):  # gone already
+            mem.delete(memory_id, reason=reason, tenant=self.tenant)
 
 
 # -- helpers ---------------------------------------------------------------------------------------
@@ -310,26 +373,6 @@ def _json_dict(value: Mapping[str, Any]) -> dict[str, Any]:
     except (TypeError, ValueError) as exc:
         raise ValidationError(f"a store value must be JSON: {exc}") from None
     return out
-
-
-def _entry(memory_id: str, metadata: Mapping[str, Any]) -> tuple[Key, _Entry] | None:
-    meta = metadata.get(META)
-    if not isinstance(meta, Mapping):
-        return None
-    try:
-        namespace = tuple(str(p) for p in meta["namespace"])
-        entry = _Entry(memory_id, dict(meta["value"]),
-                       _utc(datetime.fromisoformat(meta["created_at"])),
-                       _utc(datetime.fromisoformat(meta["updated_at"])),
-                       bool(meta.get("indexed", True)))
-        return (namespace, str(meta["key"])), entry
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-def _search_item(key: Key, entry: _Entry, score: float | None) -> SearchItem:
-    return SearchItem(namespace=key[0], key=key[1], value=dict(entry.value),
-                      created_at=entry.created_at, updated_at=entry.updated_at, score=score)
 
 
 def _leaves(value: Any, path: str) -> list[str]:
@@ -399,8 +442,9 @@ def _does_match(cond: MatchCondition, namespace: tuple[str, ...]) -> bool:
     return all(p == "*" or n == p for n, p in pairs)
 
 
-def _list_namespaces(items: dict[Key, _Entry], op: ListNamespacesOp) -> list[tuple[str, ...]]:
-    namespaces = {ns for ns, _ in items}
+def _list_namespaces(items: Mapping[tuple[str, ...], Any], op: ListNamespacesOp
+                     ) -> list[tuple[str, ...]]:
+    namespaces = set(items)
     if op.match_conditions:
         namespaces = {ns for ns in namespaces
                       if all(_does_match(c, ns) for c in op.match_conditions)}

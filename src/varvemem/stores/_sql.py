@@ -21,7 +21,15 @@ if TYPE_CHECKING:  # numpy is imported where vectors are handled: reads of recor
 
 from .. import filters
 from ..errors import StorageError
-from ..model import HistoryEntry, MemoryRecord, MemoryType, Scope, SearchFilter, TTLMode
+from ..model import (
+    HistoryEntry,
+    MemoryChanges,
+    MemoryRecord,
+    MemoryType,
+    Scope,
+    SearchFilter,
+    TTLMode,
+)
 from . import _columns
 from ._columns import (
     COLUMNS,
@@ -222,6 +230,8 @@ class SqlTx(StoreTx):
         if vector is not None or VECTOR_ATTRS & set(cols):  # the vector index keeps these
             sets.append("vseq = %s")
             args.append(self._seq)
+        sets.append("wseq = %s")  # the memories' own change feed: any write
+        args.append(self._seq)
         if not self._update_row(record, sets, args, bool(FTS_SOURCES & set(cols))):
             raise StorageError(f"memory {record.memory_id} vanished during the update")
         self.changes.wrote(record)
@@ -235,8 +245,8 @@ class SqlTx(StoreTx):
         gone = self._delete_row(tenant, memory_id)
         if gone is None:
             return
-        self._x("INSERT INTO vector_tombstones (memory_id, seq) VALUES (%s, %s)",
-                (memory_id, self._seq))
+        self._x("INSERT INTO vector_tombstones (memory_id, seq, tenant) VALUES (%s, %s, %s)",
+                (memory_id, self._seq, tenant))
         self.changes.left(tenant, gone[0], memory_id)
 
     # -- the other tables: the same SQL on both ------------------------------------------
@@ -648,6 +658,25 @@ class SqlStore(RecordStore):
                     VectorAttrs(r[2], r[3], r[4], r[5], r[6], r[7], r[8] is None)) for r in rows]
         live = {u[0] for u in upserts}
         return VectorChanges(seq, upserts, [g for g in gone if g not in live])
+
+    def memory_changes(self, tenant: str, since: int,
+                       types: Sequence[MemoryType] | None = None) -> MemoryChanges:
+        with self._snapshot() as run:
+            seq = int(run("SELECT value FROM meta WHERE key = 'vector_seq'")[0][0])
+            if seq <= since:  # nothing written anywhere since: one row read
+                return MemoryChanges(position=seq)
+            kinds, more = ("", []) if types is None else self.d.in_(
+                "memory_type", [t.value for t in types])
+            # (tenant, wseq): one index range, the rows written since, whatever the tenant's size
+            rows = run(f"SELECT {SELECT} FROM memories WHERE tenant = %s AND wseq > %s"
+                       f"{' AND ' + kinds if kinds else ''} ORDER BY wseq, memory_id",
+                       (tenant, since, *more))
+            gone = run("SELECT memory_id FROM vector_tombstones WHERE seq > %s AND tenant = %s "
+                       "ORDER BY seq", (since, tenant))
+        written = self._records(rows)
+        live = {r.memory_id for r in written}
+        removed = list(dict.fromkeys(g[0] for g in gone if g[0] not in live))
+        return MemoryChanges(position=seq, written=written, removed=removed)
 
     def stored_vectors(self, ids: Sequence[str], out: np.ndarray) -> np.ndarray:
         import numpy as np

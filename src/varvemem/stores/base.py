@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # numpy is imported where vectors are handled: reads of recor
 
 from ..model import (
     HistoryEntry,
+    MemoryChanges,
     MemoryRecord,
     MemoryType,
     Scope,
@@ -425,6 +426,13 @@ class ChangeFeed(ABC):
 
     @abstractmethod
     def vector_changes(self, since: int) -> VectorChanges: ...
+
+    @abstractmethod
+    def memory_changes(self, tenant: str, since: int,
+                       types: Sequence[MemoryType] | None = None) -> MemoryChanges:
+        """The tenant's memories (of ``types``) written since the sequence number ``since``,
+        as they are now, and the ids removed since, read in one snapshot with the sequence
+        number it reached: the cost is what was written since, not the tenant's size."""
 
     @abstractmethod
     def stored_vectors(self, ids: Sequence[str], out: np.ndarray) -> np.ndarray:

@@ -114,9 +114,9 @@ class _PgTx(SqlTx):
     def _insert_row(self, record: MemoryRecord, values: list[Any], embedding: bytes | None,
                     statement: bytes | None) -> None:
         self._c.execute(
-            f"INSERT INTO memories ({SELECT}, embedding, vseq, statement, fts) "
-            f"VALUES ({', '.join(['%s'] * (len(COLUMNS) + 3))}, %s::tsvector)",
-            [*values, embedding, self._seq, statement, fts_vector(record)])
+            f"INSERT INTO memories ({SELECT}, embedding, vseq, wseq, statement, fts) "
+            f"VALUES ({', '.join(['%s'] * (len(COLUMNS) + 4))}, %s::tsvector)",
+            [*values, embedding, self._seq, self._seq, statement, fts_vector(record)])
         self.inserted += 1
 
     def _update_row(self, record: MemoryRecord, sets: list[str], args: list[Any],

@@ -102,9 +102,9 @@ class _SqliteTx(SqlTx):
     def _insert_row(self, record: MemoryRecord, values: list[Any], embedding: bytes | None,
                     statement: bytes | None) -> None:
         cur = self._c.execute(
-            f"INSERT INTO memories ({SELECT}, embedding, vseq, statement) "
-            f"VALUES ({','.join('?' * (len(COLUMNS) + 3))})",
-            (*values, embedding, self._seq, statement))
+            f"INSERT INTO memories ({SELECT}, embedding, vseq, wseq, statement) "
+            f"VALUES ({','.join('?' * (len(COLUMNS) + 4))})",
+            (*values, embedding, self._seq, self._seq, statement))
         self._index(int(cur.lastrowid or 0), record)
 
     def _update_row(self, record: MemoryRecord, sets: list[str], args: list[Any],
