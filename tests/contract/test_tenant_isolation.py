@@ -184,7 +184,7 @@ def test_a_sqlite_store_with_one_shared_index_upgrades(tmp_path: Path) -> None:
     put(store, *other_tenant(30), *acme_records())
     store.close()
     # Back to schema 5's layout: one FTS5 table for every tenant, built by this analyser,
-    # no stored statements (schema 11) and no write sequence (schema 12).
+    # no stored statements (schema 11) and no write sequence (schema 13).
     conn = sqlite3.connect(tmp_path / "old.db", isolation_level=None)
     tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE name GLOB "
                                          "'memories_fts_[0-9]*' AND sql GLOB 'CREATE VIRTUAL*'")]
@@ -203,7 +203,7 @@ def test_a_sqlite_store_with_one_shared_index_upgrades(tmp_path: Path) -> None:
     conn.close()
     store = SqliteStore(tmp_path / "old.db")
     try:
-        assert store.schema_version == 12  # every migration ran again from 6
+        assert store.schema_version == 13  # every migration ran again from 6
         assert_same(searches(store), searches(alone))
         assert_same(searches(store, max_docs=1), searches(alone, max_docs=1))
         hits = store.keyword_search(["harbor"], SearchFilter(tenant="other"), T0, 100)
