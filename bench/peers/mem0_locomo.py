@@ -39,8 +39,10 @@ from importlib import metadata  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
-DEFAULT_DATA = "/work/shared/bench-data/locomo/locomo10.json"
 REPO = Path(__file__).resolve().parents[2]
+# The Makefile's LOCOMO: the shared data beside the checkout (an environment variable of that
+# name, as `make` takes it, or --data, win).
+DEFAULT_DATA = REPO.parent / "shared" / "bench-data" / "locomo" / "locomo10.json"
 KS = [5, 10, 25]
 DEPTH = 25
 
@@ -424,7 +426,9 @@ def table(ms: dict[str, Any], m0: dict[str, Any]) -> str:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--data", default=DEFAULT_DATA, help="locomo10.json (never copied into the repo)")
+    p.add_argument("--data", type=Path, default=Path(os.environ.get("LOCOMO") or DEFAULT_DATA),
+                   help="locomo10.json, never copied into the repo (default: $LOCOMO, else "
+                        "../shared/bench-data/locomo/locomo10.json from the repository root)")
     p.add_argument("--conversations", type=int, default=None, help="first N conversations (all 10)")
     p.add_argument("--json", type=Path, default=None, help="write the full results here")
     p.add_argument("--order", choices=["varvemem-first", "mem0-first"], default="varvemem-first")
@@ -437,6 +441,10 @@ def main() -> int:
                    help="torch intra-op threads for both systems (process-wide; default 1: with "
                         "2 threads on a shared 2-core box, one short encode took ~35x longer)")
     args = p.parse_args()
+    if not args.data.is_file():
+        shutil.rmtree(_STATE, ignore_errors=True)
+        p.error(f"--data: no LoCoMo file at {args.data} (give --data PATH or set LOCOMO; "
+                f"the default is the shared data beside the checkout, {DEFAULT_DATA})")
 
     stray = {k: v for k, v in os.environ.items() if k.startswith("VARVEMEM_")}
     for k in ("VARVEMEM_HOME", "VARVEMEM_CONFIG"):

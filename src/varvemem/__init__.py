@@ -10,6 +10,10 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from ._platform import require_posix
+
+require_posix()  # one clear error on Windows, before an import deep in the stores fails
+
 if TYPE_CHECKING:
     from .aio import AsyncMemory
     from .api import Memory, upgrade_store

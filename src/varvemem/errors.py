@@ -63,3 +63,7 @@ class AuthError(VarvememError):
     def __init__(self, message: str, forbidden: bool = False) -> None:
         super().__init__(message)
         self.forbidden = forbidden
+
+
+class UnsupportedPlatformError(VarvememError, ImportError):
+    """varvemem cannot run here: it needs a POSIX system (``import varvemem`` raises it)."""

