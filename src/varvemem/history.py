@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ._validate import valid_text
 from .engines.abstraction import sentences
 from .engines.extract import message_text
 from .errors import LLMError, ValidationError
@@ -52,6 +53,7 @@ class SessionHistory:
         keeps each text as given, empty ones too (a chat history's replay)."""
         if user is not None and (not isinstance(user, str) or not user.strip()):
             raise ValidationError("user must be non-empty text or None")
+        valid_text(user, "user")
         now = self._clock()
         turns = []
         for i, msg in enumerate(messages):
@@ -62,6 +64,8 @@ class SessionHistory:
             data = msg.get("data")
             if data is not None and not isinstance(data, Mapping):
                 raise ValidationError(f"message {i}: data must be a JSON object")
+            valid_text(text, f"message {i}")
+            valid_text(data, f"message {i}: data")
             if not exact:
                 text = text.strip()
             if text or exact:
@@ -74,6 +78,7 @@ class SessionHistory:
             if last is None:
                 raise ValidationError("a summary needs an assistant message with text to "
                                       "summarise")
+            valid_text(summary, "summary")
             turns[last] = replace(turns[last], summary=summary.strip())
         return self._log.append(self._tenant(tenant), session, turns)
 

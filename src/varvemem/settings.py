@@ -23,7 +23,7 @@ from pydantic_settings import (
 
 from .backends import ARCHIVE_URL, CACHE_URL, STORE_URL, VECTOR_URL, UrlSetting, misplaced
 from .embeddings import check_settings
-from .errors import ConfigError
+from .errors import ConfigError, describe_validation_error
 from .model import MemoryType, Tier, TTLMode
 
 if TYPE_CHECKING:
@@ -1083,13 +1083,3 @@ class Settings(BaseSettings):
             known = ", ".join(sorted(self.retrieval.profiles))
             raise ConfigError(f"unknown retrieval profile {name!r} (known: {known})") from None
 
-
-def describe_validation_error(exc: pydantic.ValidationError, what: str) -> str:
-    """``invalid <what>: key: problem; ...``, each problem naming its dotted key."""
-    parts = []
-    for err in exc.errors():
-        key = ".".join(str(p) for p in err["loc"] if p != "__root__")
-        msg = err["msg"].removeprefix("Value error, ")
-        # A check of the whole object (no key of its own) names the keys in its message.
-        parts.append(f"{key}: {msg}" if key else msg)
-    return f"invalid {what}: " + "; ".join(parts)

@@ -36,7 +36,7 @@ from ..model import (
     Tier,
     TTLMode,
 )
-from ..settings import Settings, describe_validation_error
+from ..settings import Settings
 from ..stores import Stores
 from ..stores.base import Selection
 from . import scoring
@@ -146,13 +146,10 @@ class FaqEngine:
         meta = {k: v for k, v in (("source_file", source_file),
                                   ("source_location", source_location)) if v is not None}
         value = unit_score(score)
-        try:
-            draft = Draft(content=f"{question}\n{answer}", memory_type=MemoryType.QA,
-                          ttl_mode=enum_of(TTLMode, ttl_mode, "TTL mode"), source="qa",
-                          scope=scope, ttl_days=ttl_days, metadata=meta, question=question,
-                          answer=answer, score=value)
-        except pydantic.ValidationError as exc:
-            raise ValidationError(describe_validation_error(exc, "memory")) from None
+        draft = Draft(content=f"{question}\n{answer}", memory_type=MemoryType.QA,
+                      ttl_mode=enum_of(TTLMode, ttl_mode, "TTL mode"), source="qa",
+                      scope=scope, ttl_days=ttl_days, metadata=meta, question=question,
+                      answer=answer, score=value)
         if keywords is not None:
             draft.keywords = checked_keywords(self.settings.update, keywords)
         return self._update.add([draft])[0].memory_id

@@ -130,7 +130,7 @@ class SessionLog:
         path = self.path(tenant, session)
         parts = "".join(_render(t) for t in turns)
         try:
-            with self._locked(tenant), open(path, "a", encoding="utf-8") as f:
+            with self._locked(tenant), open(path, "a", encoding="utf-8", newline="") as f:
                 f.write((_header(session) if f.tell() == 0 else "") + parts)
                 f.flush()
                 os.fsync(f.fileno())
@@ -191,7 +191,7 @@ class SessionLog:
         path = self.path(tenant, session)
         text = _header(session) + "".join(_render(t) for t in turns)
         try:
-            with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent,
+            with tempfile.NamedTemporaryFile("w", encoding="utf-8", newline="", dir=path.parent,
                                              prefix=".", suffix=".tmp", delete=False) as f:
                 f.write(text)
                 f.flush()
@@ -226,7 +226,9 @@ def _render(t: Turn) -> str:
 def _parse(path: Path) -> list[Turn]:
     """The turns of a session file, oldest first ([] when there is none)."""
     try:
-        text = path.read_text("utf-8")
+        # newline="": "\r\n" and "\r" in a turn's text stay as written (len counts them).
+        with open(path, encoding="utf-8", newline="") as f:
+            text = f.read()
     except FileNotFoundError:
         return []
     except (OSError, UnicodeDecodeError) as exc:
