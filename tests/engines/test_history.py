@@ -131,6 +131,16 @@ def test_sessions_and_tenants_are_isolated(mem: Memory) -> None:
     assert mem.sessions.load_session("never") == []
 
 
+def test_a_tenant_name_of_any_length_keeps_sessions(mem: Memory) -> None:
+    tenant = "租户" * 100  # allowed by `keys create`; 1,800 bytes once %-encoded
+    mem.add("The spare server keys are in locker 42", tenant=tenant)
+    mem.ask("where are the spare server keys?", session="ops", tenant=tenant)
+    assert [t["role"] for t in mem.sessions.load_session("ops", tenant=tenant)] == \
+        ["user", "assistant"]
+    assert mem.sessions.sessions(tenant=tenant) == ["ops"]
+    assert mem.sessions.load_session("ops") == []
+
+
 @pytest.mark.parametrize("bad", ["", "   ", "x\x00y", "a\nb", "x" * 513])
 def test_bad_session_ids_are_refused_and_nothing_written(mem: Memory, bad: str) -> None:
     with pytest.raises(ValidationError, match="session id"):

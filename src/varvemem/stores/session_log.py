@@ -34,7 +34,6 @@ interleave.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import re
@@ -48,7 +47,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from ..errors import StorageError, ValidationError
-from .file_archive import tenant_folder
+from .file_archive import fit_segment, tenant_folder
 
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")  # a file name as it is
 MAX_SESSION_ID = 512
@@ -87,14 +86,11 @@ def file_name(session: str) -> str:
     if SESSION_ID.fullmatch(session):
         return session
     # quote() leaves letters, digits and "_.-~" as they are; "~" and a leading "." are encoded
-    # too, so no name is hidden and none is another id's plain name. "%%" never occurs in
-    # percent-encoding, so a cut name cannot be a whole one.
+    # too, so no name is hidden and none is another id's plain name.
     name = quote(session, safe="").replace("~", "%7E")
     if name.startswith("."):
         name = "%2E" + name[1:]
-    if len(name) > 200:
-        name = name[:120] + "%%" + hashlib.sha256(session.encode("utf-8")).hexdigest()
-    return name
+    return fit_segment(name, session)
 
 
 class SessionLog:
