@@ -515,9 +515,10 @@ class Memory:
 
     def _context(self, query: str, max_tokens: int | None, top_k: int | None,
                  session: str | None, prompt: str = "",
-                 **search_args: Any) -> tuple[str, list[SearchHit]]:
-        """:meth:`context`, and the hits behind it; ``prompt`` is what the caller puts around
-        it besides the question (its tokens leave the budget)."""
+                 **search_args: Any) -> tuple[str, list[SearchHit], list[str]]:
+        """:meth:`context`, the hits behind it and the ids of the session's window packed
+        with them; ``prompt`` is what the caller puts around it besides the question (its
+        tokens leave the budget)."""
         budget = self.context_budget(query, max_tokens, prompt)
         window: list[MemoryRecord] = []
         if session is not None:
@@ -533,7 +534,7 @@ class Memory:
         floor = self._retrieval.relevance_floor()
         hits = [h for h in hits if h.memory.memory_id not in shown
                 and (floor <= 0 or (h.scores.evidence or 0.0) >= floor)]
-        return self._retrieval.pack(hits, budget, window), hits
+        return self._retrieval.pack(hits, budget, window), hits, sorted(shown)
 
     def session_window(self, session: str, *, tenant: str | None = None,
                        user: str | None = None, agent: str | None = None,
@@ -590,7 +591,8 @@ class Memory:
         res = self._faq.ask(text, session, user, scope.tenant)
         if session is not None:
             self.sessions.save(session, [{"role": "user", "content": text},
-                                         {"role": "assistant", "content": res.answer}],
+                                         {"role": "assistant", "content": res.answer,
+                                          "sources": res.sources}],
                                tenant=tenant, user=user)
         return res
 

@@ -531,6 +531,10 @@ class StoreSettings(_Section):
     # holds f16 too, store.vector_dtype). Vectors already stored keep their format.
     record_vector_dtype: Literal["f32", "f16"] = "f16"
     busy_timeout_ms: int = Field(10_000, ge=0)
+    # PostgreSQL: after an erasure, rewrite the tables it touched (VACUUM FULL: no page keeps
+    # the erased bytes; the tables are locked while it runs) instead of a plain VACUUM (the
+    # erased rows are gone, but a page's free space may keep their bytes until reused).
+    pg_erase_rewrite: bool = False
     # The local index builds its HNSW graph at this many vectors (exact numpy search is slower
     # from about 5k, docs/BENCHMARKS.md); near-duplicate lookups use the graph from then on ...
     hnsw_threshold: int = Field(5_000, ge=0)

@@ -38,7 +38,7 @@ import json
 import os
 import re
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Sequence, Set
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -62,7 +62,8 @@ _ROLE = re.compile(r"[A-Za-z0-9_-]{1,32}")
 class Turn:
     """One turn of a session: when, who, its full text, and its summary if it has one (what
     :meth:`~varvemem.history.SessionHistory.compress_history` puts in place of the text); the
-    user it was saved for, and the fields of the message it came from (JSON)."""
+    user it was saved for, the fields of the message it came from (JSON), and the memories
+    its text quotes (an answer made from them: erasing one takes the turn out)."""
 
     at: datetime
     role: str
@@ -70,6 +71,7 @@ class Turn:
     summary: str | None = None
     user: str | None = None
     data: dict[str, Any] | None = None
+    sources: tuple[str, ...] = ()
 
 
 def check_session_id(session: str) -> str:
@@ -164,18 +166,23 @@ class SessionLog:
                 out.append(unquote(p.stem))
         return sorted(out)
 
-    def erase_user(self, tenant: str, user: str) -> tuple[int, int]:
-        """Take ``user``'s turns out of every session file of the tenant (rewritten whole, by
-        an atomic replace); a file left with no turn is deleted. Returns (files deleted,
-        turns removed)."""
+    def erase_user(self, tenant: str, user: str, quoted: Set[str] = frozenset()
+                   ) -> tuple[int, int]:
+        """Take ``user``'s turns, and the turns quoting a memory of ``quoted``, out of every
+        session file of the tenant (rewritten whole, by an atomic replace); a file left with
+        no turn is deleted. Returns (files deleted, turns removed)."""
         files = turns = 0
+
+        def erased(t: Turn) -> bool:
+            return t.user == user or not quoted.isdisjoint(t.sources)
+
         with self._locked(tenant):
             for session in self.sessions(tenant):
                 kept = self.load(tenant, session)
-                gone = sum(t.user == user for t in kept)
+                gone = sum(map(erased, kept))
                 if not gone:
                     continue
-                kept = [t for t in kept if t.user != user]
+                kept = [t for t in kept if not erased(t)]
                 turns += gone
                 if kept:
                     self._rewrite(tenant, session, kept)
@@ -209,6 +216,8 @@ def _render(t: Turn) -> str:
     attrs = f"at={t.at.isoformat()} role={t.role}"
     if t.user is not None:
         attrs += f" user={quote(t.user, safe='')}"
+    if t.sources:
+        attrs += " src=" + ",".join(quote(s, safe="") for s in t.sources)
     attrs += f" len={len(t.content)}"
     if t.data:
         attrs += " data=" + quote(json.dumps(t.data, ensure_ascii=False, separators=(",", ":"),
@@ -257,5 +266,6 @@ def _parse(path: Path) -> list[Turn]:
             body = body.strip("\n")
         data = json.loads(unquote(attrs["data"])) if "data" in attrs else None
         user = unquote(attrs["user"]) if "user" in attrs else None
-        turns.append(Turn(at, m.group(2), body, summary, user, data))
+        sources = tuple(unquote(s) for s in attrs["src"].split(",")) if "src" in attrs else ()
+        turns.append(Turn(at, m.group(2), body, summary, user, data, sources))
     return turns
