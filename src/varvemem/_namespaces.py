@@ -76,6 +76,7 @@ class QA:
                ttl_mode: str | TTLMode | None = None, ttl_days: float | None = None,
                reason: str = "", tenant: str | None = None) -> MemoryRecord:
         """Change a pair in place (history keeps the old values); new text is re-embedded."""
+        reason = _validate.optional_text(reason, "reason")
         return self._engine.update(self._mem._live(memory_id, tenant), question=question,
                                    answer=answer, score=score, keywords=keywords,
                                    ttl_mode=ttl_mode, ttl_days=ttl_days, reason=reason)

@@ -7,8 +7,6 @@ from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-import pydantic
-
 from .errors import ValidationError
 from .model import (
     Draft,
@@ -21,7 +19,7 @@ from .model import (
     in_utc,
     normalise_tags,
 )
-from .settings import TOP_K_MAX, Settings, UpdateSettings, describe_validation_error
+from .settings import TOP_K_MAX, Settings, UpdateSettings
 
 if TYPE_CHECKING:  # numpy only where a vector is checked
     import numpy as np
@@ -68,13 +66,25 @@ def utc(value: datetime | None, name: str) -> datetime | None:
         raise ValidationError(str(exc)) from None
 
 
-def valid_text(value: Any, name: str) -> None:
-    """Strings in ``value`` (and in its lists and mappings, keys too) are valid Unicode: no
-    lone surrogate."""
-    try:
-        check_text(value, name)
-    except ValueError as exc:
-        raise ValidationError(str(exc)) from None
+valid_text = check_text
+"""Strings in a value (and in its lists and mappings, keys too) are text every store keeps:
+:class:`ValidationError` naming the field otherwise."""
+
+
+def optional_text(value: Any, name: str) -> str:
+    """Text that may be empty (a reason, an actor): a string of valid text."""
+    if not isinstance(value, str):
+        raise ValidationError(f"{name} must be text")
+    valid_text(value, name)
+    return value
+
+
+def memory_id(value: Any, name: str = "memory id") -> str:
+    """An id as given (a full id, or a prefix where one is taken): text no store refuses."""
+    if not isinstance(value, str):
+        raise ValidationError(f"{name} must be text")
+    valid_text(value, name)
+    return value
 
 
 def text(value: Any, what: str) -> str:
@@ -190,15 +200,12 @@ def draft(content: Any, **kw: Any) -> Draft:
     if kw.get("created_at") is not None:
         kw["created_at"] = utc(kw["created_at"], "created_at")
     valid_text(content, "content")
-    try:
-        return Draft(
-            content=content, memory_type=enum_of(MemoryType, kw.pop("type"), "memory type"),
-            tier=enum_of(Tier, kw.pop("tier"), "tier"),
-            ttl_mode=enum_of(TTLMode, kw.pop("ttl_mode"), "TTL mode"),
-            tags=kw.pop("tags") or [], metadata=dict(kw.pop("metadata") or {}),
-            supersedes=list(kw.pop("supersedes") or []), **kw)
-    except pydantic.ValidationError as exc:
-        raise ValidationError(describe_validation_error(exc, "memory")) from None
+    return Draft(
+        content=content, memory_type=enum_of(MemoryType, kw.pop("type"), "memory type"),
+        tier=enum_of(Tier, kw.pop("tier"), "tier"),
+        ttl_mode=enum_of(TTLMode, kw.pop("ttl_mode"), "TTL mode"),
+        tags=kw.pop("tags") or [], metadata=dict(kw.pop("metadata") or {}),
+        supersedes=list(kw.pop("supersedes") or []), **kw)
 
 
 def drafts(items: Iterable[str | Mapping[str, Any]], defaults: Mapping[str, Any],

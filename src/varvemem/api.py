@@ -228,6 +228,7 @@ class Memory:
         for name, value in (("user", user), ("agent", agent), ("session", session)):
             if value is not None and (not isinstance(value, str) or not value.strip()):
                 raise ValidationError(f"{name} must be non-empty text or None")
+            _validate.valid_text(value, name)
         return Scope(tenant=self._tenant(tenant), user=user, agent=agent, session=session)
 
     def _tenant(self, tenant: str | None) -> str:
@@ -236,6 +237,7 @@ class Memory:
             return self.settings.default_tenant
         if not isinstance(tenant, str) or not tenant.strip():
             raise ValidationError("tenant must be non-empty text")
+        _validate.valid_text(tenant, "tenant")
         return tenant
 
     def close(self) -> None:
@@ -280,10 +282,13 @@ class Memory:
                      agent: str | None = None, session: str | None = None,
                      tenant: str | None = None, tags: Sequence[str] | None = None,
                      created_at: datetime | None = None) -> list[AddResult]:
-        """Remember a conversation: one dialogue memory per ``{"role", "content"}`` message."""
+        """Remember a conversation: one dialogue memory per ``{"role", "content"}`` message (a
+        message over ``update.max_content_bytes`` becomes several, its ``part`` of ``parts``
+        in their metadata)."""
         drafts = extract.from_messages(messages, self._scope(tenant, user, agent, session),
-                                       source="user", tags=list(tags or []),
-                                       created_at=created_at)
+                                       source="user",
+                                       max_bytes=self.settings.update.max_content_bytes,
+                                       tags=list(tags or []), created_at=created_at)
         return self._update.add(drafts)
 
     def add_tool_call(self, name: str, arguments: Mapping[str, Any] | None, result: Any, *,
@@ -337,6 +342,8 @@ class Memory:
             raise ValidationError("document is empty")
         if not isinstance(source, str) or not source.strip():
             raise ValidationError("source must be non-empty text")
+        _validate.valid_text(text, "content")
+        _validate.valid_text(source, "source")
         report = IngestReport(files=1)
         self._update.ingest_text(text, source, self._scope(tenant, None, None, None),
                                  normalise_tags(tags), report, progress=progress)
@@ -347,6 +354,8 @@ class Memory:
                tier: str | Tier | None = None, metadata: Mapping[str, Any] | None = None,
                reason: str = "", tenant: str | None = None, actor: str = "api") -> MemoryRecord:
         """Change a memory in place (history keeps the old values). A new content is re-embedded."""
+        reason, actor = _validate.optional_text(reason, "reason"), \
+            _validate.optional_text(actor, "actor")
         rec = self._live(memory_id, tenant)
         if content is not None and not isinstance(content, str):
             raise ValidationError("content must be text")
@@ -369,12 +378,14 @@ class Memory:
         low, high = _validate.FEEDBACK_WEIGHT_RANGE
         if not isinstance(weight, (int, float)) or not low < weight <= high:
             raise ValidationError(f"feedback weight {weight!r} is not in (0, 1]")
+        reason = _validate.optional_text(reason, "reason")
         return self._update.feedback(self._live(memory_id, tenant), helpful, weight, reason)
 
     def delete(self, memory_id: str, *, reason: str = "", tenant: str | None = None) -> None:
         """Delete a memory, also from the archive. Its last state stays in :meth:`history`.
         What was derived from it goes too (an experience is made again from its other
         sources, a Q&A pair answered from it is deleted), also kept in history."""
+        reason = _validate.optional_text(reason, "reason")
         rec = self.get(memory_id, tenant=tenant)
         if rec.tier is Tier.ARCHIVE:
             self._lifecycle.delete_archived([rec], self._now(), reason)
@@ -397,8 +408,8 @@ class Memory:
         as it was *recorded* at that time, replayed from :meth:`history` (see
         :func:`varvemem.engines.timeline.record_at`); ``search(as_of=...)`` asks what was
         *valid* then instead."""
-        return self._reads.get(self._tenant(tenant), memory_id, with_embedding,
-                               utc(as_of, "as_of"))
+        return self._reads.get(self._tenant(tenant), _validate.memory_id(memory_id),
+                               with_embedding, utc(as_of, "as_of"))
 
     def resolve_id(self, prefix: str, *, tenant: str | None = None) -> str:
         """The full id of the tenant's memory whose id starts with ``prefix``: ``mem_`` and at
@@ -406,11 +417,11 @@ class Memory:
         deleted memories (their history remains) count. :class:`NotFoundError` when none
         matches; :class:`ValidationError` when the prefix is too short, or when several
         match (they are listed)."""
-        return self._reads.resolve_id(self._tenant(tenant), prefix)
+        return self._reads.resolve_id(self._tenant(tenant), _validate.memory_id(prefix, "id"))
 
     def history(self, memory_id: str, *, tenant: str | None = None) -> list[HistoryEntry]:
         """Every change to the memory, oldest first (also after it was deleted)."""
-        return self._reads.history(self._tenant(tenant), memory_id)
+        return self._reads.history(self._tenant(tenant), _validate.memory_id(memory_id))
 
     def search(self, query: str, *, top_k: int | None = None,
                type: str | MemoryType | Sequence[str | MemoryType] | None = None,
@@ -443,6 +454,9 @@ class Memory:
                        session: str | None, type: Any, tier: Any, tags: Sequence[str] | None,
                        since: datetime | None, until: datetime | None, as_of: datetime | None,
                        include_superseded: bool, include_archive: bool) -> SearchFilter:
+        for name, value in (("user", user), ("agent", agent), ("session", session),
+                            ("tags", tags)):
+            _validate.valid_text(value, name)
         try:
             return SearchFilter(
                 tenant=self._tenant(tenant), user=user, agent=agent, session=session,
@@ -468,6 +482,7 @@ class Memory:
         below the relevance floor, or ranked below ``top_k`` (``rank``, ``scores`` and the last
         hit returned). It runs that search without recording retrievals.
         :class:`NotFoundError` when the tenant has no such memory."""
+        _validate.memory_id(memory_id)
         _validate.query(self.settings, query, top_k, profile)
         flt = self._search_filter(tenant, user, agent, session, type, tier, tags, since, until,
                                   as_of, include_superseded, include_archive)
@@ -502,9 +517,10 @@ class Memory:
 
     def _context(self, query: str, max_tokens: int | None, top_k: int | None,
                  session: str | None, prompt: str = "",
-                 **search_args: Any) -> tuple[str, list[SearchHit]]:
-        """:meth:`context`, and the hits behind it; ``prompt`` is what the caller puts around
-        it besides the question (its tokens leave the budget)."""
+                 **search_args: Any) -> tuple[str, list[SearchHit], list[str]]:
+        """:meth:`context`, the hits behind it and the ids of the session's window packed
+        with them; ``prompt`` is what the caller puts around it besides the question (its
+        tokens leave the budget)."""
         budget = self.context_budget(query, max_tokens, prompt)
         window: list[MemoryRecord] = []
         if session is not None:
@@ -520,7 +536,7 @@ class Memory:
         floor = self._retrieval.relevance_floor()
         hits = [h for h in hits if h.memory.memory_id not in shown
                 and (floor <= 0 or (h.scores.evidence or 0.0) >= floor)]
-        return self._retrieval.pack(hits, budget, window), hits
+        return self._retrieval.pack(hits, budget, window), hits, sorted(shown)
 
     def session_window(self, session: str, *, tenant: str | None = None,
                        user: str | None = None, agent: str | None = None,
@@ -577,7 +593,8 @@ class Memory:
         res = self._faq.ask(text, session, user, scope.tenant)
         if session is not None:
             self.sessions.save(session, [{"role": "user", "content": text},
-                                         {"role": "assistant", "content": res.answer}],
+                                         {"role": "assistant", "content": res.answer,
+                                          "sources": res.sources}],
                                tenant=tenant, user=user)
         return res
 
@@ -621,6 +638,8 @@ class Memory:
         """Bring an archived memory back to the tier it left, or undo a supersession: the
         superseded memory is current again (its successor stays current too, and the two are
         no longer taken for one claim at read time), with history."""
+        reason, actor = _validate.optional_text(reason, "reason"), \
+            _validate.optional_text(actor, "actor")
         rec = self.get(memory_id, tenant=tenant)
         if rec.tier is not Tier.ARCHIVE and (rec.valid_to is not None or rec.superseded_by):
             return self._update.undo_supersession(rec, reason, actor)
@@ -638,6 +657,7 @@ class Memory:
         """Live memories by id (a page: pass the last id as ``after`` for the next one)."""
         if not 1 <= limit <= 10_000:
             raise ValidationError("limit must be in 1..10000")
+        _validate.valid_text([user, after], "user or after")
         sel = Selection(tenant=self._tenant(tenant), user=user,
                         types=enums_of(MemoryType, types, "type"), tiers=enums_of(Tier, tiers, "tier"),
                         current_only=not include_superseded)
@@ -672,6 +692,8 @@ class Memory:
         webhook payloads. Returns what was deleted where."""
         if not isinstance(user, str) or not user.strip():
             raise ValidationError("user must be non-empty text")
+        _validate.valid_text(user, "user")
+        reason = _validate.optional_text(reason, "reason")
         return self._erasure.erase_user(self._tenant(tenant), user, reason)
 
     # -- maintenance ---------------------------------------------------------------------------

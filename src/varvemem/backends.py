@@ -124,7 +124,8 @@ def _open_postgres(settings: Settings, **overrides: Any) -> PostgresStore:
     kw: dict[str, Any] = {"schema": cfg.pg_schema, "pool_size": cfg.pool_size,
                           "connect_timeout": cfg.connect_timeout,
                           "auto_migrate": cfg.auto_migrate,
-                          "vector_dtype": cfg.record_vector_dtype, **overrides}
+                          "vector_dtype": cfg.record_vector_dtype,
+                          "erase_rewrite": cfg.pg_erase_rewrite, **overrides}
     return PostgresStore(cfg.url, **kw)  # type: ignore[arg-type] # selected by its scheme
 
 

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pydantic
+
 
 class VarvememError(Exception):
     """Base class: a clear, one-line problem the caller can act on."""
@@ -67,3 +72,27 @@ class AuthError(VarvememError):
 
 class UnsupportedPlatformError(VarvememError, ImportError):
     """varvemem cannot run here: it needs a POSIX system (``import varvemem`` raises it)."""
+
+
+UNAVAILABLE = (StorageError, ConfigError, ArchiveError)
+"""A store, the settings or the archive cannot serve: a server answers 503."""
+
+
+def public_message(exc: VarvememError) -> str:
+    """What a server tells its client of ``exc``: its message, but when a store is unavailable
+    (its message may name the store's host, port, user, database or files) a fixed sentence;
+    the server logs the message itself."""
+    if isinstance(exc, UNAVAILABLE):
+        return "the store is unavailable; the server's log says why"
+    return str(exc)
+
+
+def describe_validation_error(exc: pydantic.ValidationError, what: str) -> str:
+    """``invalid <what>: key: problem; ...``, each problem naming its dotted key."""
+    parts = []
+    for err in exc.errors():
+        key = ".".join(str(p) for p in err["loc"] if p != "__root__")
+        msg = err["msg"].removeprefix("Value error, ")
+        # A check of the whole object (no key of its own) names the keys in its message.
+        parts.append(f"{key}: {msg}" if key else msg)
+    return f"invalid {what}: " + "; ".join(parts)

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from ._validate import valid_text
 from .engines.abstraction import sentences
 from .engines.extract import message_text
 from .errors import LLMError, ValidationError
@@ -46,12 +47,15 @@ class SessionHistory:
         ``summary`` is kept beside the last assistant message of the call (the answer it
         summarises; an error when there is none), for :meth:`compress_history`. ``user``
         marks the turns as theirs (erasing the user removes them). A message's ``data`` (a
-        JSON object: the fields of the message it came from) is kept with its turn.
+        JSON object: the fields of the message it came from) is kept with its turn, and its
+        ``sources`` (the ids of the memories its text quotes: erasing one of them removes
+        the turn).
 
         By default the text is stripped and a message without text is left out; ``exact``
         keeps each text as given, empty ones too (a chat history's replay)."""
         if user is not None and (not isinstance(user, str) or not user.strip()):
             raise ValidationError("user must be non-empty text or None")
+        valid_text(user, "user")
         now = self._clock()
         turns = []
         for i, msg in enumerate(messages):
@@ -62,11 +66,18 @@ class SessionHistory:
             data = msg.get("data")
             if data is not None and not isinstance(data, Mapping):
                 raise ValidationError(f"message {i}: data must be a JSON object")
+            sources = msg.get("sources") or ()
+            if isinstance(sources, str) or not all(isinstance(s, str) for s in sources):
+                raise ValidationError(f"message {i}: sources must be a list of memory ids")
+            valid_text(list(sources), f"message {i}: sources")
+            valid_text(text, f"message {i}")
+            valid_text(data, f"message {i}: data")
             if not exact:
                 text = text.strip()
             if text or exact:
                 turns.append(Turn(now, role, text, user=user,
-                                  data=None if data is None else dict(data)))
+                                  data=None if data is None else dict(data),
+                                  sources=tuple(sources)))
         if not turns:
             raise ValidationError("no message with text to save")
         if summary is not None and summary.strip():
@@ -74,6 +85,7 @@ class SessionHistory:
             if last is None:
                 raise ValidationError("a summary needs an assistant message with text to "
                                       "summarise")
+            valid_text(summary, "summary")
             turns[last] = replace(turns[last], summary=summary.strip())
         return self._log.append(self._tenant(tenant), session, turns)
 
@@ -92,10 +104,10 @@ class SessionHistory:
 
     def load_session(self, session: str, *, tenant: str | None = None) -> list[dict[str, Any]]:
         """The session's turns, oldest first: ``{"role", "content", "at", "summary", "user",
-        "data"}``, with each turn's full text, its summary, its user and its message fields
-        (each None when it was saved without)."""
+        "data", "sources"}``, with each turn's full text, its summary, its user and its
+        message fields (each None when it was saved without), and the memories it quotes."""
         return [{"role": t.role, "content": t.content, "at": t.at, "summary": t.summary,
-                 "user": t.user, "data": t.data}
+                 "user": t.user, "data": t.data, "sources": list(t.sources)}
                 for t in self._log.load(self._tenant(tenant), session)]
 
     def compress_history(self, messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -32,7 +32,14 @@ from pydantic import ConfigDict, Field, StringConstraints
 from . import _validate
 from .aio import AsyncMemory
 from .api import Memory
-from .errors import AuthError, ConfigError, NotFoundError, ValidationError, VarvememError
+from .errors import (
+    AuthError,
+    ConfigError,
+    NotFoundError,
+    ValidationError,
+    VarvememError,
+    public_message,
+)
 from .keys import ApiKey, allows
 from .model import MemoryRecord, MemoryType, Tier
 from .settings import TOP_K_MAX, Settings
@@ -104,7 +111,8 @@ _RECALL = {
 
 
 def _one_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
+    lines = (public_message(exc) if isinstance(exc, VarvememError) else str(exc)).strip() \
+        .splitlines()
     return lines[0] if lines else type(exc).__name__
 
 

@@ -8,7 +8,10 @@ from datetime import date, datetime, timezone
 from enum import Enum
 from typing import Any, Literal
 
+import pydantic
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .errors import ValidationError, describe_validation_error
 
 # The most any setting may allow (``update.metadata_max_depth`` / ``metadata_max_bytes`` /
 # ``tag_max_chars``): a record nests its metadata a few levels deeper again (history entries),
@@ -35,18 +38,22 @@ def in_utc(value: datetime, field: str) -> datetime:
 
 
 def check_text(value: Any, field: str) -> None:
-    """ValueError naming ``field`` (and the place inside it) when a string in ``value`` (text,
-    or lists and mappings of them, keys included) holds a lone surrogate: not Unicode, it
-    cannot be stored or sent."""
+    """:class:`~varvemem.errors.ValidationError` (a ValueError) naming ``field`` (and the place
+    inside it) when a string in ``value`` (text, or lists and mappings of them, keys included)
+    holds a lone surrogate (not Unicode: it cannot be stored or sent) or U+0000 (PostgreSQL's
+    text and JSON cannot hold it: refused on every store alike)."""
     stack: list[tuple[str, Any]] = [(field, value)]
     while stack:
         where, v = stack.pop()
         if isinstance(v, str):
+            if "\x00" in v:
+                raise ValidationError(f"{where} holds U+0000 (a NUL character), which no text "
+                                      "field may hold")
             try:
                 v.encode("utf-8")
             except UnicodeEncodeError as exc:
-                raise ValueError(f"{where} holds a lone surrogate "
-                                 f"(U+{ord(v[exc.start]):04X}): not valid Unicode") from None
+                raise ValidationError(f"{where} holds a lone surrogate "
+                                      f"(U+{ord(v[exc.start]):04X}): not valid Unicode") from None
         elif isinstance(v, dict):
             for k, item in v.items():
                 stack.append((f"{where} key {k!r}" if isinstance(k, str) else where, k))
@@ -285,9 +292,17 @@ class IngestReport(_Model):
 
 
 class Draft(_Model):
-    """A memory-to-be produced by extraction, before classification, scoring and storage."""
+    """A memory-to-be produced by extraction, before classification, scoring and storage.
+    Invalid fields raise :class:`~varvemem.errors.ValidationError` naming them: a draft is
+    made from input at every boundary."""
 
     model_config = ConfigDict(extra="forbid")
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except pydantic.ValidationError as exc:
+            raise ValidationError(describe_validation_error(exc, "memory")) from None
 
     content: str
     memory_type: MemoryType | None = None

@@ -200,6 +200,8 @@ def read(path: Path, cfg: UpdateSettings | None = None) -> QAFile:
         post = frontmatter.loads(text, handler=_Handler())
     except yaml.YAMLError as exc:  # a SafeLoader refuses tags such as !!python/object
         raise ValueError(f"bad YAML front matter: {str(exc).splitlines()[0]}") from None
+    except RecursionError:  # PyYAML's parser recurses once per level of nesting
+        raise ValueError("the front matter is nested too deep to read") from None
     meta = post.metadata
     if not isinstance(meta, dict) or not meta:
         raise ValueError("no YAML front matter mapping")

@@ -23,7 +23,7 @@ from pydantic_settings import (
 
 from .backends import ARCHIVE_URL, CACHE_URL, STORE_URL, VECTOR_URL, UrlSetting, misplaced
 from .embeddings import check_settings
-from .errors import ConfigError
+from .errors import ConfigError, describe_validation_error
 from .model import MemoryType, Tier, TTLMode
 
 if TYPE_CHECKING:
@@ -537,6 +537,10 @@ class StoreSettings(_Section):
     # holds f16 too, store.vector_dtype). Vectors already stored keep their format.
     record_vector_dtype: Literal["f32", "f16"] = "f16"
     busy_timeout_ms: int = Field(10_000, ge=0)
+    # PostgreSQL: after an erasure, rewrite the tables it touched (VACUUM FULL: no page keeps
+    # the erased bytes; the tables are locked while it runs) instead of a plain VACUUM (the
+    # erased rows are gone, but a page's free space may keep their bytes until reused).
+    pg_erase_rewrite: bool = False
     # The local index builds its HNSW graph at this many vectors (exact numpy search is slower
     # from about 5k, docs/BENCHMARKS.md); near-duplicate lookups use the graph from then on ...
     hnsw_threshold: int = Field(5_000, ge=0)
@@ -1089,13 +1093,3 @@ class Settings(BaseSettings):
             known = ", ".join(sorted(self.retrieval.profiles))
             raise ConfigError(f"unknown retrieval profile {name!r} (known: {known})") from None
 
-
-def describe_validation_error(exc: pydantic.ValidationError, what: str) -> str:
-    """``invalid <what>: key: problem; ...``, each problem naming its dotted key."""
-    parts = []
-    for err in exc.errors():
-        key = ".".join(str(p) for p in err["loc"] if p != "__root__")
-        msg = err["msg"].removeprefix("Value error, ")
-        # A check of the whole object (no key of its own) names the keys in its message.
-        parts.append(f"{key}: {msg}" if key else msg)
-    return f"invalid {what}: " + "; ".join(parts)

@@ -57,6 +57,14 @@ def test_tenant_names_cannot_escape_the_archive(archive: Archive) -> None:
         archive.read("../outside.jsonl.gz")
 
 
+def test_a_tenant_name_of_any_length_gets_its_own_folder(archive: Archive) -> None:
+    long_a, long_b = "租户" * 100, "租户" * 99 + "租客"  # 1,800 bytes once %-encoded
+    names = [archive.write(t, [rec("m1", t)], T0) for t in (long_a, long_b)]
+    assert names[0].split("/")[0] != names[1].split("/")[0]
+    assert all(len(n.split("/")[0]) <= 200 for n in names)
+    assert [archive.read(n)[0].scope.tenant for n in names] == [long_a, long_b]
+
+
 def test_malformed_object_is_named(tmp_path: Path) -> None:
     arch = FileArchive(tmp_path / "a")
     name = arch.write("default", [rec("m1")], T0)

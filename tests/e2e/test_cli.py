@@ -105,6 +105,24 @@ def test_bad_input_is_one_line_and_exit_1(tmp_path: Path, args: list[str],
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.parametrize("args", [
+    [b"add", b"ok", b"--user", b"\xed\xa0\x80"], [b"get", b"\xff"],
+    [b"close-session", b"\xff"], [b"keys", b"create", b"--tenant", b"\xff"],
+    [b"search", b"caf\xe9"], [b"qa", b"add", b"q?", b"\xc3"], [b"ingest", b"\xff.md"],
+    [b"--home", b"\xff", b"stats"]])
+def test_an_argument_that_is_not_utf8_is_one_line_and_exit_2(tmp_path: Path,
+                                                              args: list[bytes]) -> None:
+    home = tmp_path / "home"
+    run(home, "add", "The release train leaves on tuesdays")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("VARVEMEM_")}
+    proc = subprocess.run([sys.executable, "-m", "varvemem", "--home", str(home), *args],
+                          capture_output=True, env=env, timeout=120)
+    err = proc.stderr.decode("utf-8")
+    assert proc.returncode == 2 and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1 and "is not UTF-8 text" in err
+    assert json.loads(run(home, "stats", "--json").stdout)["current"] == 1
+
+
 def test_home_that_is_not_a_folder(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("x")
     for args in (["stats"], ["add", "x"]):

@@ -11,7 +11,7 @@ import pytest
 from tests._llm import Call, ChatServer
 from tests.conftest import Clock, stores_of
 
-from varvemem import Memory, MemoryType, Settings, StorageError
+from varvemem import Memory, MemoryType, NotFoundError, Settings, StorageError
 from varvemem.stores.session_log import SessionLog, Turn
 
 MakeMemory = Callable[..., Memory]
@@ -148,3 +148,59 @@ def test_an_unreachable_answer_cache_stops_the_erasure_before_it_starts(
     with pytest.raises(StorageError, match="unreachable"):
         mem.delete_user("ann")
     assert mem.get(mid).content == "Ann's desk is 4B"
+
+
+def test_deleting_a_successor_leaves_no_memory_pointing_at_it(mem: Memory) -> None:
+    """What a deleted memory had replaced points past it, or is current again, with
+    history; a search serves it again."""
+    a = mem.add("The build agents run Ubuntu 22.04", tags=["ci"]).memory_id
+    b = mem.add("The build agents were reimaged to Debian 12", supersedes=[a]).memory_id
+    c = mem.add("The build agents now run Debian 13", supersedes=[b]).memory_id
+    mem.delete(b, reason="a typo")
+    assert mem.get(a).superseded_by == c and mem.get(a).valid_to is not None
+    entry = mem.history(a)[-1]
+    assert (entry.action, entry.new) == ("supersede", {"valid_to": entry.new["valid_to"],
+                                                       "superseded_by": c})
+    mem.delete(c)
+    back = mem.get(a)
+    assert (back.valid_to, back.superseded_by) == (None, None)
+    assert mem.history(a)[-1].action == "restore"
+    assert mem.search("which OS do the build agents run?", top_k=1)[0].memory.memory_id == a
+
+
+def test_a_forgotten_successor_and_an_archived_predecessor(make_memory: MakeMemory,
+                                                           clock: Clock) -> None:
+    """The forget job deleting a successor reinstates what it replaced; a memory restored
+    from the archive whose successor was deleted meanwhile comes back current."""
+    mem = make_memory(lifecycle={"tiers": {"short_term": {"max_age_days": 1,
+                                                          "forget": "delete"},
+                                           "mid_term": {"max_age_days": 1}}})
+    kept = mem.add("Standups are in the Lisbon room", tier="long_term").memory_id
+    brief = mem.add("Standups are on Zoom this week", tier="short_term",
+                    supersedes=[kept]).memory_id
+    away = mem.add("The VPN endpoint is vpn1.example.com", tier="mid_term").memory_id
+    last = mem.add("The VPN endpoint is vpn2.example.com", tier="long_term",
+                   supersedes=[away]).memory_id
+    clock.advance(days=2)
+    mem.consolidate(["forget"])
+    assert mem.get(kept).superseded_by is None and mem.get(kept).valid_to is None
+    assert mem.get(away).tier.value == "archive"
+    mem.delete(last)
+    back = mem.restore(away)
+    assert (back.valid_to, back.superseded_by) == (None, None)
+    assert "was deleted: current again" in mem.history(away)[-1].reason
+    with pytest.raises(NotFoundError):
+        mem.get(brief)
+
+
+def test_an_answer_quoting_an_erased_users_memory_leaves_the_session_file(
+        make_memory: MakeMemory) -> None:
+    mem = make_memory()
+    mem.add("Zedquux keeps the spare server keys in locker 42", user="zed")
+    asked = mem.ask("where are the spare server keys kept?", session="ops")
+    path = mem.sessions.path("ops")
+    assert "Zedquux" in path.read_text("utf-8") and asked.sources
+    report = mem.delete_user("zed")
+    assert report.session_turns == 1
+    assert "zedquux" not in path.read_text("utf-8").lower()
+    assert [t["role"] for t in mem.sessions.load_session("ops")] == ["user"]

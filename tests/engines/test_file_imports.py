@@ -61,6 +61,23 @@ def test_a_yaml_alias_bomb_is_refused_quickly_and_nothing_stored(mem: Memory,
     assert report["created"] == {} and mem.load_all_qa() == []
 
 
+def test_a_file_that_cannot_be_parsed_is_skipped_and_the_others_imported(
+        mem: Memory, tmp_path: Path) -> None:
+    folder = _folder(tmp_path)
+    (folder / "qa-deep.md").write_text("---\nquestion: " + "[" * 3000 + "]" * 3000
+                                       + "\n---\nanswer\n", "utf-8")
+    (folder / "qa-deep-map.md").write_text("---\nquestion: q?\nsource_file: " + "{a: " * 3000
+                                           + "1" + "}" * 3000 + "\n---\nanswer\n", "utf-8")
+    (folder / "qa-nul.md").write_text("---\nquestion: why\x00?\n---\nanswer\n", "utf-8")
+    (folder / "qa-ok.md").write_text("---\nquestion: How do I rotate the deploy key?\n---\n"
+                                     "Run `keys rotate`.\n", "utf-8")
+    report = mem.qa.import_folder(folder)
+    assert list(report["created"]) == ["qa-ok.md"]
+    assert report["skipped"].keys() == {"qa-deep.md", "qa-deep-map.md", "qa-nul.md"}
+    assert all("\n" not in why for why in report["skipped"].values())
+    assert "nested too deep" in report["skipped"]["qa-deep.md"]
+
+
 def test_keywords_over_the_add_limit_are_refused(make_memory: Callable[..., Memory],
                                                  tmp_path: Path) -> None:
     folder = _folder(tmp_path)

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import datetime, timezone
 from pathlib import Path
 
 import httpx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.conftest import Clock, mock_llm
 
 from varvemem import Memory, ValidationError
-from varvemem.stores.session_log import SessionLog
+from varvemem.stores.session_log import SessionLog, Turn
 
 
 @pytest.fixture
@@ -79,6 +82,31 @@ def test_exact_turns_keep_their_text_and_fields(mem: Memory) -> None:
         mem.sessions.save("s1", [{"role": "user", "content": "x", "data": [1]}])
 
 
+# Any text but lone surrogates (not Unicode): line ends of every kind, markers, NULs.
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40) | st.sampled_from(
+    ["line one\r\nline two", "a\rb", "\r\n", "x\r", "\u2028\u0085\x0c",
+     "<!-- varvemem summary len=3 -->\nabc"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_TEXT, st.none() | _TEXT), min_size=1, max_size=4))
+def test_every_text_comes_back_exactly(tmp_path_factory: pytest.TempPathFactory,
+                                       turns: list[tuple[str, str | None]]) -> None:
+    log = SessionLog(tmp_path_factory.mktemp("sessions"))
+    at = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    log.append("default", "s", [Turn(at, "user", text, summary) for text, summary in turns])
+    log.append("default", "s", [Turn(at, "assistant", "after")])
+    assert [(t.content, t.summary) for t in log.load("default", "s")] == \
+        [*turns, ("after", None)]
+
+
+def test_a_crlf_message_keeps_the_next_one(mem: Memory) -> None:
+    mem.sessions.save("s1", [{"role": "user", "content": "line one\r\nline two"},
+                             {"role": "assistant", "content": "got it"}], exact=True)
+    assert [t["content"] for t in mem.sessions.load_session("s1")] == \
+        ["line one\r\nline two", "got it"]
+
+
 def test_a_file_written_before_lengths_is_read_as_it_was(mem: Memory) -> None:
     path = mem.sessions.path("old")
     path.parent.mkdir(parents=True)
@@ -101,6 +129,16 @@ def test_sessions_and_tenants_are_isolated(mem: Memory) -> None:
     other = mem.sessions.path("s1", tenant="acme/../x")
     assert other.is_relative_to(mem.settings.home / "sessions" / "tenants")
     assert mem.sessions.load_session("never") == []
+
+
+def test_a_tenant_name_of_any_length_keeps_sessions(mem: Memory) -> None:
+    tenant = "租户" * 100  # allowed by `keys create`; 1,800 bytes once %-encoded
+    mem.add("The spare server keys are in locker 42", tenant=tenant)
+    mem.ask("where are the spare server keys?", session="ops", tenant=tenant)
+    assert [t["role"] for t in mem.sessions.load_session("ops", tenant=tenant)] == \
+        ["user", "assistant"]
+    assert mem.sessions.sessions(tenant=tenant) == ["ops"]
+    assert mem.sessions.load_session("ops") == []
 
 
 @pytest.mark.parametrize("bad", ["", "   ", "x\x00y", "a\nb", "x" * 513])

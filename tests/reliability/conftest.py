@@ -64,3 +64,13 @@ def live_on_each_store(request: pytest.FixtureRequest, tmp_path: Path,
     srv = live_server(tmp_path / "home", embedder, **overrides)
     yield srv
     srv.stop()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def mem_on_each_store(request: pytest.FixtureRequest, make_memory: Any) -> Memory:
+    """A memory on the embedded store, then on PostgreSQL (a schema of its own)."""
+    if request.param == "sqlite":
+        return make_memory()  # type: ignore[no-any-return]
+    return make_memory(store={  # type: ignore[no-any-return]
+        "url": request.getfixturevalue("pg_url"),
+        "pg_schema": request.getfixturevalue("pg_schema")})

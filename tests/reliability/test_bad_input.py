@@ -9,7 +9,8 @@ from varvemem.benchmarks import reliability as rel
 from .conftest import MAX_BODY, WEBHOOK, Live
 
 
-def test_no_bad_input_makes_a_server_error(live: Live) -> None:
+def test_no_bad_input_makes_a_server_error(live_on_each_store: Live) -> None:
+    live = live_on_each_store
     out = rel.probe_bad_input(live.url, live.prober, max_body_bytes=MAX_BODY,
                               webhook=WEBHOOK.source)
     assert out.attempts >= 130

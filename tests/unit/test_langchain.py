@@ -118,6 +118,28 @@ def test_every_message_comes_back_equal_and_text_parts_make_the_memory(mem: Memo
         "What is in this picture?\nBe brief."])
 
 
+def test_line_ends_and_sizes_come_back_as_sent(mem: Memory) -> None:
+    """A CRLF text keeps the message after it; a message over update.max_content_bytes is kept
+    whole in the history and remembered in parts that each fit, and its batch is searchable."""
+    limit = mem.settings.update.max_content_bytes
+    log = "\n".join(f"2026-12-01T10:{i % 60:02d} worker-{i} retried the upload" for i in
+                     range(limit // 40))
+    pasted = f"The nightly upload keeps failing, here is the log:\r\n{log}\r\nzorblat at the end"
+    assert len(pasted.encode("utf-8")) > limit
+    sent = [HumanMessage(content="line one\r\nline two"), AIMessage(content="got it"),
+            HumanMessage(content=pasted), AIMessage(content="Retry the upload with --resume.")]
+    history = VarvememChatMessageHistory(mem, "chat-1")
+    history.add_messages(sent)
+    assert history.messages == sent
+    parts = [r for r in mem.get_all(limit=100) if "parts" in r.metadata]
+    assert len(parts) >= 2 and all(len(r.content.encode("utf-8")) <= limit for r in parts)
+    assert sorted(r.metadata["part"] for r in parts) == list(range(1, len(parts) + 1))
+    assert [h.memory.content for h in mem.search("zorblat", top_k=1)] == \
+        [next(r.content for r in parts if r.metadata["part"] == len(parts))]
+    assert mem.search("retry with resume", top_k=1)[0].memory.content == \
+        "Retry the upload with --resume."
+
+
 def test_odd_session_ids_and_concurrent_writers(mem: Memory) -> None:
     import asyncio
     import threading

@@ -29,10 +29,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: every error is one line on stderr, never a traceback or a box. Usage
     errors (an unknown option, a bad option value) exit with 2, the program's errors
     (:class:`VarvememError`) with 1."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    for n, arg in enumerate(args, 1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:  # bytes that are not UTF-8 (Python keeps them as surrogates)
+            shown = arg.encode("utf-8", "surrogateescape").decode("ascii", "backslashreplace")
+            _fail(f"error: argument {n} ('{shown}') is not UTF-8 text", 2)
     command = typer.main.get_command(app)
     try:
         # Not standalone: click would print its usage errors (typer: in a rich box) itself.
-        code = command.main(args=argv, prog_name="varvemem", standalone_mode=False)
+        code = command.main(args=args, prog_name="varvemem", standalone_mode=False)
     except VarvememError as exc:
         _fail(f"error: {exc}", 1)
     except typer.TyperException as exc:  # click's errors; a usage error knows its command

@@ -29,7 +29,7 @@ from ..stores.base import Selection
 from ..stores.session_log import SessionLog
 from .lifecycle import ACTOR, LifecycleEngine
 from .timeline import snapshot
-from .update import UpdateEngine, record_change
+from .update import UpdateEngine, orphans, record_change, reinstate
 
 _DERIVED = [MemoryType.EXPERIENCE, MemoryType.QA]
 _BATCH = 500
@@ -95,9 +95,9 @@ class ErasureEngine:
         derived = self._derived(tenant, own, user, archived)
         sessions = self._sessions(tenant, own | set(derived), archived)
         gone = own | set(derived)
-        report.live, report.derived, report.history = self._delete_live(
-            tenant, own, derived, now, reason, erase=True)
         in_archive = [r for i, r in archived.items() if i in gone]
+        report.live, report.derived, report.history, erased = self._delete_live(
+            tenant, own, derived, now, reason, erase=True, archived=in_archive)
         report.history += self.lifecycle.delete_archived(in_archive, now, reason, erase=True)[1]
         report.archived = sum(r.memory_id in own for r in in_archive)
         report.derived += sum(r.memory_id in derived for r in in_archive)
@@ -106,14 +106,20 @@ class ErasureEngine:
         for session in sorted(sessions):
             self.stores.active.drop(tenant, session)
         report.cached_sessions = len(sessions)
-        report.session_files, report.session_turns = self.sessions.erase_user(tenant, user)
+        erased += in_archive
+        self._scrub_neighbours(tenant, erased, gone)
+        self._untag_successors(tenant, erased, gone, now)
+        report.session_files, report.session_turns = self.sessions.erase_user(tenant, user,
+                                                                              gone)
         for session in sorted(sessions):
             if not self.stores.records.select(Selection(session=(tenant, session),
                                                         current_only=False), 1):
                 with contextlib.suppress(ValidationError):  # an id no session file can have
                     report.session_files += self.sessions.delete(tenant, session)
         report.inbox = self._erase_inbox(tenant, user, gone)
-        self.stores.records.compact_text(tenant)
+        if not self.stores.records.purge_deleted(tenant):
+            self.stores.notices.append("a reader held the store's write-ahead log: it keeps "
+                                       "the erased text until its next checkpoint")
         self.update.after_write()
         return report
 
@@ -130,8 +136,8 @@ class ErasureEngine:
         if not derived:
             return 0
         why = f"made from a deleted memory{': ' + reason if reason else ''}"
-        self._delete_live(tenant, set(), derived, now, why, erase=False)
         in_archive = [r for i, r in archived.items() if i in derived]
+        self._delete_live(tenant, set(), derived, now, why, erase=False, archived=in_archive)
         self.lifecycle.delete_archived(in_archive, now, why)
         self._rederive(tenant, [*deleted, *derived.values(), *in_archive], ids | set(derived),
                        now)
@@ -193,23 +199,80 @@ class ErasureEngine:
                 if r.memory_id in ids and r.scope.session}
 
     def _delete_live(self, tenant: str, own: set[str], derived: dict[str, MemoryRecord],
-                     now: datetime, reason: str, erase: bool) -> tuple[int, int, int]:
+                     now: datetime, reason: str, erase: bool,
+                     archived: Sequence[MemoryRecord]
+                     ) -> tuple[int, int, int, list[MemoryRecord]]:
         """Delete the live ones of ``own`` and ``derived`` (``erase``: with their history's old
-        contents; else their last state goes into history). Returns (own deleted, derived
-        deleted, history entries erased)."""
+        contents; else their last state goes into history); the memories they replaced point
+        past them (and past the ``archived`` ones going too) or are current again
+        (:func:`.update.orphans`), each in the transaction of its successor's deletion.
+        Returns (own deleted, derived deleted, history entries erased, the records
+        deleted)."""
         ids = sorted(own | set(derived))
-        counts = [0, 0, 0]
+        live: dict[str, MemoryRecord] = {}
         for i in range(0, len(ids), _BATCH):
-            found = self.stores.records.get_many(tenant, ids[i: i + _BATCH])
+            live.update(self.stores.records.get_many(tenant, ids[i: i + _BATCH]))
+        gone = {**{r.memory_id: r for r in archived}, **live}
+        orphaned = orphans(self.stores.records, tenant, gone)
+        counts = [0, 0, 0]
+        order = sorted(live)
+        for i in range(0, len(order), _BATCH):
+            batch = order[i: i + _BATCH]
             with self.stores.transaction() as tx:
-                for memory_id, rec in sorted(found.items()):
-                    tx.delete(tenant, rec.memory_id)
+                for memory_id in batch:
+                    rec = live[memory_id]
+                    tx.delete(tenant, memory_id)
                     if erase:
-                        counts[2] += tx.purge_history(tenant, rec.memory_id)
+                        counts[2] += tx.purge_history(tenant, memory_id)
                     record_change(tx, rec, "delete", now, "api", reason,
                                   None if erase else snapshot(rec))
                     counts[0 if memory_id in own else 1] += 1
-        return counts[0], counts[1], counts[2]
+                reinstate(tx, [o for o in orphaned if o.record.superseded_by in batch], now,
+                          "api")
+        return counts[0], counts[1], counts[2], list(live.values())
+
+    def _scrub_neighbours(self, tenant: str, erased: Sequence[MemoryRecord],
+                          gone: set[str]) -> None:
+        """The turns that stay in the sessions of ``erased`` turns lose those turns' words
+        from their context keys (the turns before and the reply kept with them, also in
+        their vectors and full text)."""
+        said: dict[str, set[str]] = {}
+        for r in erased:
+            if r.scope.session and r.memory_type is MemoryType.DIALOGUE:
+                said.setdefault(r.scope.session, set()).add(r.content)
+        for session, texts in sorted(said.items()):
+            stay = [r for r in self._records(Selection(session=(tenant, session),
+                                                       current_only=False))
+                    if r.memory_id not in gone]
+            self.update.drop_context(stay, texts)
+
+    def _untag_successors(self, tenant: str, erased: Sequence[MemoryRecord], gone: set[str],
+                          now: datetime) -> None:
+        """A memory that replaced an erased one loses the tags it took from it (unless it
+        had them of its own, or from a predecessor that stays)."""
+        by_successor: dict[str, list[MemoryRecord]] = {}
+        for r in erased:
+            if r.superseded_by and r.superseded_by not in gone and r.tags:
+                by_successor.setdefault(r.superseded_by, []).append(r)
+        if not by_successor:
+            return
+        successors = self.stores.records.get_many(tenant, sorted(by_successor))
+        kept = {p.memory_id: p for p in self._records(Selection(
+            tenant=tenant, current_only=False, superseded_by=sorted(successors)))
+            if p.memory_id not in gone}
+        with self.stores.transaction() as tx:
+            for sid, rec in sorted(successors.items()):
+                own = set(self.update.own_tags(rec))
+                own.update(t for p in kept.values() if p.superseded_by == sid for t in p.tags)
+                theirs = {t for p in by_successor[sid] for t in p.tags} - own
+                tags = [t for t in rec.tags if t not in theirs]
+                if tags != rec.tags:
+                    tx.update(rec.model_copy(update={"tags": tags, "updated_at": now}),
+                              fields=["tags", "updated_at"])
+                    # No old value: the tags were the erased memory's words.
+                    record_change(tx, rec, "update", now, "api",
+                                  "tags it took from an erased memory removed", None,
+                                  {"tags": tags})
 
     def _rederive(self, tenant: str, derived: Iterable[MemoryRecord], gone: set[str],
                   now: datetime) -> int:

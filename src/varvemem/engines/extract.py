@@ -7,8 +7,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..errors import ValidationError
-from ..model import Draft, MemoryType, Scope
+from ..model import Draft, MemoryType, Scope, check_text
 from ..text import chunk_markdown
+from ..text.chunking import pieces
 
 # The fields an event's content names, in this order ("title: ...; message: ..."); public so
 # the claim rules can read past them (:func:`.claims.slots`).
@@ -33,9 +34,11 @@ def message_text(content: Any) -> str:
 
 
 def from_messages(messages: Iterable[Mapping[str, Any]], scope: Scope, source: str = "user",
-                  **common: Any) -> list[Draft]:
+                  max_bytes: int | None = None, **common: Any) -> list[Draft]:
     """One dialogue draft per chat message ``{"role": ..., "content": ...}``; messages without
-    text (tool-call stubs, image-only parts) are skipped."""
+    text (tool-call stubs, image-only parts) are skipped. A text over ``max_bytes`` (UTF-8)
+    becomes consecutive drafts within it, cut at paragraphs, lines or spaces
+    (:func:`~varvemem.text.chunking.pieces`), each knowing its ``part`` of ``parts``."""
     drafts = []
     for i, msg in enumerate(messages):
         if not isinstance(msg, Mapping) or "content" not in msg:
@@ -43,13 +46,18 @@ def from_messages(messages: Iterable[Mapping[str, Any]], scope: Scope, source: s
         text = message_text(msg["content"])
         if not text.strip():
             continue
+        check_text(text, f"message {i}: content")  # before it is measured and cut
         role = str(msg.get("role") or "user")
         meta = {"role": role, **dict(msg.get("metadata") or {})}
         if msg.get("name"):
             meta["name"] = str(msg["name"])
         src = source if role == "user" else f"agent:{role}"
-        drafts.append(Draft(content=text, memory_type=MemoryType.DIALOGUE,
-                            scope=scope, source=src, metadata=meta, **common))
+        parts = [text] if max_bytes is None or len(text.encode("utf-8")) <= max_bytes \
+            else pieces(text, max_bytes)
+        for n, part in enumerate(parts, 1):
+            drafts.append(Draft(content=part, memory_type=MemoryType.DIALOGUE, scope=scope,
+                                source=src, metadata=meta if len(parts) == 1 else
+                                {**meta, "part": n, "parts": len(parts)}, **common))
     return drafts
 
 

@@ -36,7 +36,7 @@ from ..model import (
     Tier,
     TTLMode,
 )
-from ..settings import Settings, describe_validation_error
+from ..settings import Settings
 from ..stores import Stores
 from ..stores.base import Selection
 from . import scoring
@@ -47,8 +47,9 @@ from .retrieval import RetrievalEngine
 from .update import UpdateEngine, content_hash
 
 # What ask reads for the normal route: (question, top_k, session, user, tenant) -> the packed
-# context and the hits behind it.
-ContextFn = Callable[[str, int, str | None, str | None, str], tuple[str, list[SearchHit]]]
+# context, the hits behind it and the ids of the session's turns packed with them.
+ContextFn = Callable[[str, int, str | None, str | None, str],
+                     tuple[str, list[SearchHit], list[str]]]
 
 FEEDBACK = ("up", "down", "followup")
 # The system prompt of the normal route (its tokens leave the context's budget), and what the
@@ -60,7 +61,9 @@ NO_MEMORIES = "No relevant memories."
 
 class AskResult(pydantic.BaseModel):
     """How :meth:`Memory.ask` answered: the route (``skip``, ``reuse``, ``normal``), the
-    answer, the pair it reused (or made), the confidence of the match and the time spent."""
+    answer, the pair it reused (or made), the confidence of the match, the memories the
+    answer quotes (``sources``: the reused pair, or the retrieved memories) and the time
+    spent."""
 
     route: str
     answer: str
@@ -71,6 +74,7 @@ class AskResult(pydantic.BaseModel):
     # (cosine, overlap, swapped, extra, equal), a veto, the pair weighed.
     evidence: dict[str, Any] | None = None
     llm: bool = False
+    sources: list[str] = []
     ms: float = 0.0
 
 
@@ -146,13 +150,10 @@ class FaqEngine:
         meta = {k: v for k, v in (("source_file", source_file),
                                   ("source_location", source_location)) if v is not None}
         value = unit_score(score)
-        try:
-            draft = Draft(content=f"{question}\n{answer}", memory_type=MemoryType.QA,
-                          ttl_mode=enum_of(TTLMode, ttl_mode, "TTL mode"), source="qa",
-                          scope=scope, ttl_days=ttl_days, metadata=meta, question=question,
-                          answer=answer, score=value)
-        except pydantic.ValidationError as exc:
-            raise ValidationError(describe_validation_error(exc, "memory")) from None
+        draft = Draft(content=f"{question}\n{answer}", memory_type=MemoryType.QA,
+                      ttl_mode=enum_of(TTLMode, ttl_mode, "TTL mode"), source="qa",
+                      scope=scope, ttl_days=ttl_days, metadata=meta, question=question,
+                      answer=answer, score=value)
         if keywords is not None:
             draft.keywords = checked_keywords(self.settings.update, keywords)
         return self._update.add([draft])[0].memory_id
@@ -347,7 +348,7 @@ class FaqEngine:
             self.stores.answers.drop(key)
             self._retire(rec)
             return None
-        return AskResult(route="reuse", answer=rec.answer or "", confidence=1.0,
+        return AskResult(route="reuse", answer=rec.answer or "", confidence=1.0, sources=[mid],
                          matched={"id": mid, "question": rec.question, "score": rec.score},
                          evidence={"cached": True, "pair": mid},
                          reason="cached: a validated answer to this question")
@@ -396,7 +397,7 @@ class FaqEngine:
             self._retire(rec)
             return None, {**evidence, "refused": "a source changed"}  # answered anew
         self._promote_to_cache(question, user, tenant, rec)
-        return AskResult(route="reuse", answer=rec.answer or "",
+        return AskResult(route="reuse", answer=rec.answer or "", sources=[rec.memory_id],
                          confidence=round(conf.value, 4), evidence=evidence,
                          matched={"id": rec.memory_id, "question": rec.question,
                                   "score": rec.score},
@@ -405,14 +406,16 @@ class FaqEngine:
     def _normal(self, question: str, session: str | None, user: str | None,
                 tenant: str) -> AskResult:
         cfg = self.cfg
-        context, hits = self._context(question, cfg.top_k, session, user, tenant) \
-            if cfg.enabled else ("", [])
+        context, hits, window = self._context(question, cfg.top_k, session, user, tenant) \
+            if cfg.enabled else ("", [], [])
         llm = self.llm
+        quoted = [*window, *(h.memory.memory_id for h in hits)]
         if llm is None:
             answer = ("No LLM is configured, so here are the memories most relevant to the "
                       "question:\n\n" + context) if context else \
                 "No LLM is configured and no memory matches the question."
-            return AskResult(route="normal", answer=answer, reason="retrieval (no LLM)")
+            return AskResult(route="normal", answer=answer, reason="retrieval (no LLM)",
+                             sources=quoted)
         try:
             answer = llm.complete(
                 ASK_PROMPT, f"{context or NO_MEMORIES}\n\nQuestion: {question}").strip()
@@ -420,7 +423,7 @@ class FaqEngine:
             logging.getLogger("varvemem.llm").warning(
                 "ask answers with the retrieved memories only: %s", exc)
             return AskResult(route="normal", answer=context, reason=f"retrieval (LLM failed: "
-                             f"{exc})")
+                             f"{exc})", sources=quoted)
         # The pair remembers the memories its answer came from: when one of them changes, the
         # pair is no longer reused (see _sources_intact).
         sources = {h.memory.memory_id: h.memory.content_hash for h in hits}
@@ -428,7 +431,7 @@ class FaqEngine:
             if answer and cfg.enabled else None
         return AskResult(route="normal", answer=answer, reason="retrieval + LLM",
                          matched={"id": pair, "question": question, "score": cfg.initial_score}
-                         if pair else None, llm=True)
+                         if pair else None, llm=True, sources=quoted)
 
     def _save_answer(self, question: str, answer: str, sources: dict[str, str],
                      user: str | None, tenant: str) -> str:

@@ -37,7 +37,7 @@ from ..stores import Stores, StoreTx
 from ..stores.base import Selection
 from . import abstraction
 from .timeline import snapshot
-from .update import UpdateEngine, content_hash, record_change
+from .update import UpdateEngine, content_hash, orphans, record_change, reinstate
 
 ACTOR = "lifecycle"
 log = logging.getLogger("varvemem.llm")  # the abstraction's LLM fallback
@@ -664,10 +664,16 @@ class LifecycleEngine:
         return JobReport(name="inbox", counts={"payloads_dropped": pruned} if pruned else {})
 
     def _delete(self, records: list[MemoryRecord], now: datetime, reason: str) -> int:
+        by_tenant: dict[str, dict[str, MemoryRecord]] = {}
+        for r in records:
+            by_tenant.setdefault(r.scope.tenant, {})[r.memory_id] = r
+        orphaned = [o for tenant, gone in by_tenant.items()
+                    for o in orphans(self.stores.records, tenant, gone)]
         with self.stores.transaction() as tx:
             for r in records:
                 tx.delete(r.scope.tenant, r.memory_id)
                 self._log(tx, r, "delete", now, f"forgotten: {reason}", snapshot(r), None)
+            reinstate(tx, orphaned, now, ACTOR)
         self._synced()
         return len(records)
 
@@ -714,6 +720,7 @@ class LifecycleEngine:
             missing = sorted(set(by_id) - {r.memory_id for r in refs})
             raise NotFoundError(f"no memory {missing[0]}")
         all_refs = self.stores.records.archived(tenant)
+        orphaned = orphans(self.stores.records, tenant, by_id)
         for old in sorted({r.object for r in refs}):
             others = [r for r in all_refs if r.object == old and r.memory_id not in by_id]
             gone = [r.memory_id for r in refs if r.object == old]
@@ -732,6 +739,8 @@ class LifecycleEngine:
                 for r in keep:
                     assert new is not None
                     tx.archive(tenant, r.memory_id, new, from_tier[r.memory_id], now)
+                reinstate(tx, [o for o in orphaned if o.record.superseded_by in gone], now,
+                          "api")
             self.stores.archive.delete(old)
         return len(refs), purged
 
@@ -754,12 +763,24 @@ class LifecycleEngine:
         rec = old.model_copy(update={"tier": tier, "tier_since": now, "updated_at": now,
                                      "embedding": None,
                                      "expires_at": None if expired else old.expires_at})
+        successor = old.superseded_by
+        if successor and not (self.stores.records.get(tenant, successor)
+                              or self.stores.records.archived(tenant, [successor])):
+            # Deleted while this one was away: nothing may name it as a replacement.
+            rec.valid_to = rec.superseded_by = None
         vector = None if old.embedding is None else np.asarray(old.embedding, np.float32)
         with self.stores.transaction() as tx:
             tx.insert(rec, vector)
             tx.unarchive(tenant, memory_id)
-            self._log(tx, rec, "restore", now, f"restored from {ref.object}",
-                      {"tier": Tier.ARCHIVE.value}, {"tier": tier.value})
+            before: dict[str, Any] = {"tier": Tier.ARCHIVE.value}
+            after: dict[str, Any] = {"tier": tier.value}
+            why = f"restored from {ref.object}"
+            if successor and rec.superseded_by is None:
+                before.update(valid_to=old.valid_to and old.valid_to.isoformat(),
+                              superseded_by=successor)
+                after.update(valid_to=None, superseded_by=None)
+                why += f"; its successor {successor} was deleted: current again"
+            self._log(tx, rec, "restore", now, why, before, after)
         self._synced()
         return rec
 

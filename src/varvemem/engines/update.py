@@ -11,7 +11,7 @@ import hashlib
 import json
 import logging
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -39,6 +39,7 @@ from ..model import (
 )
 from ..settings import Settings
 from ..stores import Stores, StoreTx
+from ..stores.base import RecordStore, Selection
 from ..text import analyse, extract_keywords, identifiers, index_terms
 from . import claims, outcome, rules, statements
 from .timeline import snapshot
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
 ACTOR = "update-engine"
 log = logging.getLogger("varvemem.llm")  # the LLM steps' fallbacks
 _VALIDITY = ("valid_to", "superseded_by", "updated_at")
+_PAGE = 500  # ids per query when many memories are read by a list of ids
 
 
 def content_hash(content: str) -> str:
@@ -96,6 +98,58 @@ def _supersede(tx: StoreTx, old: MemoryRecord, successor: MemoryRecord | None, r
                   new={"valid_to": old.valid_to.isoformat(), "superseded_by": old.superseded_by})
 
 
+@dataclass(frozen=True)
+class Orphan:
+    """A memory whose successor is about to be deleted, and what replaces it then: the first
+    successor down the chain that stays (``successor``), or nothing (current again)."""
+
+    record: MemoryRecord
+    successor: str | None
+
+
+def orphans(records: RecordStore, tenant: str, gone: Mapping[str, MemoryRecord]) -> list[Orphan]:
+    """The memories that ``gone`` (about to be deleted, by id) replaced and that stay: nothing
+    may name a deleted memory as its replacement (:func:`reinstate` them in the deletion's
+    transaction)."""
+    ids = sorted(gone)
+    found: list[MemoryRecord] = []
+    for i in range(0, len(ids), _PAGE):
+        sel = Selection(tenant=tenant, current_only=False, superseded_by=ids[i:i + _PAGE])
+        while page := records.select(sel, _PAGE, found[-1].memory_id if found else ""):
+            found += page
+    stay = [r for r in found if r.memory_id not in gone]
+
+    def past(memory_id: str | None) -> str | None:
+        seen: set[str] = set()
+        while memory_id is not None and memory_id in gone and memory_id not in seen:
+            seen.add(memory_id)
+            memory_id = gone[memory_id].superseded_by
+        return memory_id
+
+    after = {r.memory_id: past(r.superseded_by) for r in stay}
+    wanted = sorted({s for s in after.values() if s is not None})
+    exist = set(records.get_many(tenant, wanted)) | \
+        {a.memory_id for a in records.archived(tenant, wanted)} if wanted else set()
+    return [Orphan(r, s if s in exist and s not in gone else None) for r, s in
+            ((r, after[r.memory_id]) for r in stay)]
+
+
+def reinstate(tx: StoreTx, orphaned: Sequence[Orphan], now: datetime, actor: str) -> None:
+    """Point each orphan at its new successor, or make it current again, with history."""
+    for o in orphaned:
+        old, rec = o.record, o.record.model_copy()
+        before = {"valid_to": _jsonable(old.valid_to), "superseded_by": old.superseded_by}
+        rec.superseded_by, rec.updated_at = o.successor, now
+        if o.successor is None:
+            rec.valid_to = None
+        tx.update(rec, fields=_VALIDITY)
+        why = f"its successor {old.superseded_by} was deleted"
+        record_change(tx, rec, "supersede" if o.successor else "restore", now, actor,
+                      f"{why}; {o.successor} replaces it" if o.successor else
+                      f"{why}: current again", old=before,
+                      new={"valid_to": _jsonable(rec.valid_to), "superseded_by": o.successor})
+
+
 def _inherit(new: MemoryRecord, olds: Sequence[MemoryRecord]) -> None:
     """``new`` takes the tags of the memories it supersedes, after its own: a search by the
     old fact's tags still finds the current one. An identifier tag the old content produced
@@ -116,12 +170,17 @@ def _succession(reason: str, superseded: dict[str, str]) -> str:
                       *(f"supersedes {', '.join(ids)}: {why}" for why, ids in by_why.items())])
 
 
-def _created(superseded: Sequence[str]) -> dict[str, Any] | None:
-    """A create entry's ``new`` as stored: the ids the memory supersedes, when it does. The
-    record itself is not written again: it is the row, and what it was at creation follows
-    from the row and the entries after (``ReadEngine.history`` shows it,
-    :func:`.timeline.as_created`)."""
-    return {"supersedes": list(superseded)} if superseded else None
+def _created(superseded: Sequence[str], own_tags: Sequence[str] | None = None
+             ) -> dict[str, Any] | None:
+    """A create entry's ``new`` as stored: the ids the memory supersedes, when it does, and
+    the tags it had before it took theirs (:func:`_inherit`; an erasure of one of them takes
+    back only what it gave). The record itself is not written again: it is the row, and
+    what it was at creation follows from the row and the entries after
+    (``ReadEngine.history`` shows it, :func:`.timeline.as_created`)."""
+    if not superseded:
+        return None
+    return {"supersedes": list(superseded),
+            **({"own_tags": list(own_tags)} if own_tags is not None else {})}
 
 
 def embedding_text(r: MemoryRecord, context_turns: int) -> str:
@@ -362,11 +421,43 @@ class UpdateEngine:
         return self.edit(rec, {"valid_to": None, "superseded_by": None, "metadata": meta},
                          "restore", why, actor)
 
+    def own_tags(self, rec: MemoryRecord) -> list[str]:
+        """The tags ``rec`` had before it took those of the memories it superseded (none
+        known for a memory recorded before releases kept them)."""
+        created = next((e for e in self.stores.records.history(rec.scope.tenant, rec.memory_id)
+                        if e.action == "create"), None)
+        own = (created.new or {}).get("own_tags") if created is not None else None
+        return [t for t in own if isinstance(t, str)] if isinstance(own, list) else []
+
+    def drop_context(self, records: Sequence[MemoryRecord], texts: Set[str]) -> int:
+        """Take ``texts`` (the words of erased turns) out of the context keys of ``records``
+        (the turns around them): a turn embedded with one of them is embedded again. Returns
+        how many changed."""
+        changed: list[tuple[MemoryRecord, np.ndarray | None]] = []
+        for r in records:
+            before = [c for c in r.context_before if c not in texts]
+            after = [c for c in r.context_after if c not in texts]
+            if (before, after) == (r.context_before, r.context_after):
+                continue
+            new = r.model_copy(update={"context_before": before, "context_after": after})
+            embedded = self.cfg.context_embed
+            changed.append((new, self._vector(new) if before[:embedded]
+                            != r.context_before[:embedded] else None))
+        if changed:
+            with self.stores.transaction() as tx:
+                for new, vector in changed:
+                    tx.update(new, vector, fields=["context_before", "context_after"])
+        return len(changed)
+
     def delete(self, rec: MemoryRecord, reason: str = "", actor: str = "api") -> None:
-        """Delete a live (not archived) memory; its history keeps its last state."""
+        """Delete a live (not archived) memory; its history keeps its last state. What it had
+        replaced points past it or is current again (:func:`orphans`)."""
+        orphaned = orphans(self.stores.records, rec.scope.tenant, {rec.memory_id: rec})
+        now = self.clock()
         with self.stores.transaction() as tx:
             tx.delete(rec.scope.tenant, rec.memory_id)
-            record_change(tx, rec, "delete", self.clock(), actor, reason, old=snapshot(rec))
+            record_change(tx, rec, "delete", now, actor, reason, old=snapshot(rec))
+            reinstate(tx, orphaned, now, actor)
         self.after_write()
 
     def reindex(self, re_embed: bool = False,
@@ -587,13 +678,14 @@ class UpdateEngine:
         batch = {q.record.memory_id: q for q in accepted}
         olds = self._current(superseded, rec.scope.tenant, batch)
         superseded = {i: why for i, why in superseded.items() if i in olds}
+        own_tags = list(rec.tags)
         _inherit(rec, list(olds.values()))
         tx.insert(rec, p.vector, self._statement(rec))
         if rec.tier is Tier.ACTIVE and rec.scope.session:
             tx.touch_session(rec.scope.tenant, rec.scope.session, rec.created_at)
         record_change(tx, rec, "create", now, actor,
                       _succession(d.metadata.get("reason", ""), superseded),
-                      new=_created(list(superseded)))
+                      new=_created(list(superseded), own_tags))
         for old_id, why in superseded.items():
             _supersede(tx, olds[old_id], rec, why, actor, now)
         for other in related:  # a batch item links back through its own record

@@ -38,16 +38,15 @@ from ..aio import AsyncMemory
 from ..api import Memory
 from ..engines.inbox import PayloadTooLargeError, default_worker_name
 from ..errors import (
-    ArchiveError,
+    UNAVAILABLE,
     AuthError,
-    ConfigError,
     ConflictError,
     EmbedderMismatchError,
     NotFoundError,
-    StorageError,
     UnsupportedEventError,
     ValidationError,
     VarvememError,
+    public_message,
 )
 from ..settings import Settings
 from .metrics import Metrics
@@ -136,7 +135,7 @@ def _status(exc: VarvememError) -> tuple[int, str]:
         return 422, "invalid"
     if isinstance(exc, EmbedderMismatchError):
         return 409, "embedder_mismatch"
-    if isinstance(exc, (StorageError, ConfigError, ArchiveError)):
+    if isinstance(exc, UNAVAILABLE):
         return 503, "unavailable"
     return 400, "error"
 
@@ -309,7 +308,7 @@ def create_app(settings: Settings | None = None, *, memory: Memory | None = None
         status, kind = _status(exc)
         if status >= 500:
             log.warning("%s %s: %s", request.method, request.url.path, exc)
-        return _error(status, kind, str(exc))
+        return _error(status, kind, public_message(exc))
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

@@ -286,8 +286,9 @@ class SqlTx(StoreTx):
         self._x("DELETE FROM archived WHERE memory_id = %s AND tenant = %s", (memory_id, tenant))
 
     def purge_history(self, tenant: str, memory_id: str) -> int:
-        return int(self._x("DELETE FROM history WHERE tenant = %s AND memory_id = %s",
-                           (tenant, memory_id)).rowcount)
+        # Counted from the rows returned: a cursor's rowcount is -1 in PostgreSQL's pipeline.
+        return len(self._x("DELETE FROM history WHERE tenant = %s AND memory_id = %s "
+                           "RETURNING 1", (tenant, memory_id)).fetchall())
 
     def complete_event(self, event_id: int, worker: str, memory_ids: Sequence[str],
                        at: datetime) -> bool:
@@ -403,6 +404,9 @@ class SqlStore(RecordStore):
             cond("tenant = %s AND session_id = %s", *sel.session)
         if sel.user is not None:
             cond("user_id = %s", sel.user)
+        if sel.superseded_by is not None:
+            clause, more = d.in_("superseded_by", list(sel.superseded_by))
+            cond(clause, *more)
         if sel.any_of:
             parts = [self._selection_sql(s) for s in sel.any_of]
             either = " OR ".join(f"({w or '1 = 1'})" for w, _ in parts)

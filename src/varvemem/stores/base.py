@@ -102,6 +102,7 @@ class Selection:
     not_abstracted: bool = False  # no ``experience_id`` in its metadata yet
     session: tuple[str, str] | None = None  # (tenant, session id)
     user: str | None = None  # the memories of one user (with ``tenant``)
+    superseded_by: Sequence[str] | None = None  # replaced by one of these (with ``tenant``)
     # And at least one of these holds (when given): several jobs' criteria in one walk.
     any_of: Sequence[Selection] = ()
 
@@ -129,6 +130,7 @@ class Selection:
             or (self.session is not None
                 and (r.scope.tenant, r.scope.session) != self.session)
             or (self.user is not None and r.scope.user != self.user)
+            or (self.superseded_by is not None and r.superseded_by not in self.superseded_by)
             or (bool(self.any_of) and not any(s.matches(r) for s in self.any_of)))
 
 
@@ -403,12 +405,6 @@ class TextIndex(ABC):
     def known_tags(self, tenant: str, candidates: Sequence[str]) -> list[str]:
         """Those of ``candidates`` that some memory of the tenant carries as a tag."""
 
-    @abstractmethod
-    def compact_text(self, tenant: str) -> None:
-        """Rewrite the tenant's full-text index so that no page of it keeps a term of a
-        deleted memory (after an erasure: an inverted index keeps deleted terms until it
-        merges its segments)."""
-
 
 class ChangeFeed(ABC):
     """The sequence-numbered feed a vector index catches up from, and the meta values."""
@@ -575,6 +571,14 @@ class RecordStore(Memories, TextIndex, ChangeFeed, Histories, Sessions, ArchiveR
 
     @abstractmethod
     def transaction(self) -> AbstractContextManager[StoreTx]: ...
+
+    @abstractmethod
+    def purge_deleted(self, tenant: str) -> bool:
+        """After an erasure: leave no byte of the rows deleted where the store keeps them
+        (an inverted index keeps deleted terms until its segments merge, free space keeps old
+        bytes, a write-ahead log keeps old pages, dead rows stay until vacuumed). False when
+        a part could not be done now (a reader held the log); what no store can reach
+        (backups, archived logs) is said in the docs."""
 
     @abstractmethod
     def close(self) -> None: ...

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import gzip
+import hashlib
 import json
 import os
 import uuid
@@ -55,10 +56,19 @@ def parse_lines(name: str, payload: bytes) -> list[MemoryRecord]:
     return out
 
 
+def fit_segment(name: str, original: str) -> str:
+    """``name`` (``original`` %-encoded) within a file name's 255 bytes: one over 200
+    characters is cut and completed by ``original``'s SHA-256. ``%%`` never occurs in
+    %-encoding, so a cut name is never a whole one."""
+    if len(name) <= 200:
+        return name
+    return name[:120] + "%%" + hashlib.sha256(original.encode("utf-8")).hexdigest()
+
+
 def tenant_folder(tenant: str) -> str:
     """A tenant as one path segment that can never leave its parent (``/`` and ``.`` are
-    %-encoded)."""
-    return quote(tenant, safe="").replace(".", "%2E")
+    %-encoded) and fits a file name (:func:`fit_segment`)."""
+    return fit_segment(quote(tenant, safe="").replace(".", "%2E"), tenant)
 
 
 def object_name(tenant: str, at: datetime) -> str:

@@ -55,6 +55,10 @@ _MAX_POSITION = 16_383  # tsvector positions stop here
 _ANALYZE_MIN = 1_000  # new rows before the first statistics refresh
 
 
+# The tables an erasure deletes rows of that hold text (a memory's, its history's, a webhook
+# payload, the terms of its words, an archived memory's id, its session's name).
+_ERASED_TABLES = ("memories", "history", "inbox", "term_df", "archived", "sessions")
+
 class PostgresDialect(Dialect):
     """``timestamptz``, ``jsonb`` and ``text[]`` columns (psycopg converts them both ways),
     ``= ANY(%s)`` lists."""
@@ -144,9 +148,11 @@ class PostgresStore(SqlStore):
 
     def __init__(self, url: str, schema: str = "varvemem", pool_size: int = 5,
                  connect_timeout: float = 5.0, auto_migrate: bool = True,
-                 migrate: bool = True, vector_dtype: str = "f16") -> None:
+                 migrate: bool = True, vector_dtype: str = "f16",
+                 erase_rewrite: bool = False) -> None:
         self.url = url
         self.schema = schema
+        self.erase_rewrite = erase_rewrite  # purge_deleted's VACUUM FULL
         self.vector_dtype = vector_dtype  # how new vectors are stored (_columns.vector_bytes)
         self._where = f"PostgreSQL {redact_url(url)} (schema {schema})"
         # One direct connection first: its error says what is wrong (the pool's would not).
@@ -307,10 +313,19 @@ class PostgresStore(SqlStore):
                                 "term = ANY(%s)", (tenant, [*tokens, ""])))
         return {t: int(rows.get(t, 0)) for t in tokens}, int(rows.get("", 0))
 
-    def compact_text(self, tenant: str) -> None:
+    def purge_deleted(self, tenant: str) -> bool:
         # The trigger counts a term down to 0 and leaves its row: a deleted memory's words.
         self._write("DELETE FROM term_df WHERE tenant = %s AND df <= 0 AND term <> ''",
                     (tenant,))
+        # A deleted row stays in its page, and in its indexes, until a vacuum (autovacuum
+        # comes when it will). A plain VACUUM removes it but may leave its bytes in the
+        # page's free space until reused; VACUUM FULL (erase_rewrite) rewrites the tables,
+        # holding an exclusive lock while it does.
+        vacuum = "VACUUM FULL {}" if self.erase_rewrite else "VACUUM {}"
+        with self._failing("vacuum"), self._pool.connection() as conn:  # autocommit
+            for table in _ERASED_TABLES:
+                conn.execute(sql.SQL(vacuum).format(sql.Identifier(table)))
+        return True
 
     def keyword_search(self, tokens: Sequence[str], flt: SearchFilter, now: datetime,
                        limit: int, context_weight: float = 0.5,

@@ -34,12 +34,11 @@ interleave.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
 import re
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Sequence, Set
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -48,7 +47,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from ..errors import StorageError, ValidationError
-from .file_archive import tenant_folder
+from .file_archive import fit_segment, tenant_folder
 
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")  # a file name as it is
 MAX_SESSION_ID = 512
@@ -63,7 +62,8 @@ _ROLE = re.compile(r"[A-Za-z0-9_-]{1,32}")
 class Turn:
     """One turn of a session: when, who, its full text, and its summary if it has one (what
     :meth:`~varvemem.history.SessionHistory.compress_history` puts in place of the text); the
-    user it was saved for, and the fields of the message it came from (JSON)."""
+    user it was saved for, the fields of the message it came from (JSON), and the memories
+    its text quotes (an answer made from them: erasing one takes the turn out)."""
 
     at: datetime
     role: str
@@ -71,6 +71,7 @@ class Turn:
     summary: str | None = None
     user: str | None = None
     data: dict[str, Any] | None = None
+    sources: tuple[str, ...] = ()
 
 
 def check_session_id(session: str) -> str:
@@ -87,14 +88,11 @@ def file_name(session: str) -> str:
     if SESSION_ID.fullmatch(session):
         return session
     # quote() leaves letters, digits and "_.-~" as they are; "~" and a leading "." are encoded
-    # too, so no name is hidden and none is another id's plain name. "%%" never occurs in
-    # percent-encoding, so a cut name cannot be a whole one.
+    # too, so no name is hidden and none is another id's plain name.
     name = quote(session, safe="").replace("~", "%7E")
     if name.startswith("."):
         name = "%2E" + name[1:]
-    if len(name) > 200:
-        name = name[:120] + "%%" + hashlib.sha256(session.encode("utf-8")).hexdigest()
-    return name
+    return fit_segment(name, session)
 
 
 class SessionLog:
@@ -130,7 +128,7 @@ class SessionLog:
         path = self.path(tenant, session)
         parts = "".join(_render(t) for t in turns)
         try:
-            with self._locked(tenant), open(path, "a", encoding="utf-8") as f:
+            with self._locked(tenant), open(path, "a", encoding="utf-8", newline="") as f:
                 f.write((_header(session) if f.tell() == 0 else "") + parts)
                 f.flush()
                 os.fsync(f.fileno())
@@ -168,18 +166,23 @@ class SessionLog:
                 out.append(unquote(p.stem))
         return sorted(out)
 
-    def erase_user(self, tenant: str, user: str) -> tuple[int, int]:
-        """Take ``user``'s turns out of every session file of the tenant (rewritten whole, by
-        an atomic replace); a file left with no turn is deleted. Returns (files deleted,
-        turns removed)."""
+    def erase_user(self, tenant: str, user: str, quoted: Set[str] = frozenset()
+                   ) -> tuple[int, int]:
+        """Take ``user``'s turns, and the turns quoting a memory of ``quoted``, out of every
+        session file of the tenant (rewritten whole, by an atomic replace); a file left with
+        no turn is deleted. Returns (files deleted, turns removed)."""
         files = turns = 0
+
+        def erased(t: Turn) -> bool:
+            return t.user == user or not quoted.isdisjoint(t.sources)
+
         with self._locked(tenant):
             for session in self.sessions(tenant):
                 kept = self.load(tenant, session)
-                gone = sum(t.user == user for t in kept)
+                gone = sum(map(erased, kept))
                 if not gone:
                     continue
-                kept = [t for t in kept if t.user != user]
+                kept = [t for t in kept if not erased(t)]
                 turns += gone
                 if kept:
                     self._rewrite(tenant, session, kept)
@@ -191,7 +194,7 @@ class SessionLog:
         path = self.path(tenant, session)
         text = _header(session) + "".join(_render(t) for t in turns)
         try:
-            with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent,
+            with tempfile.NamedTemporaryFile("w", encoding="utf-8", newline="", dir=path.parent,
                                              prefix=".", suffix=".tmp", delete=False) as f:
                 f.write(text)
                 f.flush()
@@ -213,6 +216,8 @@ def _render(t: Turn) -> str:
     attrs = f"at={t.at.isoformat()} role={t.role}"
     if t.user is not None:
         attrs += f" user={quote(t.user, safe='')}"
+    if t.sources:
+        attrs += " src=" + ",".join(quote(s, safe="") for s in t.sources)
     attrs += f" len={len(t.content)}"
     if t.data:
         attrs += " data=" + quote(json.dumps(t.data, ensure_ascii=False, separators=(",", ":"),
@@ -226,7 +231,9 @@ def _render(t: Turn) -> str:
 def _parse(path: Path) -> list[Turn]:
     """The turns of a session file, oldest first ([] when there is none)."""
     try:
-        text = path.read_text("utf-8")
+        # newline="": "\r\n" and "\r" in a turn's text stay as written (len counts them).
+        with open(path, encoding="utf-8", newline="") as f:
+            text = f.read()
     except FileNotFoundError:
         return []
     except (OSError, UnicodeDecodeError) as exc:
@@ -259,5 +266,6 @@ def _parse(path: Path) -> list[Turn]:
             body = body.strip("\n")
         data = json.loads(unquote(attrs["data"])) if "data" in attrs else None
         user = unquote(attrs["user"]) if "user" in attrs else None
-        turns.append(Turn(at, m.group(2), body, summary, user, data))
+        sources = tuple(unquote(s) for s in attrs["src"].split(",")) if "src" in attrs else ()
+        turns.append(Turn(at, m.group(2), body, summary, user, data, sources))
     return turns

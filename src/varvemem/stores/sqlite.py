@@ -187,6 +187,9 @@ class SqliteStore(SqlStore):
                 self._c = sqlite3.connect(path, check_same_thread=False, isolation_level=None,
                                           timeout=busy_timeout_ms / 1000)
                 self._c.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+                # A deleted row's bytes are overwritten with zeros, not left in free space:
+                # an erased user's words are in no page of the file (builds differ in default).
+                self._c.execute("PRAGMA secure_delete = ON")
                 # Two processes opening a new home at once must not both create the schema.
                 with open(path.with_name(path.name + ".lock"), "w") as lock:
                     fcntl.flock(lock, fcntl.LOCK_EX)
@@ -466,18 +469,17 @@ class SqliteStore(SqlStore):
         best_rows = sorted(score.items(), key=lambda kv: -kv[1])[:limit]
         return dict(best_rows), full
 
-    def compact_text(self, tenant: str) -> None:
+    def purge_deleted(self, tenant: str) -> bool:
         # FTS5 marks deleted rows in new segments; 'optimize' merges every segment of the
-        # tenant's table into one, and secure_delete zeroes the pages the old ones leave free.
+        # tenant's table into one, and secure_delete (on for this connection) zeroes the pages
+        # the old ones leave free. The write-ahead log still holds the pages as they were
+        # before: a checkpoint copies the new ones into the file and TRUNCATE empties the log.
         with self._write_lock():
             table = _fts_table(self._c, tenant)
-            if table is None:
-                return
-            self._c.execute("PRAGMA secure_delete = ON")
-            try:
+            if table is not None:
                 self._write(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
-            finally:
-                self._c.execute("PRAGMA secure_delete = OFF")
+            busy, _, _ = self._c.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        return not busy
 
     def _selective(self, fts: str, tokens: Sequence[str], max_docs: int | None
                    ) -> tuple[list[str], dict[str, int]]:

@@ -217,3 +217,32 @@ class _Packer:
             self.current = para
         else:
             self.current = f"{self.current}\n\n{para}" if self.current else para
+
+
+_BREAKS = (b"\n\n", b"\n", b" ")  # where a cut is best made, best first
+
+
+def pieces(text: str, max_bytes: int) -> list[str]:
+    """``text`` in pieces of at most ``max_bytes`` bytes of UTF-8, in order: each cut at the
+    last blank line before the limit, else the last line break, else the last space (when
+    that keeps at least half the piece), else between two characters. Only the whitespace
+    around the cuts is dropped."""
+    data = text.encode("utf-8")
+    out: list[str] = []
+    start = 0
+    while len(data) - start > max_bytes:
+        end = start + max_bytes
+        cut = next((i for sep in _BREAKS
+                    if (i := data.rfind(sep, start, end)) > start + max_bytes // 2), -1)
+        if cut < 0:
+            cut = end
+            while data[cut] & 0xC0 == 0x80:  # inside a character: back to its first byte
+                cut -= 1
+        piece = data[start:cut].decode("utf-8").strip()
+        if piece:
+            out.append(piece)
+        start = cut
+        while start < len(data) and data[start:start + 1].isspace():
+            start += 1
+    rest = data[start:].decode("utf-8").strip()
+    return [*out, rest] if rest else out
