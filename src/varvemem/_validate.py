@@ -224,5 +224,8 @@ def drafts(items: Iterable[str | Mapping[str, Any]], defaults: Mapping[str, Any]
         kw.setdefault("source", "user")
         for key in ("type", "tier", "ttl_mode", "tags", "metadata", "supersedes"):
             kw.setdefault(key, None)
-        out.append(draft(kw.pop("content"), scope=where, **kw))
+        try:
+            out.append(draft(kw.pop("content"), scope=where, **kw))
+        except ValidationError as exc:
+            raise ValidationError(f"item {i}: {exc}") from None
     return out

@@ -257,7 +257,9 @@ class AsyncKeys(_Facade):
     """``amem.keys``: :class:`varvemem.keys.KeyRing` as coroutines."""
 
     _READS = frozenset({"list", "authenticate"})
-    _WRITES = frozenset({"create", "revoke"})
+    # A login's look-up notes its use (seen_at): every login call writes.
+    _WRITES = frozenset({"create", "revoke", "issue_link", "redeem_link", "open_session",
+                         "session", "close_session"})
 
     def __init__(self, sync: KeyRing, worker: _Worker) -> None:
         self._sync, self._worker = sync, worker
@@ -266,6 +268,11 @@ class AsyncKeys(_Facade):
     list = _Call(KeyRing.list)
     revoke = _Call(KeyRing.revoke)
     authenticate = _Call(KeyRing.authenticate)
+    issue_link = _Call(KeyRing.issue_link)
+    redeem_link = _Call(KeyRing.redeem_link)
+    open_session = _Call(KeyRing.open_session)
+    session = _Call(KeyRing.session)
+    close_session = _Call(KeyRing.close_session)
 
 
 class AsyncSessions(_Facade):

@@ -657,7 +657,8 @@ class Memory:
         """Live memories by id (a page: pass the last id as ``after`` for the next one)."""
         if not 1 <= limit <= 10_000:
             raise ValidationError("limit must be in 1..10000")
-        _validate.valid_text([user, after], "user or after")
+        _validate.valid_text(user, "user")
+        _validate.valid_text(after, "after")
         sel = Selection(tenant=self._tenant(tenant), user=user,
                         types=enums_of(MemoryType, types, "type"), tiers=enums_of(Tier, tiers, "tier"),
                         current_only=not include_superseded)

@@ -187,3 +187,15 @@ def test_feedback_state_of_acme_x_y_is_not_that_of_acme_x_dot_y(mem: Memory,
     clock.advance(minutes=1)
     mem.ask("and where is Settings?", session="y", tenant="acme.x")  # a follow-up
     assert mem.get(pid, tenant="acme.x").score == pytest.approx(0.85)
+
+
+def test_a_file_with_a_nul_is_skipped_by_name_and_the_others_ingested(mem: Memory,
+                                                                      tmp_path: Path) -> None:
+    (tmp_path / "nul.md").write_text("# Notes\n\nbinary \x00 inside\n", "utf-8")
+    (tmp_path / "good.md").write_text("# Runbook\n\nRestart the queue with `qctl bounce`.\n",
+                                      "utf-8")
+    report = mem.ingest([tmp_path / "nul.md", tmp_path / "good.md"])
+    assert report.files == 1 and report.skipped == [f"{tmp_path / 'nul.md'}: holds U+0000 "
+                                                    "(a NUL character): not a text file"]
+    assert mem.search("how do I restart the queue?", top_k=1)[0].memory.content.endswith(
+        "Restart the queue with `qctl bounce`.")

@@ -99,8 +99,8 @@ def test_an_erased_user_leaves_no_byte_and_hides_no_fact(make_memory: MakeMemory
                                                          store: dict[str, Any]) -> None:
     mem = make_memory(store=store) if store else make_memory()
     home = mem.settings.home
-    said = {user: _tell(mem, clock, user, word) for user, word in
-            (("zed", "zedquux"), ("yan", "yanplix"))}
+    word_of = {"zed": "zedquux", "yan": "yanplix"}
+    said = {user: _tell(mem, clock, user, word) for user, word in word_of.items()}
     # amy replaces what each of them said, with a tag of her own beside theirs.
     amy_new = {user: mem.add(f"The badge reader on {user}'s floor opens at 06:30 now",
                              user="amy", tags=["amy"], supersedes=[ids["replaced"]]).memory_id
@@ -110,14 +110,18 @@ def test_an_erased_user_leaves_no_byte_and_hides_no_fact(make_memory: MakeMemory
         answer = mem.ask(f"where does {user} keep the spare server keys?",
                          session=f"ops-{user}")
         assert said[user]["fact"] in answer.sources
+        # An answer listing amy's memory lists the tag it took from theirs.
+        answer = mem.ask(f"when does the badge reader on {user}'s floor open?",
+                         session=f"badge-{user}")
+        assert amy_new[user] in answer.sources and f"{word_of[user]}-badge" in answer.answer
     assert _home_bytes(home, "zedquux") and _home_bytes(home, "yanplix")  # the scan sees it
 
-    for user, word in (("zed", "zedquux"), ("yan", "yanplix")):
+    for user, word in word_of.items():
         ids = said[user]
         own = [r.memory_id for r in mem.get_all(user=user, include_superseded=True)]
         entries = sum(len(mem.history(i)) for i in own)
-        quoting = sum(bool(set(t["sources"]) & set(own)) for s in mem.sessions.sessions()
-                      for t in mem.sessions.load_session(s))
+        quoting = sum(bool(set(t["sources"]) & {*own, amy_new[user]})
+                      for s in mem.sessions.sessions() for t in mem.sessions.load_session(s))
 
         report = mem.delete_user(user)
 

@@ -108,9 +108,10 @@ class ErasureEngine:
         report.cached_sessions = len(sessions)
         erased += in_archive
         self._scrub_neighbours(tenant, erased, gone)
-        self._untag_successors(tenant, erased, gone, now)
-        report.session_files, report.session_turns = self.sessions.erase_user(tenant, user,
-                                                                              gone)
+        untagged = self._untag_successors(tenant, erased, gone, now)
+        # An answer that listed an untagged memory listed its tags (the context's format).
+        report.session_files, report.session_turns = self.sessions.erase_user(
+            tenant, user, gone | untagged)
         for session in sorted(sessions):
             if not self.stores.records.select(Selection(session=(tenant, session),
                                                         current_only=False), 1):
@@ -247,19 +248,21 @@ class ErasureEngine:
             self.update.drop_context(stay, texts)
 
     def _untag_successors(self, tenant: str, erased: Sequence[MemoryRecord], gone: set[str],
-                          now: datetime) -> None:
+                          now: datetime) -> set[str]:
         """A memory that replaced an erased one loses the tags it took from it (unless it
-        had them of its own, or from a predecessor that stays)."""
+        had them of its own, or from a predecessor that stays). Returns the ids of those
+        that lost some."""
         by_successor: dict[str, list[MemoryRecord]] = {}
         for r in erased:
             if r.superseded_by and r.superseded_by not in gone and r.tags:
                 by_successor.setdefault(r.superseded_by, []).append(r)
         if not by_successor:
-            return
+            return set()
         successors = self.stores.records.get_many(tenant, sorted(by_successor))
         kept = {p.memory_id: p for p in self._records(Selection(
             tenant=tenant, current_only=False, superseded_by=sorted(successors)))
             if p.memory_id not in gone}
+        untagged: set[str] = set()
         with self.stores.transaction() as tx:
             for sid, rec in sorted(successors.items()):
                 own = set(self.update.own_tags(rec))
@@ -273,6 +276,8 @@ class ErasureEngine:
                     record_change(tx, rec, "update", now, "api",
                                   "tags it took from an erased memory removed", None,
                                   {"tags": tags})
+                    untagged.add(sid)
+        return untagged
 
     def _rederive(self, tenant: str, derived: Iterable[MemoryRecord], gone: set[str],
                   now: datetime) -> int:

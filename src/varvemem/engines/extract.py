@@ -48,6 +48,7 @@ def from_messages(messages: Iterable[Mapping[str, Any]], scope: Scope, source: s
             continue
         check_text(text, f"message {i}: content")  # before it is measured and cut
         role = str(msg.get("role") or "user")
+        check_text(role, f"message {i}: role")
         meta = {"role": role, **dict(msg.get("metadata") or {})}
         if msg.get("name"):
             meta["name"] = str(msg["name"])

@@ -119,7 +119,8 @@ class _Scan:
 
 def _scan(blocks: Iterable[str]) -> _Scan:
     """The first pass: the hash of the text (its UTF-8, a file's BOM dropped), its size in
-    bytes, whether it has a non-blank character and its top-level titles (up to 2)."""
+    bytes, whether it has a non-blank character and its top-level titles (up to 2).
+    ``ValueError`` for a text no memory may hold (a NUL: a binary file)."""
     h = hashlib.sha256()
     size = 0
     has_text = False
@@ -127,6 +128,8 @@ def _scan(blocks: Iterable[str]) -> _Scan:
     def passing() -> Iterator[str]:
         nonlocal size, has_text
         for b in blocks:
+            if "\x00" in b:
+                raise ValueError("holds U+0000 (a NUL character): not a text file")
             data = b.encode("utf-8")
             h.update(data)
             size += len(data)

@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any, TypeVar
+from urllib.parse import unquote_to_bytes
 
 import anyio
 import anyio.to_thread
@@ -50,6 +51,7 @@ from ..errors import (
 )
 from ..settings import Settings
 from .metrics import Metrics
+from .schemas import NAME_PATTERN, NO_NUL_PATTERN, SESSION_PATTERN
 
 log = logging.getLogger("varvemem.server")
 T = TypeVar("T")
@@ -148,6 +150,28 @@ def _refused(scope: Scope, status: int) -> None:
 
 
 FORM_TYPES = ("application/x-www-form-urlencoded", "multipart/form-data")
+
+
+class TextUrl:
+    """Refuse a URL whose path or query is not UTF-8 once percent-decoded (422), before any
+    route reads it: Starlette would decode ``%FF`` to U+FFFD, and a session or a user would
+    be named by a character the client never sent."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            for part, raw in (("path", scope.get("raw_path") or b""),
+                              ("query", scope.get("query_string") or b"")):
+                try:
+                    unquote_to_bytes(raw).decode("utf-8")
+                except UnicodeDecodeError:
+                    _refused(scope, 422)
+                    await _error(422, "invalid", f"the URL's {part} is not UTF-8 text once "
+                                 "percent-decoded")(scope, receive, send)
+                    return
+        await self.app(scope, receive, send)
 
 
 class BodyLimit:
@@ -262,6 +286,66 @@ def _limit_tags(app: FastAPI, most: int, chars: int) -> None:
     app.openapi = openapi  # type: ignore[method-assign]
 
 
+# What a value that does not match a pattern of schemas.py lacks, in words.
+_PATTERNS = {
+    NAME_PATTERN: "must hold a character other than white space, and no U+0000",
+    SESSION_PATTERN: "must hold a character other than white space, and no control character",
+    NO_NUL_PATTERN: "must not hold U+0000 (a NUL character)",
+}
+
+# What a free-form field (metadata) may hold, as the library checks it: JSON whose strings,
+# keys too, hold no U+0000. No "type": each keyword applies to the values of its own type
+# (JSON Schema), and a generated client sees one free-form value, not a union.
+_JSON_VALUE = {"description": "Any JSON value; no string in it, key or value, holds U+0000",
+               "pattern": NO_NUL_PATTERN, "propertyNames": {"pattern": NO_NUL_PATTERN},
+               "items": {"$ref": "#/components/schemas/JsonValue"},
+               "additionalProperties": {"$ref": "#/components/schemas/JsonValue"}}
+
+
+def _text_without_nul(app: FastAPI) -> None:
+    """Every string a request may send (parameters, bodies, free-form metadata) is said to
+    hold no U+0000, which the API refuses (422): a client or a fuzzer built from the schema
+    knows it. A string with a pattern of its own excludes it already (NAME_PATTERN)."""
+    build = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            spec = build()
+            parts = spec["components"]["schemas"]
+            parts["JsonValue"] = _JSON_VALUE
+            seen = {"JsonValue"}
+
+            def visit(node: Any) -> None:
+                if isinstance(node, list):
+                    for item in node:
+                        visit(item)
+                    return
+                if not isinstance(node, dict):
+                    return
+                ref = node.get("$ref", "")
+                if ref.startswith("#/components/schemas/"):
+                    name = ref.rsplit("/", 1)[1]
+                    if name not in seen:
+                        seen.add(name)
+                        visit(parts[name])
+                    return
+                if node.get("type") == "string" and not {"format", "enum", "const",
+                                                         "pattern"} & set(node):
+                    node["pattern"] = NO_NUL_PATTERN
+                if node.get("type") == "object" and node.get("additionalProperties") is True:
+                    node.update(propertyNames={"pattern": NO_NUL_PATTERN},
+                                additionalProperties={"$ref": "#/components/schemas/JsonValue"})
+                for value in node.values():
+                    visit(value)
+
+            for operation in (op for path in spec["paths"].values() for op in path.values()):
+                visit(operation.get("parameters"))
+                visit(operation.get("requestBody"))
+        return build()
+
+    app.openapi = openapi  # type: ignore[method-assign]
+
+
 def create_app(settings: Settings | None = None, *, memory: Memory | None = None,
                clock: Callable[[], datetime] | None = None) -> FastAPI:
     """The ASGI app. ``memory`` (owned by the app from then on) or one opened from
@@ -314,15 +398,20 @@ def create_app(settings: Settings | None = None, *, memory: Memory | None = None
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         problems = []
         for err in exc.errors():
+            if err.get("type") == "json_invalid":  # the parser's own words, not "0: JSON ..."
+                return _error(400, "malformed_json", f"malformed JSON at character "
+                              f"{err['loc'][-1]}: {err.get('ctx', {}).get('error', '')}")
             loc = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
-            msg = str(err.get("msg")).removeprefix("Value error, ")  # our validators' own
+            msg = _PATTERNS.get(err.get("ctx", {}).get("pattern"), str(err.get("msg"))) \
+                if err.get("type") == "string_pattern_mismatch" else str(err.get("msg"))
+            msg = msg.removeprefix("Value error, ")  # our validators' own
             problems.append(f"{loc}: {msg}" if loc else msg)
-        kind = "malformed_json" if any(e.get("type") == "json_invalid" for e in exc.errors()) \
-            else "invalid"
-        return _error(400 if kind == "malformed_json" else 422, kind, "; ".join(problems)[:2000])
+        return _error(422, "invalid", "; ".join(problems)[:2000])
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400 and isinstance(exc.__cause__, UnicodeDecodeError):
+            return _error(400, "malformed_json", "the body is not UTF-8 text")
         kind = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "error")
         response = _error(exc.status_code, kind, str(exc.detail))
         response.headers.update(exc.headers or {})
@@ -332,8 +421,10 @@ def create_app(settings: Settings | None = None, *, memory: Memory | None = None
 
     _list_profiles(app, sorted(settings.retrieval.profiles))
     _limit_tags(app, settings.update.tags_max, settings.update.tag_max_chars)
+    _text_without_nul(app)
 
-    # Added before _observe, so _observe is the outer one: refused bodies are logged too.
+    # Added before _observe, so _observe is the outer one: refused requests are logged too.
+    app.add_middleware(TextUrl)
     app.add_middleware(BodyLimit, limit=settings.server.max_body_bytes,
                        forms_under=(f"{UI_PREFIX}/",))
     mount_ui(app)  # the inspector at /ui (docs/ui.md)

@@ -35,9 +35,11 @@ from ..model import (
 
 __all__ = ["AddResult", "AskResult", "ConsolidationReport", "HistoryEntry", "IngestReport"]
 
-# The library's rules, in the schema: a name holds a character other than white space, a
+# The library's rules, in the schema: no text holds U+0000 (check_text; app.py writes it into
+# every other string of a request), a name holds a character other than white space, a
 # session id no control character either.
-NAME_PATTERN = r"[^\s\x1c-\x1f\x85]"
+NO_NUL_PATTERN = r"^[^\x00]*$"
+NAME_PATTERN = r"^[^\x00]*[^\s\x00\x1c-\x1f\x85][^\x00]*$"
 SESSION_PATTERN = r"^[^\x00-\x1f\x7f]*[^\s\x00-\x1f\x7f\x85][^\x00-\x1f\x7f]*$"
 Name = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=NAME_PATTERN)]
 SessionId = Annotated[str, StringConstraints(min_length=1, max_length=200,
@@ -80,11 +82,12 @@ Created = Annotated[When, WithJsonSchema({
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    @field_validator("*")
+    @field_validator("*", mode="before")
     @classmethod
     def _valid_text(cls, v: Any, info: ValidationInfo) -> Any:
         """Every string of a body, keys of its mappings too, is valid Unicode (JSON's
-        ``"\\ud800"`` escapes can spell a lone surrogate)."""
+        ``"\\ud800"`` escapes can spell a lone surrogate) without U+0000: checked first, so
+        the error says so rather than quoting a pattern."""
         check_text(v, info.field_name or "body")
         return v
 
