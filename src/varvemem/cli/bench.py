@@ -206,3 +206,39 @@ def behaviour_cmd(
 
 def _bound(name: str, value: float) -> str:
     return f"{value:g}" if name.endswith("skipped") else f"{100 * value:g}"
+
+
+@bench_app.command("truth")
+def truth_cmd(
+    data: Path = typer.Option(Path("training/truth"), "--data",
+                              help="The writers' cases (training/truth in a checkout)."),
+    split: str = typer.Option("dev", "--split", help="train, dev or test (by writer)."),
+    writer: list[str] = typer.Option([], "--writer",
+                                     help="These writers instead of a split (repeatable)."),
+    limit: int | None = typer.Option(None, "--limit", min=1, help="At most N cases."),
+    workdir: Path | None = typer.Option(None, "--workdir",
+                                        help="Keep the benchmark's home here."),
+    json_out: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
+) -> None:
+    """The current fact on cases written by other hands: stale facts served, look-alikes
+    retired (the test split prints numbers only)."""
+    from ..benchmarks import truth
+
+    writers = [w for v in writer for w in split_csv(v) or []]
+    with _workdir(workdir) as root, _progress() as progress:
+        result = truth.run(data, root, split=None if writers else split,
+                           writers=writers or None, limit=limit, progress=progress)
+    if json_out:
+        print_json(result)
+        return
+    console.print(f"Truth: {result['cases']} cases of {', '.join(result['writers'])}, "
+                  f"{result['seconds']:.0f} s.")
+    table = Table(title="Stale served / new first over updates; retired over both-true (%)")
+    for col in ("group", "updates", "stale", "new first", "kept pairs", "retired"):
+        table.add_column(col, justify="left" if col == "group" else "right")
+    rows = [("all", result["all"]), *result["by_lang"].items(),
+            *((f"writer {w}", v) for w, v in result["by_writer"].items())]
+    for name, row in rows:
+        table.add_row(name, str(row["updates"]), _pct(row["stale"]), _pct(row["new_first"]),
+                      str(row["kept_pairs"]), _pct(row["retired"]))
+    console.print(table)

@@ -1,0 +1,67 @@
+"""``varvemem bench truth``: the writers' cases are checked line by line, split by writer, and
+scored from what the engine did; the test split prints numbers only. (The cases here are the
+harness's own fixtures, not evidence of how the engine does: the writers' cases are.)"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from varvemem import ValidationError
+from varvemem.benchmarks import truth
+
+UPDATE = {"id": "w1-0001", "family": "update_cue", "lang": "en", "domain": "devops",
+          "old": "The nightly backup runs at 01:00", "new": "From now on the nightly backup "
+          "runs at 03:30", "question": "When does the nightly backup run?", "label": "update",
+          "old_value": "01:00", "new_value": "03:30", "gap_days": 3, "why": "a cue"}
+BOTH = {"id": "w1-0002", "family": "both_other_id", "lang": "en", "domain": "support",
+        "old": "Order 7731 ships on Tuesday", "new": "Order 7732 ships on Friday",
+        "question": "When does order 7731 ship?", "label": "both", "old_value": "Tuesday",
+        "new_value": "Friday", "gap_days": 1, "why": "another order"}
+
+
+def _folder(tmp_path: Path, **writers: list[dict[str, Any]]) -> Path:
+    folder = tmp_path / "truth"
+    folder.mkdir()
+    for name, rows in writers.items():
+        (folder / f"{name}.jsonl").write_text(
+            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
+    (folder / "splits.json").write_text(json.dumps(
+        {"train": ["w1"], "dev": ["w1"], "test": ["w2"]}), "utf-8")
+    return folder
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"label": "both"}, "is not of label"),
+    ({"new_value": "04:00"}, "new_value must be text found"),
+    ({"lang": "fr"}, "lang 'fr'"),
+    ({"gap_days": 0}, "gap_days"),
+    ({"why": None, "extra": 1}, "the keys must be"),
+])
+def test_a_malformed_case_is_named_by_file_and_line(tmp_path: Path, change: dict[str, Any],
+                                                    message: str) -> None:
+    bad = {**UPDATE, **change}
+    if change.get("why", "") is None:
+        del bad["why"]
+    folder = _folder(tmp_path, w1=[BOTH, bad])
+    with pytest.raises(ValidationError, match=rf"w1.jsonl:2: .*{message}"):
+        truth.load(folder)
+
+
+def test_the_engine_is_scored_and_the_test_split_gives_numbers_only(tmp_path: Path) -> None:
+    other = {**UPDATE, "id": "w2-0001"}
+    folder = _folder(tmp_path, w1=[UPDATE, BOTH], w2=[other])
+    dev = truth.run(folder, tmp_path / "homes", split="dev")
+    assert dev["cases"] == 2 and dev["writers"] == ["w1"]
+    by_id = {o["id"]: o for o in dev["outcomes"]}
+    assert dev["all"]["updates"] == 1 and dev["all"]["kept_pairs"] == 1
+    assert dev["all"]["stale"] == float(by_id["w1-0001"]["stale"])
+    assert dev["all"]["retired"] == float(by_id["w1-0002"]["superseded"])
+    assert set(dev["by_lang"]) == {"en", "zh", "across"} and dev["by_lang"]["zh"]["updates"] == 0
+    test = truth.run(folder, tmp_path / "homes2", split="test")
+    assert test["cases"] == 1 and "outcomes" not in test
+    named = truth.run(folder, tmp_path / "homes3", writers=["w2"])
+    assert "outcomes" not in named  # a test writer named alone is still read as numbers
