@@ -65,3 +65,15 @@ def test_the_engine_is_scored_and_the_test_split_gives_numbers_only(tmp_path: Pa
     assert test["cases"] == 1 and "outcomes" not in test
     named = truth.run(folder, tmp_path / "homes3", writers=["w2"])
     assert "outcomes" not in named  # a test writer named alone is still read as numbers
+
+
+def test_the_committed_cases_load_and_the_splits_part_the_writers() -> None:
+    folder = Path(__file__).resolve().parents[2] / "training" / "truth"
+    cases = truth.load(folder)
+    by_writer = {w: [c for c in cases if c.writer == w] for w in {c.writer for c in cases}}
+    assert len(by_writer) >= 8 and all(len(v) >= 300 for v in by_writer.values())
+    parts = [set(truth.split_writers(folder, s)) for s in truth.SPLITS]
+    assert set().union(*parts) == set(by_writer) and sum(map(len, parts)) == len(by_writer)
+    assert len(parts[2]) >= 2  # reported on two writers at least
+    across = sum(c.across for c in cases) / len(cases)
+    assert 0.15 <= across <= 0.35  # about a fifth across languages
