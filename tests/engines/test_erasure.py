@@ -204,3 +204,15 @@ def test_an_answer_quoting_an_erased_users_memory_leaves_the_session_file(
     assert report.session_turns == 1
     assert "zedquux" not in path.read_text("utf-8").lower()
     assert [t["role"] for t in mem.sessions.load_session("ops")] == ["user"]
+
+
+def test_an_erasure_of_more_successors_than_a_page_reinstates_every_one(mem: Memory) -> None:
+    """More than one page of ids (500) per query: every predecessor is found."""
+    n = 510
+    old = [r.memory_id for r in mem.add_many([f"Locker {i} holds kit k{i}" for i in range(n)],
+                                             user="amy")]
+    mem.add_many([{"content": f"Locker {i} now holds kit z{i}", "supersedes": [old[i]]}
+                  for i in range(n)], user="zed")
+    assert all(mem.get(i).superseded_by for i in old)
+    mem.delete_user("zed")
+    assert not [i for i in old if mem.get(i).superseded_by or mem.get(i).valid_to]

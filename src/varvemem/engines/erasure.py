@@ -29,7 +29,7 @@ from ..stores.base import Selection
 from ..stores.session_log import SessionLog
 from .lifecycle import ACTOR, LifecycleEngine
 from .timeline import snapshot
-from .update import UpdateEngine, orphans, record_change, reinstate
+from .update import UpdateEngine, orphans, record_change, reinstate, replaced_by
 
 _DERIVED = [MemoryType.EXPERIENCE, MemoryType.QA]
 _BATCH = 500
@@ -259,14 +259,13 @@ class ErasureEngine:
         if not by_successor:
             return set()
         successors = self.stores.records.get_many(tenant, sorted(by_successor))
-        kept = {p.memory_id: p for p in self._records(Selection(
-            tenant=tenant, current_only=False, superseded_by=sorted(successors)))
-            if p.memory_id not in gone}
+        kept = [p for p in replaced_by(self.stores.records, tenant, successors)
+                if p.memory_id not in gone]
         untagged: set[str] = set()
         with self.stores.transaction() as tx:
             for sid, rec in sorted(successors.items()):
                 own = set(self.update.own_tags(rec))
-                own.update(t for p in kept.values() if p.superseded_by == sid for t in p.tags)
+                own.update(t for p in kept if p.superseded_by == sid for t in p.tags)
                 theirs = {t for p in by_successor[sid] for t in p.tags} - own
                 tags = [t for t in rec.tags if t not in theirs]
                 if tags != rec.tags:

@@ -11,7 +11,7 @@ import hashlib
 import json
 import logging
 import uuid
-from collections.abc import Callable, Mapping, Sequence, Set
+from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -107,17 +107,24 @@ class Orphan:
     successor: str | None
 
 
+def replaced_by(records: RecordStore, tenant: str, ids: Iterable[str]) -> list[MemoryRecord]:
+    """The tenant's memories superseded by one of ``ids`` (the ``superseded_by`` index)."""
+    wanted = sorted(ids)
+    found: list[MemoryRecord] = []
+    for i in range(0, len(wanted), _PAGE):
+        sel = Selection(tenant=tenant, current_only=False, superseded_by=wanted[i:i + _PAGE])
+        after = ""
+        while page := records.select(sel, _PAGE, after):
+            found += page
+            after = page[-1].memory_id
+    return found
+
+
 def orphans(records: RecordStore, tenant: str, gone: Mapping[str, MemoryRecord]) -> list[Orphan]:
     """The memories that ``gone`` (about to be deleted, by id) replaced and that stay: nothing
     may name a deleted memory as its replacement (:func:`reinstate` them in the deletion's
     transaction)."""
-    ids = sorted(gone)
-    found: list[MemoryRecord] = []
-    for i in range(0, len(ids), _PAGE):
-        sel = Selection(tenant=tenant, current_only=False, superseded_by=ids[i:i + _PAGE])
-        while page := records.select(sel, _PAGE, found[-1].memory_id if found else ""):
-            found += page
-    stay = [r for r in found if r.memory_id not in gone]
+    stay = [r for r in replaced_by(records, tenant, gone) if r.memory_id not in gone]
 
     def past(memory_id: str | None) -> str | None:
         seen: set[str] = set()
