@@ -122,6 +122,10 @@ class Memory:
         self._llm = llm
         self._stores = Stores(settings, self._model_id)
         self._reads = ReadEngine(settings, self._stores, self._now)
+        if settings.update.judge == "learned" and settings.update.judge_path is not None:
+            from .engines import judge  # a judge file the user named is checked at start
+
+            judge.choose("learned", settings.update.judge_path, self.embedder().model_id)
 
     # -- the engines and namespaces, each built on first use -----------------------------------
     @_OnFirstUse
@@ -548,8 +552,15 @@ class Memory:
                                           utc(as_of, "as_of") or self._now())
 
     def stats(self, *, tenant: str | None = None) -> dict[str, Any]:
-        """Counts by type and tier, sizes on disk, the embedding model."""
-        return self._reads.stats(self._tenant(tenant))
+        """Counts by type and tier, sizes on disk, the embedding model and what decides
+        supersession (``judge``: the learned judge's version, or the rules and why)."""
+        from .engines.judge import describe
+
+        out = self._reads.stats(self._tenant(tenant))
+        u, model = self.settings.update, out["embedder"]
+        out["judge"] = describe(u.judge, u.judge_path, model["model"] if model else
+                                self._model_id()[0])
+        return out
 
     def overview(self, *, tenant: str | None = None, days: int = 30,
                  recent: int = 10) -> Overview:

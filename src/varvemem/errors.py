@@ -37,6 +37,11 @@ class ConfigError(VarvememError):
     """Settings that cannot be used; the message names the offending key."""
 
 
+class JudgeError(ConfigError):
+    """A supersession judge file that is missing, unreadable, or made for another format,
+    encoder or set of features (``update.judge_path``; :mod:`varvemem.engines.judge`)."""
+
+
 class StorageError(VarvememError):
     """The home folder or a store cannot be used (not writable, corrupted, locked)."""
 

@@ -320,6 +320,15 @@ class UpdateSettings(_Section):
     the nearest memories and up to ``claim_candidates`` full-text matches of the scope. With
     an LLM configured for ``supersede``, it judges the candidates the rules and the similarity
     (``associate_threshold``) find.
+
+    ``judge``: ``learned`` (default) lets the learned judge (:mod:`varvemem.engines.judge`)
+    decide each (new, candidate) pair: it supersedes at or above its calibrated ``write``
+    probability (``judge_write`` overrides it), or when a rule above found the pair and the
+    judge gives at least ``judge_confirm``; pairs about records with different identifiers
+    never supersede. ``judge_path``: a judge file instead of the wheel's (refused at start when
+    it cannot serve). ``rules``: the rules alone, as an embedder with no shipped judge does
+    (said in each add's steps and in ``stats``). ``judge_gate``: the least cosine of a pair
+    the judge reads.
     """
 
     max_content_bytes: int = Field(64 * 1024, ge=16)
@@ -346,6 +355,11 @@ class UpdateSettings(_Section):
         default_factory=lambda: [MemoryType.KNOWLEDGE, MemoryType.EXPERIENCE, MemoryType.QA,
                                  MemoryType.DIALOGUE, MemoryType.EVENT])
     supersede_rules: list[_SupersedeRule] = Field(default_factory=_every_supersede_rule)
+    judge: Literal["learned", "rules"] = "learned"
+    judge_path: str | None = None
+    judge_write: float | None = Field(None, ge=0.0, le=1.0)
+    judge_confirm: float = Field(0.02, ge=0.0, le=1.0)
+    judge_gate: float = Field(0.2, ge=-1.0, le=1.0)
     claim_frame_overlap: float = Field(0.8, ge=0.0, le=1.0)
     claim_min_words: int = Field(2, ge=0, le=100)
     claim_subject_span: float = Field(0.5, ge=0.0, le=1.0)
@@ -450,10 +464,14 @@ class ConflictSettings(_Section):
     both served as current: the newer ranks first, the older is marked likely superseded
     (``ScoreBreakdown.conflict``). ``frame_overlap`` / ``min_words`` / ``subject_span`` /
     ``subject_overlap``: as ``update.claim_*``, for this check (the attribute words are
-    ``update.attribute_words``)."""
+    ``update.attribute_words``). With the learned judge (``update.judge``), a pair it gives
+    at least its calibrated ``read`` probability (``judge_read`` overrides it) is marked the
+    same way, and one it gives at least ``judge_order`` has the newer first, unmarked."""
 
     enabled: bool = True
     window: int = Field(20, ge=2, le=1000)
+    judge_read: float | None = Field(None, ge=0.0, le=1.0)
+    judge_order: float = Field(0.2, ge=0.0, le=1.0)
     frame_overlap: float = Field(0.8, ge=0.0, le=1.0)
     min_words: int = Field(2, ge=0, le=100)
     subject_span: float = Field(0.5, ge=0.0, le=1.0)

@@ -217,7 +217,7 @@ def test_records_differing_in_their_values_are_never_merged(mem: Memory, templat
 @pytest.mark.parametrize("guard,status", [(True, "created"), (False, "merged")])
 def test_the_merge_guard_is_a_setting(make_memory: Callable[..., Memory], guard: bool,
                                       status: str) -> None:
-    mem = make_memory(update={"merge_value_guard": guard, "supersede_rules": []})
+    mem = make_memory(update={"merge_value_guard": guard, "supersede_rules": [], "judge": "rules"})
     mem.add("Invoice INV-2001 for Initech was paid on 2026-01-05")
     b = mem.add("Invoice INV-2001 for Initech was paid on 2026-01-06")  # cosine 0.985
     assert b.status == status and b.superseded == []
@@ -255,7 +255,8 @@ def test_question_variants_are_one_qa_pair(mem: Memory, q1: str, q2: str) -> Non
 def test_read_time_conflicts_serve_the_newer_value_first(make_memory: Callable[..., Memory],
                                                          clock: Clock, old: str, new: str,
                                                          query: str) -> None:
-    mem = make_memory(update={"supersede_rules": ["cue"]})  # the write path misses it
+    # The write path misses it (the judge off: it would supersede it).
+    mem = make_memory(update={"supersede_rules": ["cue"], "judge": "rules"})
     a = mem.add(old)
     clock.advance(hours=1)
     b = mem.add(new)
@@ -264,7 +265,8 @@ def test_read_time_conflicts_serve_the_newer_value_first(make_memory: Callable[.
     ids = [h.memory.memory_id for h in hits]
     assert ids.index(b.memory_id) < ids.index(a.memory_id)
     older = hits[ids.index(a.memory_id)]
-    assert older.scores.conflict == (f"likely superseded by {b.memory_id}: "
+    said = clock().date().isoformat()
+    assert older.scores.conflict == (f"likely superseded by {b.memory_id} (said {said}): "
                                      "same claim, new value (frame)")
     assert older.to_json()["conflict"] == older.scores.conflict
     assert hits[ids.index(b.memory_id)].scores.conflict is None

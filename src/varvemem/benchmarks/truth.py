@@ -41,7 +41,8 @@ LANGS = ("en", "zh", "en>zh", "zh>en")
 DOMAINS = ("devops", "workplace", "personal", "support")
 KEYS = ("id", "family", "lang", "domain", "old", "new", "question", "label", "old_value",
         "new_value", "gap_days", "why")
-SPLITS = ("train", "dev", "test")
+SPLITS = ("train", "dev", "test", "fresh")
+HELD_OUT = ("test", "fresh")  # read as numbers only
 
 Progress = Callable[[str, int, int], None]
 
@@ -125,7 +126,7 @@ def split_writers(folder: Path, split: str) -> list[str]:
     if split not in SPLITS:
         raise ValidationError(f"split {split!r} must be one of {', '.join(SPLITS)}")
     splits = json.loads((folder / "splits.json").read_text("utf-8"))
-    return list(splits[split])
+    return list(splits.get(split, []))
 
 
 class _Clock:
@@ -175,7 +176,8 @@ def score(outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
         keep = [r for r in rows if r["label"] in ("both", "unrelated")]
         return {"updates": len(up), "stale": _rate(up, "stale"),
                 "new_first": _rate(up, "new_first"), "flagged": _rate(up, "flagged"),
-                "kept_pairs": len(keep), "retired": _rate(keep, "superseded")}
+                "kept_pairs": len(keep), "retired": _rate(keep, "superseded"),
+                "kept_flagged": _rate(keep, "flagged")}
 
     by_lang = {g: updates([r for r in outcomes if _lang_group(r["lang"]) == g])
                for g in ("en", "zh", "across")}
@@ -197,7 +199,7 @@ def run(folder: Path, root: Path, *, split: str | None = None,
         writers: Sequence[str] | None = None, limit: int | None = None,
         progress: Progress | None = None) -> dict[str, Any]:
     """Play the cases of ``split`` (or of ``writers``) in one home under ``root``; the
-    figures, and for a split other than ``test`` each case's outcome."""
+    figures, and for a split not held out (:data:`HELD_OUT`) each case's outcome."""
     chosen = writers if writers else split_writers(folder, split or "dev")
     cases = load(folder, chosen)
     if limit:
@@ -212,6 +214,7 @@ def run(folder: Path, root: Path, *, split: str | None = None,
                 progress("truth", n + 1, len(cases))
     out: dict[str, Any] = {"benchmark": "truth", "split": split, "writers": list(chosen),
                            **score(outcomes), "seconds": round(time.perf_counter() - started, 1)}
-    if not set(chosen) & set(split_writers(folder, "test")):  # test cases: numbers only
+    held = {w for s in HELD_OUT for w in split_writers(folder, s)}
+    if not set(chosen) & held:  # held-out cases: numbers only
         out["outcomes"] = outcomes
     return out

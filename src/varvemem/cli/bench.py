@@ -212,7 +212,8 @@ def _bound(name: str, value: float) -> str:
 def truth_cmd(
     data: Path = typer.Option(Path("training/truth"), "--data",
                               help="The writers' cases (training/truth in a checkout)."),
-    split: str = typer.Option("dev", "--split", help="train, dev or test (by writer)."),
+    split: str = typer.Option("dev", "--split", help="train, dev, test or fresh (by writer; "
+                              "test and fresh print numbers only)."),
     writer: list[str] = typer.Option([], "--writer",
                                      help="These writers instead of a split (repeatable)."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="At most N cases."),
@@ -233,12 +234,13 @@ def truth_cmd(
         return
     console.print(f"Truth: {result['cases']} cases of {', '.join(result['writers'])}, "
                   f"{result['seconds']:.0f} s.")
-    table = Table(title="Stale served / new first over updates; retired over both-true (%)")
-    for col in ("group", "updates", "stale", "new first", "kept pairs", "retired"):
+    table = Table(title="Stale served / new first over updates; retired and marked over "
+                        "both-true (%)")
+    for col in ("group", "updates", "stale", "new first", "kept pairs", "retired", "marked"):
         table.add_column(col, justify="left" if col == "group" else "right")
     rows = [("all", result["all"]), *result["by_lang"].items(),
             *((f"writer {w}", v) for w, v in result["by_writer"].items())]
     for name, row in rows:
         table.add_row(name, str(row["updates"]), _pct(row["stale"]), _pct(row["new_first"]),
-                      str(row["kept_pairs"]), _pct(row["retired"]))
+                      str(row["kept_pairs"]), _pct(row["retired"]), _pct(row["kept_flagged"]))
     console.print(table)

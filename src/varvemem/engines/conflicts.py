@@ -12,10 +12,14 @@ Settings: ``conflicts`` (:class:`varvemem.settings.ConflictSettings`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from ..model import MemoryType, SearchHit
 from ..settings import ConflictSettings
 from . import claims, statements
+
+if TYPE_CHECKING:  # reading records loads no numpy
+    from .judge import Verdict
 
 _FACTS = (MemoryType.KNOWLEDGE, MemoryType.DIALOGUE, MemoryType.EVENT, MemoryType.EXPERIENCE)
 
@@ -33,12 +37,31 @@ def _fact(h: SearchHit) -> bool:
         and h.channels != ["archive"]
 
 
+def pairs(hits: Sequence[SearchHit], cfg: ConflictSettings) -> list[tuple[SearchHit, SearchHit]]:
+    """The (newer, older) pairs of current facts among the first ``window`` hits that
+    :func:`resolve` may find in conflict: of one tenant and user, not written at once."""
+    window = [h for h in hits[: cfg.window] if _fact(h)] if cfg.enabled else []
+    out = []
+    for i, a in enumerate(window):
+        for b in window[i + 1:]:
+            if a.memory.scope.tenant != b.memory.scope.tenant \
+                    or a.memory.scope.user != b.memory.scope.user \
+                    or a.memory.created_at == b.memory.created_at:
+                continue
+            out.append((a, b) if a.memory.created_at > b.memory.created_at else (b, a))
+    return out
+
+
 def resolve(hits: Sequence[SearchHit], cfg: ConflictSettings,
             lex: claims.Lexicon | None = None,
-            stored: Mapping[str, bytes] | None = None) -> list[SearchHit]:
+            stored: Mapping[str, bytes] | None = None,
+            verdicts: Mapping[tuple[str, str], Verdict] | None = None,
+            read: float = 1.0) -> list[SearchHit]:
     """``hits`` with each conflicting older hit marked, its score lowered to its newer one's
     and placed right after it (the order stays by score). ``stored``: the hits' stored
-    statements by id (``Memories.statements``); a hit without one is parsed."""
+    statements by id (``Memories.statements``); a hit without one is parsed. ``verdicts``:
+    the learned judge's, by (newer id, older id): at ``read`` or above the older is marked,
+    at ``cfg.judge_order`` or above it only goes after the newer."""
     out = list(hits)
     if not cfg.enabled:
         return out
@@ -65,9 +88,19 @@ def resolve(hits: Sequence[SearchHit], cfg: ConflictSettings,
                 frame_overlap=cfg.frame_overlap, min_words=cfg.min_words,
                 subject_overlap=cfg.subject_overlap,
                 old_is_event=old.memory.memory_type is MemoryType.EVENT)
+            verdict = (verdicts or {}).get((new.memory.memory_id, old.memory.memory_id))
+            if verdict is not None and verdict.veto is not None:
+                continue  # two records: no rule marks one the other's replacement
+            if verdict is not None:
+                if why is None and verdict.p >= read:
+                    why = f"judged an update ({verdict.reason()})"
+                elif why is None and verdict.p >= cfg.judge_order:
+                    old.score = min(old.score, new.score)  # the newer first, unmarked
             if why is None:
                 continue
-            old.scores.conflict = f"likely superseded by {new.memory.memory_id}: {why}"
+            said_on = new.memory.created_at.date().isoformat()
+            old.scores.conflict = f"likely superseded by {new.memory.memory_id} " \
+                                  f"(said {said_on}): {why}"
             # The older ranks no higher than the newer: it goes right after it.
             old.score = min(old.score, new.score)
     # Stable: ties keep their order, a marked hit after the one that outranks it.

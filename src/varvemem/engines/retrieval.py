@@ -30,6 +30,7 @@ from ..stores import Stores
 from ..stores.base import Candidate
 from ..text import analyse, date_terms, estimate_tokens, identifiers, index_terms, term_set
 from . import claims, conflicts, scoring, timewords
+from . import judge as judging
 from .rerank import Reranker, script
 
 # How deep the vector channel may search when the store's filter drops its hits (a topk
@@ -271,8 +272,44 @@ class RetrievalEngine:
         cfg = self.settings.conflicts
         ids = conflicts.candidates(hits, cfg)
         stored = self.stores.records.statements(ranking.flt.tenant, ids) if len(ids) > 1 else {}
+        choice = self.judge()
+        verdicts = self._judged(hits, choice.judge) if choice.judge is not None else {}
+        read = cfg.judge_read if cfg.judge_read is not None else \
+            choice.judge.read if choice.judge is not None else 1.0
         return conflicts.resolve(
-            hits, cfg, claims.lexicon_for(self.settings.update.attribute_words), stored)
+            hits, cfg, claims.lexicon_for(self.settings.update.attribute_words), stored,
+            verdicts, read)
+
+    def judge(self) -> judging.Choice:
+        """The learned judge (``update.judge``) that marks conflicting hits, or why none."""
+        u = self.settings.update
+        return judging.choose(u.judge, u.judge_path, self._embedder().model_id)
+
+    def _judged(self, hits: Sequence[SearchHit], judge: judging.Judge
+                ) -> dict[tuple[str, str], judging.Verdict]:
+        """The judge's verdicts on the (newer, older) pairs of :func:`conflicts.pairs` of
+        statements of knowledge (turns of conversation are talk: their ranking stays
+        theirs) whose cosine reaches ``update.judge_gate``, by their ids."""
+        pairs = [(a, b) for a, b in conflicts.pairs(hits, self.settings.conflicts)
+                 if a.memory.memory_type in judging.JUDGED and b.memory.memory_type in judging.JUDGED]
+        if not pairs:
+            return {}
+        vecs = self.stores.vectors.vectors(sorted({h.memory.memory_id for p in pairs for h in p}))
+        gate = self.settings.update.judge_gate
+        by_new: dict[str, list[SearchHit]] = {}
+        news: dict[str, SearchHit] = {}
+        for new, old in pairs:
+            a, b = vecs.get(new.memory.memory_id), vecs.get(old.memory.memory_id)
+            if a is not None and b is not None and float(a @ b) >= gate:
+                by_new.setdefault(new.memory.memory_id, []).append(old)
+                news[new.memory.memory_id] = new
+        out = {}
+        for nid, olds in by_new.items():
+            verdicts = judge.judge(judging.Side(news[nid].memory.content), vecs[nid],
+                                   [(judging.Side(o.memory.content), vecs[o.memory.memory_id])
+                                    for o in olds])
+            out.update({(nid, o.memory.memory_id): v for o, v in zip(olds, verdicts)})
+        return out
 
     def _time_words(self, query: str, flt: SearchFilter, now: datetime
                     ) -> tuple[str, timewords.TimeWindow | None, SearchFilter]:
@@ -367,6 +404,8 @@ class RetrievalEngine:
                 meta.append("tags: " + ", ".join(m.tags[:6]))
             if cfg.include_related and m.related_memory_ids:
                 meta.append("related: " + ", ".join(m.related_memory_ids[:3]))
+            if h.scores.conflict:  # "likely superseded by <id> (said <date>)", not the why
+                meta.append(h.scores.conflict.split(":", 1)[0])
             text = " ".join(m.content.split())
             line = f"- {text} _({'; '.join(meta)})_"
             cost = estimate_tokens(line) + 1

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..embeddings import Embedder, normalise
 from ..errors import LLMError, UnknownMemoryError, ValidationError, VarvememError
+from ..language.records import other_record
 from ..llm import ChatClient
 from ..model import (
     AddResult,
@@ -42,6 +43,7 @@ from ..stores import Stores, StoreTx
 from ..stores.base import RecordStore, Selection
 from ..text import analyse, extract_keywords, identifiers, index_terms
 from . import claims, outcome, rules, statements
+from . import judge as judging
 from .timeline import snapshot
 
 if TYPE_CHECKING:
@@ -648,7 +650,7 @@ class UpdateEngine:
         if superseded:
             p.steps["supersede"] = "explicit"
         elif rec.memory_type in self.cfg.supersede_types:
-            superseded, p.steps["supersede"] = self._detect_supersede(p, similar)
+            superseded, p.steps["supersede"] = self._detect_supersede(p, similar, accepted)
         # 3. near duplicate of a live memory of the very same scope: merged into or linked to it
         # (Q&A pairs compare their questions: the same question with another answer).
         near = next((r for r, cos in similar if self._near(r, cos, rec)
@@ -772,12 +774,21 @@ class UpdateEngine:
                 p.llm_error = str(exc)
                 log.warning("supersede falls back to the rules: %s", exc)
 
-    def _detect_supersede(self, p: _Prepared, similar: list[tuple[MemoryRecord, float]]
-                          ) -> tuple[dict[str, str], str]:
+    def _detect_supersede(self, p: _Prepared, similar: list[tuple[MemoryRecord, float]],
+                          accepted: Sequence[_Prepared] = ()) -> tuple[dict[str, str], str]:
         if p.llm_verdict is not None:
             return p.llm_verdict, "llm"
         fallback = f"rules (llm failed: {p.llm_error})" if p.llm_error else "rules"
         found, note = self._rules_supersede(p, similar)
+        choice = self.judge()
+        if choice.judge is None:
+            fallback = choice.label() if fallback == "rules" else fallback
+            found = self._other_records(p.record, found)
+        elif p.record.memory_type in _FACT_TYPES and not claims.is_question(self._said(p.record)):
+            found, alone = self._judged(p, similar, found, accepted, choice.judge)
+            if alone:  # the judge retired what no rule found
+                return found, f"judge {choice.judge.version}" if len(alone) == len(found) \
+                    else f"{fallback}, judge {choice.judge.version}"
         if found:
             return found, fallback
         if note:
@@ -786,6 +797,63 @@ class UpdateEngine:
         if not candidates and not p.llm_error:
             return {}, "none"
         return {}, fallback
+
+    def _other_records(self, rec: MemoryRecord, found: Mapping[str, str]) -> dict[str, str]:
+        """``found`` but the memories about another record than ``rec`` (an order, a ticket,
+        a build of another identifier: :func:`.language.records.other_record`)."""
+        if not found:
+            return {}
+        olds = self.stores.records.get_many(rec.scope.tenant, list(found))
+        new = judging.Side(self._said(rec))
+        return {i: why for i, why in found.items() if i not in olds
+                or other_record(new.text, self._said(olds[i]), new.states_change) is None}
+
+    def judge(self) -> judging.Choice:
+        """The learned judge the write path uses (``update.judge``), or why none."""
+        return judging.choose(self.cfg.judge, self.cfg.judge_path, self._embedder().model_id)
+
+    def _judged(self, p: _Prepared, similar: list[tuple[MemoryRecord, float]],
+                found: Mapping[str, str], accepted: Sequence[_Prepared], judge: judging.Judge
+                ) -> tuple[dict[str, str], set[str]]:
+        """What ``p`` supersedes by the learned judge: what the rules ``found`` that the judge
+        gives at least ``judge_confirm``, and each current statement of knowledge older than
+        it among its nearest (at ``judge_gate``) that the judge gives at least its ``write``
+        probability; never one about another record. The judge alone retires no event (they
+        add up), no turn of conversation (talk is not a claim: the read side marks them) and
+        no near duplicate (merged instead), no ledger line by another, and nothing beside
+        what a transition naming its old value finds. Returns what it supersedes, each with why, and
+        the ids no rule found."""
+        rec, cfg = p.record, self.cfg
+        assert p.vector is not None
+        batch = {q.record.memory_id: q for q in accepted}
+        pool = {r.memory_id: r for r, cos in similar if cos >= cfg.judge_gate}
+        pool.update(self._current(dict(found), rec.scope.tenant, batch))
+        cands = [r for r in pool.values() if r.memory_type in _FACT_TYPES
+                 and r.memory_type in cfg.supersede_types and r.created_at <= rec.created_at
+                 and r.memory_id != rec.memory_id]
+        stored = self.stores.vectors.vectors([r.memory_id for r in cands
+                                              if r.memory_id not in batch])
+        vecs = {i: q.vector for i, q in batch.items() if q.vector is not None} | stored
+        cands = [r for r in cands if r.memory_id in vecs]
+        olds = [judging.Side(self._said(r)) for r in cands]
+        verdicts = judge.judge(judging.Side(self._said(rec)), p.vector,
+                               [(o, vecs[r.memory_id]) for o, r in zip(olds, cands)])
+        write = cfg.judge_write if cfg.judge_write is not None else judge.write
+        new = judging.Side(self._said(rec))
+        alone_may = rec.memory_type in judging.JUDGED and not new.names_old_value
+        out: dict[str, str] = {}
+        alone: set[str] = set()
+        for r, old, v in zip(cands, olds, verdicts):
+            rule = found.get(r.memory_id)
+            if v.veto is not None:
+                continue
+            if rule and v.p >= cfg.judge_confirm:
+                out[r.memory_id] = f"{rule} ({v.reason()})"
+            elif v.p >= write and alone_may and r.memory_type in judging.JUDGED \
+                    and not (new.ledger and old.ledger) and not self._near(r, 1.0, rec):
+                out[r.memory_id] = f"updated by a newer statement ({v.reason()})"
+                alone.add(r.memory_id)
+        return out, alone
 
     # -- the offline supersession rules ---------------------------------------------------------
     def _pool(self, p: _Prepared, similar: list[tuple[MemoryRecord, float]],

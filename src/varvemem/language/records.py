@@ -1,0 +1,122 @@
+"""Identifiers of records: "order 5500", "ticket #812", "3号会议室", "build 4412", a UUID.
+
+Two statements about records with different identifiers are about two records ("Order 5500
+was shipped to Berlin", "Order 5501 was shipped to Paris"): neither replaces the other,
+whatever else they share (issue 39, item 4). A record is a noun of :data:`RECORD_NOUNS`
+followed (English) or preceded/followed (Chinese) by a code holding a digit; ``#123`` and
+UUIDs are records of their own kind.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+# One row per noun that names a kind of record, by language; the key groups its forms.
+RECORD_NOUNS: dict[str, dict[str, tuple[str, ...]]] = {
+    "en": {
+        "order": ("order", "orders", "po"),
+        "ticket": ("ticket", "tickets", "case", "incident", "issue", "bug", "jira"),
+        "invoice": ("invoice", "invoices", "bill", "receipt"),
+        "build": ("build", "builds", "job", "pipeline run", "deploy", "deployment"),
+        "change": ("pr", "pull request", "mr", "merge request", "commit", "cr", "change"),
+        "room": ("room", "rooms", "suite", "ward"),
+        "flight": ("flight",),
+        "account": ("account", "acct", "customer", "client", "member", "patient"),
+        "item": ("sku", "item", "part", "batch", "lot", "shipment", "parcel", "package",
+                 "tracking"),
+        "release": ("release", "sprint", "milestone", "rfc"),
+    },
+    "zh": {
+        "order": ("订单", "单号", "采购单"),
+        "ticket": ("工单", "事件", "故障单", "问题单", "案例"),
+        "invoice": ("发票", "账单", "收据"),
+        "build": ("构建", "流水线", "任务", "作业", "部署"),
+        "room": ("会议室", "房间", "病房", "诊室"),
+        "flight": ("航班",),
+        "account": ("账户", "账号", "客户", "会员", "患者"),
+        "item": ("批次", "包裹", "运单", "快递", "物料"),
+    },
+}
+
+_CODE = r"#?[A-Za-z]{0,4}[-_]?\d[A-Za-z0-9-]*"  # holds a digit: 5500, A-1021, INC0042, #812
+_UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
+_HASH = re.compile(r"(?<![\w&])#(\d+)\b")
+
+
+def _alternation(words: tuple[str, ...]) -> str:
+    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+
+
+_EN = tuple((kind, re.compile(rf"(?<![\w-])(?:{_alternation(words)})\b\s*(?:no\.?|number|#|:)?\s*({_CODE})",
+                              re.I))
+            for kind, words in RECORD_NOUNS["en"].items())
+_ZH = tuple((kind, re.compile(rf"(?:{_alternation(words)})\s*(?:号|#|:|：)?\s*({_CODE})"
+                              rf"|({_CODE})\s*号?(?:{_alternation(words)})"))
+            for kind, words in RECORD_NOUNS["zh"].items())
+
+
+@lru_cache(maxsize=16_384)
+def record_ids(text: str) -> frozenset[tuple[str, str]]:
+    """The (kind, identifier) pairs ``text`` names, identifiers lower-cased without ``#``."""
+    t = unicodedata.normalize("NFKC", text)
+    found: set[tuple[str, str]] = set()
+    for kind, pattern in (*_EN, *_ZH):
+        for m in pattern.finditer(t):
+            code = next(g for g in m.groups() if g)
+            found.add((kind, code.lstrip("#-").lower()))
+    found.update(("uuid", m.group().lower()) for m in _UUID.finditer(t))
+    found.update(("#", m.group(1)) for m in _HASH.finditer(t))
+    return frozenset(found)
+
+
+def other_record(new: str, old: str, states_change: bool = False) -> str | None:
+    """Why ``new`` and ``old`` are about different records, or None: a kind of record both
+    name (:func:`record_ids`) or, unless ``new`` states a change ("moved to eu-west-3"), a
+    shape of code both open with (:func:`subject_codes`), with no identifier in common."""
+    pairs = [(record_ids(new), record_ids(old))]
+    if not states_change:
+        pairs.append((subject_codes(new), subject_codes(old)))
+    for a, b in pairs:
+        for kind in sorted({k for k, _ in a} & {k for k, _ in b}):
+            mine = {i for k, i in a if k == kind}
+            theirs = {i for k, i in b if k == kind}
+            if not mine & theirs and not {i for _, i in a} & {i for _, i in b}:
+                return f"another record ({', '.join(sorted(mine))} vs {', '.join(sorted(theirs))})"
+    return None
+
+
+# A code: letters and digits mixed ("INC-0417", "ami-0a71c3", "A301", "v4.18.0") or digit
+# groups joined by a dash ("113-4478"); a plain number is a code only after a record noun.
+_TOKEN = re.compile(r"(?<![\w.:/-])(?=[\w.-]*\d)(?=[\w.-]*[A-Za-z-])[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)*"
+                    r"(?![\w/]|:\S)", re.ASCII)
+# Codes that are measures: times, sizes, rates, ordinals, phone numbers.
+_TIME_LIKE = re.compile(r"^\d+(?:[.:]\d+)*(?:am|pm|h|m|s|ms|k|x|[kmgt]b|[kmgt]bps|%)?$"
+                        r"|^\d+(?:-\d+){2,}$|^\d+(?:st|nd|rd|th)$", re.I)
+SUBJECT_SPAN = 0.4  # a code opening this share of the text names what the text is about
+# A capitalised word and a number ("Locker 3", "Table 12", "Bay 7"): a numbered record,
+# unless the word only leads to the number (a preposition, an article). Lower-case words
+# before a number are mostly verbs of a count ("have 5", "run 3"): values, not records.
+_NUMBERED = re.compile(r"(?<![\w-])([A-Z][A-Za-z]+)\s+#?(\d+)(?![\w.:,/-])", re.ASCII)
+NOT_RECORD_WORDS = frozenset("""
+at on in of to by for from is are was were be been every each until till about around than
+under over per and or the a an with after before since into onto via like as top last next
+first only just about approx nearly almost up down to version v
+""".split())
+
+
+def _shape(code: str) -> str:
+    return re.sub(r"[a-z]+", "a", re.sub(r"\d+", "9", code.lower()))
+
+
+@lru_cache(maxsize=16_384)
+def subject_codes(text: str) -> frozenset[tuple[str, str]]:
+    """The (shape, code) pairs of the codes in the opening :data:`SUBJECT_SPAN` of ``text``."""
+    t = unicodedata.normalize("NFKC", text)
+    cut = int(len(t) * SUBJECT_SPAN)
+    codes = {(_shape(m.group()), m.group().lower()) for m in _TOKEN.finditer(t)
+             if m.start() < cut and not _TIME_LIKE.match(m.group())}
+    codes.update((f"{m.group(1).lower()} 9", m.group(2)) for m in _NUMBERED.finditer(t)
+                 if m.start() < cut and m.group(1).lower() not in NOT_RECORD_WORDS)
+    return frozenset(codes)

