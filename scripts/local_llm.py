@@ -150,13 +150,14 @@ def verify(path: Path, *, quiet: bool = False) -> bool:
 _SERVER = r"""
 import signal, sys, threading, time
 import xllamacpp as xlc
-model, port, threads, ctx, parallel, alias = sys.argv[1:7]
+model, port, threads, ctx, parallel, alias, max_tokens = sys.argv[1:8]
 p = xlc.CommonParams()
 p.model.path = model
 p.hostnames = ["127.0.0.1"]
 p.port = int(port)
 p.n_ctx = int(ctx)
 p.n_parallel = int(parallel)
+p.n_predict = int(max_tokens)  # a request without max_tokens stops there (no runaway)
 p.cpuparams.n_threads = int(threads)
 p.cpuparams_batch.n_threads = int(threads)
 p.model_alias = {alias}  # a set of names
@@ -190,7 +191,7 @@ def _running_pid(venv: Path) -> int | None:
 
 
 def serve(venv: Path, host: str, port: int, threads: int, ctx: int, parallel: int,
-          wait: float) -> int:
+          max_tokens: int, wait: float) -> int:
     if host != LOOPBACK:
         _say(f"refused: the server listens on {LOOPBACK} only, not {host}")
         return 2
@@ -205,7 +206,7 @@ def serve(venv: Path, host: str, port: int, threads: int, ctx: int, parallel: in
     with log.open("wb") as out:
         proc = subprocess.Popen(
             [str(_python(venv)), "-c", _SERVER, str(model), str(port), str(threads), str(ctx),
-             str(parallel), MODEL_ALIAS],
+             str(parallel), MODEL_ALIAS, str(max_tokens)],
             stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True)
     _pid_file(venv).write_text(f"{proc.pid} {port}\n")
@@ -300,6 +301,8 @@ def main(argv: list[str] | None = None) -> int:
     sv.add_argument("--threads", type=int, default=min(2, os.cpu_count() or 1))
     sv.add_argument("--ctx", type=int, default=4096)
     sv.add_argument("--parallel", type=int, default=1)
+    sv.add_argument("--max-tokens", type=int, default=200,
+                    help="the most tokens one answer may have (a small model may loop)")
     sv.add_argument("--wait", type=float, default=180.0, help="seconds to wait for an answer")
     sub.add_parser("stop", help="stop the server this script started")
     sub.add_parser("status", help="is it running and answering")
@@ -310,7 +313,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "verify":
         return 0 if verify(_model_path(venv)) else 1
     if args.cmd == "serve":
-        return serve(venv, args.host, args.port, args.threads, args.ctx, args.parallel, args.wait)
+        return serve(venv, args.host, args.port, args.threads, args.ctx, args.parallel,
+                     args.max_tokens, args.wait)
     if args.cmd == "stop":
         return stop(venv)
     return status(venv)

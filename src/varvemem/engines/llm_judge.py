@@ -36,63 +36,76 @@ VERDICTS: tuple[Verdict, ...] = get_args(Verdict)
 JUDGE_PROMPT = """\
 You compare a NEW statement with OLD statements kept in an assistant's memory. Statements may \
 be in English, in Chinese, or one in each: compare their meanings across languages.
-For each OLD statement first write a short reason, then one label:
-- "update": NEW is about the same thing as OLD (the same person, item, id, place, scope) and \
-gives it another value (time, date, place, person, number, version, tool, rule, setting), \
-corrects it, or says it changed, stopped, was dropped or replaced. OLD is no longer true.
-- "same": NEW states the same fact as OLD with the same value, in other words or in the other \
-language. Same date, same number, same place: "same", not "update".
-- "both": NEW is about a different thing, so both stay true: another person, item, id or \
-number (order, ticket, incident, room, version), another department, environment or scope \
-(staging vs production, weekdays vs weekends), one more item added (also, another, a second \
-one), or only the past or a plan.
-- "unrelated": another topic altogether, or another fact about the same subject.
+For each OLD statement, first name in a few words what OLD is about and what NEW is about: \
+the subject only (which meeting, person's role, order, server, setting...), without its \
+value. The value (a time, date, place, person, number, version, tool) may differ: a new \
+value for the same subject is an update. Then give one label:
+- "update": same subject, and NEW gives it another value, corrects it, or says it changed, \
+stopped, was dropped or replaced. OLD is no longer true.
+- "same": same subject and same value, in other words or in the other language.
+- "both": different subjects, so both stay true: another person, item, id or number (order, \
+ticket, incident, room), another department, environment or scope (staging vs production, \
+weekdays vs weekends); or NEW adds one more (also, a second one); or NEW only tells the past \
+or a plan.
+- "unrelated": another topic altogether.
 Answer with JSON only, one entry per OLD statement, in order:
-{"pairs": [{"old": <index>, "reason": "<at most eight words>", \
+{"pairs": [{"old": <index>, "old_about": "<subject>", "new_about": "<subject>", \
 "label": "<update, same, both or unrelated>"}]}
 
 Examples:
 NEW: Staging DB is on port 5433.
 OLD: 0. The production database listens on 5432.
-{"pairs": [{"old": 0, "reason": "staging vs production: different things", "label": "both"}]}
+{"pairs": [{"old": 0, "old_about": "production DB port", "new_about": "staging DB port", \
+"label": "both"}]}
 NEW: Dentist: Friday 3pm.
 OLD: 0. My dentist appointment is Thursday at 10.
-{"pairs": [{"old": 0, "reason": "same appointment, new time", "label": "update"}]}
+{"pairs": [{"old": 0, "old_about": "dentist appointment", "new_about": "dentist appointment", \
+"label": "update"}]}
 NEW: The office wifi password is still orange42.
 OLD: 0. Wifi password: orange42
-{"pairs": [{"old": 0, "reason": "same password said again", "label": "same"}]}
+{"pairs": [{"old": 0, "old_about": "wifi password", "new_about": "wifi password", \
+"label": "same"}]}
 NEW: 我女儿对花生过敏
 OLD: 0. 我儿子对鸡蛋过敏
 1. 女儿花生过敏，要注意
-{"pairs": [{"old": 0, "reason": "daughter vs son: different people", "label": "both"}, \
-{"old": 1, "reason": "same allergy said again", "label": "same"}]}
+{"pairs": [{"old": 0, "old_about": "son's allergy", "new_about": "daughter's allergy", \
+"label": "both"}, {"old": 1, "old_about": "daughter's allergy", \
+"new_about": "daughter's allergy", "label": "same"}]}
 NEW: 周会改到周三下午两点了
 OLD: 0. Weekly sync is Tuesdays 2pm.
-{"pairs": [{"old": 0, "reason": "same meeting, moved to Wednesday", "label": "update"}]}
+{"pairs": [{"old": 0, "old_about": "weekly meeting time", "new_about": "weekly meeting time", \
+"label": "update"}]}
 NEW: Ticket 4411 is waiting on the customer.
 OLD: 0. Ticket 4410 is waiting on the customer.
-{"pairs": [{"old": 0, "reason": "4411 vs 4410: different tickets", "label": "both"}]}
-NEW: Jenkins admin: Ravi
+{"pairs": [{"old": 0, "old_about": "ticket 4410 status", "new_about": "ticket 4411 status", \
+"label": "both"}]}
+NEW: Jenkins 管理员：Ravi
 OLD: 0. Our Jenkins admin is Olga.
-{"pairs": [{"old": 0, "reason": "same role, admin now Ravi", "label": "update"}]}
+{"pairs": [{"old": 0, "old_about": "Jenkins admin", "new_about": "Jenkins admin", \
+"label": "update"}]}
 NEW: Acme Corp is sending two people to visit on Monday.
 OLD: 0. Acme Corp pays invoices by wire transfer.
-{"pairs": [{"old": 0, "reason": "another fact about Acme", "label": "unrelated"}]}
+{"pairs": [{"old": 0, "old_about": "Acme payment method", "new_about": "Acme visit", \
+"label": "unrelated"}]}
 NEW: Back in 2022 we used Redis 6.
 OLD: 0. We run Redis 7.2.
-{"pairs": [{"old": 0, "reason": "the past, not now", "label": "both"}]}
+{"pairs": [{"old": 0, "old_about": "Redis version now", "new_about": "Redis version in 2022", \
+"label": "both"}]}
 NEW: We dropped Jenkins, everything builds on GitHub Actions.
 OLD: 0. CI runs on Jenkins.
-{"pairs": [{"old": 0, "reason": "same CI, Jenkins replaced", "label": "update"}]}
-NEW: 我的邮箱也可以用 lin@corp.cn
-OLD: 0. My email is lin@home.net
-{"pairs": [{"old": 0, "reason": "a second email added", "label": "both"}]}
+{"pairs": [{"old": 0, "old_about": "CI tool", "new_about": "CI tool", "label": "update"}]}
+NEW: I also added my sister as an emergency contact.
+OLD: 0. 我的紧急联系人是 Kevin
+{"pairs": [{"old": 0, "old_about": "emergency contact", "new_about": "one more emergency contact", \
+"label": "both"}]}
 NEW: Open house is on 3/14.
 OLD: 0. 开放日是3月14号
-{"pairs": [{"old": 0, "reason": "same date said again", "label": "same"}]}
+{"pairs": [{"old": 0, "old_about": "open house date", "new_about": "open house date", \
+"label": "same"}]}
 NEW: Sorry, Maria's flight lands at 18:40, not 16:40.
 OLD: 0. Maria lands at 16:40.
-{"pairs": [{"old": 0, "reason": "same flight, corrected time", "label": "update"}]}"""
+{"pairs": [{"old": 0, "old_about": "Maria's landing time", "new_about": "Maria's landing time", \
+"label": "update"}]}"""
 
 _SUFFIX = "\nAnswer with one JSON object only."
 
@@ -205,7 +218,7 @@ def _from_json(value: Any, n: int) -> list[PairJudgement] | None:
         if isinstance(item, str):  # ["update", "both"]
             entries.append((pos, _fold(item), ""))
         elif isinstance(item, dict):
-            reason = " ".join(str(item.get("reason") or item.get("why") or "").split())
+            reason = _reason(item)
             entries.append((_index(item, pos), _verdict(item), reason))
         else:
             return None
@@ -220,6 +233,14 @@ def _from_json(value: Any, n: int) -> list[PairJudgement] | None:
     if len(got) != n:
         return None
     return [got[i] for i in range(n)]
+
+
+def _reason(item: dict[str, Any]) -> str:
+    """The model's ``reason``, else what it named OLD and NEW to be about."""
+    text = str(item.get("reason") or item.get("why") or "")
+    if not text and (item.get("old_about") or item.get("new_about")):
+        text = f"OLD: {item.get('old_about') or '?'}; NEW: {item.get('new_about') or '?'}"
+    return " ".join(text.split())
 
 
 def _verdict(item: dict[str, Any]) -> Verdict | None:
