@@ -73,6 +73,8 @@ def pytest_configure(config: pytest.Config) -> None:
     os.chmod(log, 0o666)  # a child that drops privileges (tests/engines/test_durability.py)
     os.environ[offline_guard.LOG_ENV] = log
     config.stash[_LOG_KEY] = log
+    # Read before it is cleared: the model the `llm_local` tests talk to (never another test).
+    config.stash[LLM_LOCAL_URL] = os.environ.get("VARVEMEM_LLM_URL", "").strip()
     _clear_project_env()  # the session's fixtures too (module- and session-scoped ones)
 
 
@@ -84,6 +86,21 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 _LOG_KEY = pytest.StashKey[str]()
+LLM_LOCAL_URL = pytest.StashKey[str]()
+
+
+@pytest.fixture(scope="session")
+def llm_local_url(request: pytest.FixtureRequest) -> str:
+    """VARVEMEM_LLM_URL as the session started (the project's variables are cleared for every
+    test), for the tests marked ``llm_local`` only, which run when asked (``pytest -m
+    llm_local``): without it they fail, saying how to serve a model."""
+    url = request.config.stash.get(LLM_LOCAL_URL, "")
+    if not url:
+        pytest.fail("the llm_local tests need VARVEMEM_LLM_URL, an OpenAI-compatible endpoint "
+                    "on loopback: python3 scripts/local_llm.py setup && python3 "
+                    "scripts/local_llm.py serve --port 8181, then VARVEMEM_LLM_URL="
+                    "http://127.0.0.1:8181/v1", pytrace=False)
+    return url
 
 
 class NetworkRefusals:
