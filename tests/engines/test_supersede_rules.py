@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from tests._llm import ChatServer, importance, supersede_none
+from tests._llm import ChatServer, importance, llm_alone, supersede_none
 from tests.conftest import Clock
 
 from varvemem import Memory
@@ -278,7 +278,8 @@ def test_read_time_conflicts_serve_the_newer_value_first(make_memory: Callable[.
 def test_with_an_llm_the_rules_find_the_candidates_and_the_llm_judges(home, embedder,
                                                                       clock: Clock) -> None:
     server = ChatServer(score=importance(0.66), supersede=supersede_none)
-    with Memory(home=home, embedder=embedder, clock=clock, llm=server.client()) as mem:
+    with Memory(settings=llm_alone(home), embedder=embedder, clock=clock,
+                llm=server.client()) as mem:
         a = mem.add("Image builds run on builder-a", type="knowledge")
         clock.advance(hours=1)
         b = mem.add("We moved image builds from builder-a to builder-c", type="knowledge")

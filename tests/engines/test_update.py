@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
-from tests._llm import Call, ChatServer, importance, status, supersede_none, supersede_the
+from tests._llm import Call, ChatServer, importance, llm_alone, status, supersede_none, supersede_the
 from tests.conftest import Clock, stores_of
 
 from varvemem import Memory, MemoryType, NotFoundError, Settings, Tier, ValidationError
@@ -243,7 +243,8 @@ def test_llm_path_for_classify_score_and_supersede(home, embedder, clock, wrap: 
         wrap=wrap, before=no_lock_held, classify=classify,
         score=lambda call: {"importance": scores[call.fields["content"]]},
         supersede=supersede_the("eks-stg-2", "newer cluster"))
-    with Memory(home=home, embedder=embedder, clock=clock, llm=server.client()) as mem:
+    with Memory(settings=llm_alone(home), embedder=embedder, clock=clock,
+                llm=server.client()) as mem:
         opened.append(mem)
         a = mem.add(old_fact, type="knowledge")
         n = mem.add(neighbour, type="knowledge")
@@ -273,7 +274,8 @@ def test_llm_path_for_classify_score_and_supersede(home, embedder, clock, wrap: 
 def test_the_llm_superseding_nothing_keeps_the_old_fact_even_with_an_update_cue(
         home, embedder, clock) -> None:
     server = ChatServer(score=importance(0.77), supersede=supersede_none)
-    with Memory(home=home, embedder=embedder, clock=clock, llm=server.client()) as mem:
+    with Memory(settings=llm_alone(home), embedder=embedder, clock=clock,
+                llm=server.client()) as mem:
         a = mem.add("Staging runs on cluster eks-stg-2", type="knowledge")
         b = mem.add("Staging now runs on cluster eks-stg-3", type="knowledge")  # rules would
         assert b.steps["supersede"] == "llm" and b.superseded == []
@@ -291,7 +293,8 @@ def test_the_llm_superseding_nothing_keeps_the_old_fact_even_with_an_update_cue(
 def test_llm_failure_falls_back_to_rules_and_says_so(home, embedder, clock, failure,
                                                      cause: str) -> None:
     server = ChatServer(classify=failure, score=failure, supersede=failure)
-    with Memory(home=home, embedder=embedder, clock=clock, llm=server.client()) as mem:
+    with Memory(settings=llm_alone(home), embedder=embedder, clock=clock,
+                llm=server.client()) as mem:
         res = mem.add("the payment pipeline failed again")
         assert res.steps["classify"].startswith("rules (llm failed") and cause in \
             res.steps["classify"]
@@ -316,7 +319,8 @@ def test_llm_failure_falls_back_to_rules_and_says_so(home, embedder, clock, fail
 def test_an_llm_score_out_of_range_or_missing_falls_back(home, embedder, clock, reply,
                                                          problem: str) -> None:
     server = ChatServer(score=lambda call: reply)
-    with Memory(home=home, embedder=embedder, clock=clock, llm=server.client()) as mem:
+    with Memory(settings=llm_alone(home), embedder=embedder, clock=clock,
+                llm=server.client()) as mem:
         res = mem.add("Remember: the staging cluster is eks-stg-2", type="event")
         assert res.steps["score"].startswith("rules (remember); llm failed") and problem in \
             res.steps["score"]
@@ -327,7 +331,8 @@ def test_an_llm_supersede_index_outside_the_candidates_supersedes_nothing(
         home, embedder, clock) -> None:
     server = ChatServer(score=importance(0.66),
                         supersede=lambda call: {"superseded": [len(call.fields["old"]), -1]})
-    with Memory(home=home, embedder=embedder, clock=clock, llm=server.client()) as mem:
+    with Memory(settings=llm_alone(home), embedder=embedder, clock=clock,
+                llm=server.client()) as mem:
         a = mem.add("Staging runs on cluster eks-stg-2", type="knowledge")
         b = mem.add("Staging now runs on cluster eks-stg-3", type="knowledge")
         assert b.steps["supersede"] == "llm" and b.superseded == []

@@ -68,6 +68,9 @@ def main() -> None:
     ap.add_argument("--write-rate", type=float, default=0.015)
     ap.add_argument("--read-rate", type=float, default=0.15)
     ap.add_argument("--seed", type=int, default=39)
+    ap.add_argument("--drop", default="",
+                    help="feature groups fitted as zeros, for an ablation: any of cosine, "
+                         "product, distance, structure, new, old (comma-separated)")
     ap.add_argument("--splits", default="train,dev",
                     help="the splits whose writers it learns from (train alone to tune on dev)")
     args = ap.parse_args()
@@ -83,6 +86,15 @@ def main() -> None:
     rows = pairs(cases, args.negatives, args.seed)
     x = np.stack([judge.features(sides[i][0], sides[j][1], new_v[i], old_v[j])
                   for i, j, _ in rows])
+    names = judge.feature_names(new_v.shape[1])
+    structure = {name for name, _ in judge.STRUCTURE}
+    for group in filter(None, args.drop.split(",")):
+        cols = [i for i, n in enumerate(names)
+                if (n in structure if group == "structure" else
+                    n == group or (n.startswith(f"{group}_") and n[len(group) + 1:].isdigit()))]
+        if not cols:
+            raise SystemExit(f"--drop: no feature group {group!r}")
+        x[:, cols] = 0.0
     y = np.array([label for _, _, label in rows])
     writer = np.array([cases[i].writer for i, _, _ in rows])
     real = np.array([i == j for i, j, _ in rows])
@@ -101,7 +113,7 @@ def main() -> None:
     report = {
         "writers": writers, "pairs": len(rows), "updates": int(ups.sum()),
         "kept_pairs": int(kept.sum()), "other_case_pairs": int((~real).sum()),
-        "c": args.c, "seed": args.seed, "negatives": args.negatives,
+        "c": args.c, "seed": args.seed, "negatives": args.negatives, "dropped": args.drop,
         "out_of_writer": {
             "auc": round(float(roc_auc_score(y[real], oof[real])), 4),
             "write": write, "read": read,

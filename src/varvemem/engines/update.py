@@ -42,7 +42,7 @@ from ..settings import Settings
 from ..stores import Stores, StoreTx
 from ..stores.base import RecordStore, Selection
 from ..text import analyse, extract_keywords, identifiers, index_terms
-from . import claims, outcome, rules, statements
+from . import claims, llm_judge, outcome, rules, statements
 from . import judge as judging
 from .timeline import snapshot
 
@@ -256,6 +256,7 @@ class _Prepared:
     neighbours: list[tuple[str, float]] = field(default_factory=list)  # in the index
     llm_verdict: dict[str, str] | None = None  # memories the LLM says this one supersedes
     llm_error: str = ""
+    llm_asked: int | None = None  # pairs the judge left to the LLM (None: the LLM alone)
     result: AddResult | None = None
     merge: bool = True
     statement: bytes | None = None  # stored with the record (see _statement), when parsed early
@@ -756,10 +757,14 @@ class UpdateEngine:
         memories associated with the draft; the transaction re-checks they are still current."""
         if not self._llm_for("supersede"):
             return
+        choice = self.judge()
         for p in batch:
             if p.record.memory_type not in self.cfg.supersede_types or p.draft.supersedes:
                 continue
             similar = self._similar(p, [])
+            if choice.judge is not None:
+                self._ask_llm_when_unsure(p, similar, choice.judge)
+                continue
             candidates = self._supersede_candidates(p.record, similar,
                                                     self.cfg.associate_threshold)
             found, _ = self._rules_supersede(p, similar)  # the rules find candidates too
@@ -774,8 +779,41 @@ class UpdateEngine:
                 p.llm_error = str(exc)
                 log.warning("supersede falls back to the rules: %s", exc)
 
+    def _ask_llm_when_unsure(self, p: _Prepared, similar: list[tuple[MemoryRecord, float]],
+                             judge: judging.Judge) -> None:
+        """The judge's decision on ``p``, with the LLM deciding the pairs the judge finds
+        ambiguous: at least ``judge_llm_from`` and under its ``write`` probability, no rule
+        finding, no other record (:mod:`.llm_judge`, one request). On an LLM failure the
+        judge's decision stands (``p.llm_error`` says so)."""
+        text = self._said(p.record)
+        if p.record.memory_type not in _FACT_TYPES or claims.is_question(text):
+            return
+        found, _ = self._rules_supersede(p, similar)
+        decided, _, verdicts = self._judged(p, similar, found, [], judge)
+        write = self.cfg.judge_write if self.cfg.judge_write is not None else judge.write
+        unsure = [(r, v) for r, v in verdicts if r.memory_id not in decided and v.veto is None
+                  and r.memory_id not in found and self.cfg.judge_llm_from <= v.p < write]
+        if unsure:
+            assert self.llm is not None
+            try:
+                said = llm_judge.judge_pairs(self.llm, text, [self._said(r) for r, _ in unsure])
+            except LLMError as exc:
+                p.llm_error = str(exc)
+                log.warning("supersede: the judge decides alone: %s", exc)
+            else:
+                decided.update({r.memory_id: f"llm: {j.reason or j.verdict} ({v.reason()})"
+                                for (r, v), j in zip(unsure, said) if j.updates})
+        p.llm_verdict = decided
+        p.llm_asked = len(unsure)
+
     def _detect_supersede(self, p: _Prepared, similar: list[tuple[MemoryRecord, float]],
                           accepted: Sequence[_Prepared] = ()) -> tuple[dict[str, str], str]:
+        if p.llm_verdict is not None and p.llm_asked is not None:  # the judge, then the LLM
+            choice = self.judge()
+            version = choice.judge.version if choice.judge else ""
+            why = f" (llm failed: {p.llm_error})" if p.llm_error else \
+                f", llm on {p.llm_asked} unsure" if p.llm_asked else ""
+            return p.llm_verdict, f"judge {version}{why}"
         if p.llm_verdict is not None:
             return p.llm_verdict, "llm"
         fallback = f"rules (llm failed: {p.llm_error})" if p.llm_error else "rules"
@@ -785,7 +823,7 @@ class UpdateEngine:
             fallback = choice.label() if fallback == "rules" else fallback
             found = self._other_records(p.record, found)
         elif p.record.memory_type in _FACT_TYPES and not claims.is_question(self._said(p.record)):
-            found, alone = self._judged(p, similar, found, accepted, choice.judge)
+            found, alone, _ = self._judged(p, similar, found, accepted, choice.judge)
             if alone:  # the judge retired what no rule found
                 return found, f"judge {choice.judge.version}" if len(alone) == len(found) \
                     else f"{fallback}, judge {choice.judge.version}"
@@ -814,15 +852,16 @@ class UpdateEngine:
 
     def _judged(self, p: _Prepared, similar: list[tuple[MemoryRecord, float]],
                 found: Mapping[str, str], accepted: Sequence[_Prepared], judge: judging.Judge
-                ) -> tuple[dict[str, str], set[str]]:
+                ) -> tuple[dict[str, str], set[str],
+                           list[tuple[MemoryRecord, judging.Verdict]]]:
         """What ``p`` supersedes by the learned judge: what the rules ``found`` that the judge
         gives at least ``judge_confirm``, and each current statement of knowledge older than
         it among its nearest (at ``judge_gate``) that the judge gives at least its ``write``
         probability; never one about another record. The judge alone retires no event (they
         add up), no turn of conversation (talk is not a claim: the read side marks them) and
         no near duplicate (merged instead), no ledger line by another, and nothing beside
-        what a transition naming its old value finds. Returns what it supersedes, each with why, and
-        the ids no rule found."""
+        what a transition naming its old value finds. Returns what it supersedes, each with why,
+        the ids no rule found, and each candidate's verdict."""
         rec, cfg = p.record, self.cfg
         assert p.vector is not None
         batch = {q.record.memory_id: q for q in accepted}
@@ -853,7 +892,7 @@ class UpdateEngine:
                     and not (new.ledger and old.ledger) and not self._near(r, 1.0, rec):
                 out[r.memory_id] = f"updated by a newer statement ({v.reason()})"
                 alone.add(r.memory_id)
-        return out, alone
+        return out, alone, list(zip(cands, verdicts))
 
     # -- the offline supersession rules ---------------------------------------------------------
     def _pool(self, p: _Prepared, similar: list[tuple[MemoryRecord, float]],
