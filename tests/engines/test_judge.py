@@ -217,3 +217,18 @@ def test_when_the_llm_fails_the_judge_decides_and_says_so(home: Path, embedder, 
         b = mem.add("Since the storage migration the nightly export kicks off at 04:30")
         assert b.superseded == [] and mem.get(a.memory_id).valid_to is None
         assert b.steps["supersede"].startswith(f"judge {mem.stats()['judge'][6:]} (llm failed")
+
+
+def test_a_pair_the_judge_leans_to_has_the_newer_first_unmarked(
+        make_memory, tmp_path: Path, clock: Clock) -> None:
+    mem = make_memory()
+    # Under the read threshold, over conflicts.judge_order: reordered, not marked.
+    path = fake_judge(tmp_path, mem.embedder().model_id, 0.4, write=1.0, read=0.9)
+    mem = make_memory(update={"judge_path": str(path), "supersede_rules": []})
+    a = mem.add("The weekly backup job runs every Sunday at 01:00")
+    clock.advance(days=20)
+    b = mem.add("backups got moved to Saturday nights at 23:30 after the NAS upgrade")
+    hits = mem.search("When does the weekly backup run?", top_k=3)
+    ids = [h.memory.memory_id for h in hits]
+    assert ids.index(b.memory_id) < ids.index(a.memory_id)
+    assert all(h.scores.conflict is None for h in hits)

@@ -42,6 +42,7 @@ def pairs(hits: Sequence[SearchHit], cfg: ConflictSettings) -> list[tuple[Search
     :func:`resolve` may find in conflict: of one tenant and user, not written at once."""
     window = [h for h in hits[: cfg.window] if _fact(h)] if cfg.enabled else []
     out = []
+    behind: set[str] = set()  # hits that go after a newer one they tie with
     for i, a in enumerate(window):
         for b in window[i + 1:]:
             if a.memory.scope.tenant != b.memory.scope.tenant \
@@ -73,6 +74,7 @@ def resolve(hits: Sequence[SearchHit], cfg: ConflictSettings,
             for h in out[: cfg.window] if _fact(h)}
     window = [h for h in out[: cfg.window]
               if h.memory.memory_id in said and not said[h.memory.memory_id].question]
+    behind: set[str] = set()  # hits that go after a newer one they tie with
     for i, a in enumerate(window):
         for b in window[i + 1:]:
             if a.memory.scope.tenant != b.memory.scope.tenant \
@@ -96,6 +98,7 @@ def resolve(hits: Sequence[SearchHit], cfg: ConflictSettings,
                     why = f"judged an update ({verdict.reason()})"
                 elif why is None and verdict.p >= cfg.judge_order:
                     old.score = min(old.score, new.score)  # the newer first, unmarked
+                    behind.add(old.memory.memory_id)
             if why is None:
                 continue
             said_on = new.memory.created_at.date().isoformat()
@@ -103,6 +106,7 @@ def resolve(hits: Sequence[SearchHit], cfg: ConflictSettings,
                                   f"(said {said_on}): {why}"
             # The older ranks no higher than the newer: it goes right after it.
             old.score = min(old.score, new.score)
-    # Stable: ties keep their order, a marked hit after the one that outranks it.
-    out.sort(key=lambda h: (-h.score, h.scores.conflict is not None))
+            behind.add(old.memory.memory_id)
+    # Stable: ties keep their order, a hit put behind after the one that outranks it.
+    out.sort(key=lambda h: (-h.score, h.memory.memory_id in behind))
     return out
