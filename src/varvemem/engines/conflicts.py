@@ -42,7 +42,6 @@ def pairs(hits: Sequence[SearchHit], cfg: ConflictSettings) -> list[tuple[Search
     :func:`resolve` may find in conflict: of one tenant and user, not written at once."""
     window = [h for h in hits[: cfg.window] if _fact(h)] if cfg.enabled else []
     out = []
-    behind: set[str] = set()  # hits that go after a newer one they tie with
     for i, a in enumerate(window):
         for b in window[i + 1:]:
             if a.memory.scope.tenant != b.memory.scope.tenant \
