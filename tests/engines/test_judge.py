@@ -232,3 +232,32 @@ def test_a_pair_the_judge_leans_to_has_the_newer_first_unmarked(
     ids = [h.memory.memory_id for h in hits]
     assert ids.index(b.memory_id) < ids.index(a.memory_id)
     assert all(h.scores.conflict is None for h in hits)
+
+
+def test_the_judges_sum_is_its_features_times_its_weights(embedder) -> None:
+    """``Judge.judge`` sums the weights part by part; it equals the feature rows' product."""
+    fitted = judge.choose("learned", None, embedder.model_id).judge
+    assert fitted is not None
+    texts = ["The standup is at 9:30", "Standup's 10:15 now", "日志保留 14 天", "订单 5501 发往巴黎"]
+    vecs = embedder.embed_documents(texts)
+    new, u = judge.Side(texts[1]), vecs[1]
+    olds = [(judge.Side(t), v) for t, v in zip(texts, vecs)]
+    rows = np.stack([judge.features(new, o, u, v) for o, v in olds])
+    want = 1 / (1 + np.exp(-(rows @ fitted.coef + fitted.intercept)))
+    got = [v.p for v in fitted.judge(new, u, olds)]
+    assert np.allclose(got, want, atol=1e-5)
+
+
+def test_a_pair_kept_under_the_floor_by_its_vectors_is_bounded_not_parsed(embedder) -> None:
+    fitted = judge.choose("learned", None, embedder.model_id).judge
+    assert fitted is not None
+    texts = ["The standup is at 9:30", "Standup's 10:15 now", "日志保留 14 天", "我的猫叫咪咪",
+             "Order 5501 ships Friday"]
+    vecs = embedder.embed_documents(texts)
+    new, u = judge.Side(texts[1]), vecs[1]
+    olds = [(judge.Side(t), v) for t, v in zip(texts, vecs)]
+    exact = [v.p for v in fitted.judge(new, u, olds)]
+    for floor in (0.2, 0.5, 0.9):
+        for p, got in zip(exact, fitted.judge(new, u, olds, floor)):
+            # At the floor or above: the value itself; under it: a bound under the floor.
+            assert got.p == pytest.approx(p, abs=1e-6) if p >= floor else p <= got.p < floor

@@ -61,7 +61,7 @@ class Side:
 
     @cached_property
     def terms(self) -> frozenset[str]:
-        return frozenset(index_terms(self.text))
+        return _terms(self.text)
 
     @cached_property
     def lowered(self) -> str:
@@ -105,6 +105,11 @@ class Side:
         return self.cue or self.transition or self.negation
 
 
+@lru_cache(maxsize=16_384)  # an old statement is a candidate of many adds
+def _terms(text: str) -> frozenset[str]:
+    return frozenset(index_terms(text))
+
+
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b) if a | b else 0.0
 
@@ -130,8 +135,11 @@ STRUCTURE: tuple[tuple[str, Callable[[Side, Side], float]], ...] = (
     ("new_negates", lambda n, o: float(n.negation)),
     ("old_negated", lambda n, o: float(o.negated)),
     ("new_negated", lambda n, o: float(n.negated)),
-    ("length_ratio", lambda n, o: math.log1p(len(n.text)) - math.log1p(len(o.text))),
+    ("length_ratio", lambda n, o: max(-3.0, min(3.0, math.log1p(len(n.text))
+                                                 - math.log1p(len(o.text))))),
 )
+# Each signal's range (default 0 to 1): what bounds the structure's share of a judgement.
+BOUNDS: dict[str, tuple[float, float]] = {"length_ratio": (-3.0, 3.0)}
 
 
 def feature_names(dim: int) -> list[str]:
@@ -180,17 +188,45 @@ class Judge:
         """The digest of its file (:func:`file_version`): recorded with each decision."""
         return self.digest or file_version(self.dump())
 
-    def judge(self, new: Side, u: np.ndarray, olds: Sequence[tuple[Side, np.ndarray]]
-              ) -> list[Verdict]:
-        """One verdict per old statement (with its vector) against ``new`` (with ``u``)."""
+    def judge(self, new: Side, u: np.ndarray, olds: Sequence[tuple[Side, np.ndarray]],
+              floor: float = 0.0) -> list[Verdict]:
+        """One verdict per old statement (with its vector) against ``new`` (with ``u``).
+        A pair whose vectors alone keep it under ``floor`` whatever its structure says is
+        not parsed: its ``p`` is then that bound (under ``floor``), not its value."""
         if not olds:
             return []
         import numpy as np
 
-        x = np.stack([features(new, o, u, v) for o, v in olds])
-        p = 1.0 / (1.0 + np.exp(-(x @ self.coef + self.intercept)))
+        # :func:`features` times the weights, without building its rows: per part of the
+        # row, one product with the stacked vectors (the same sum, a fifth of the time).
+        w = self._parts
+        vs = np.stack([v for _, v in olds]).astype(np.float32)
+        logit = (w["cosine"] * (vs @ u) + vs @ (u * w["product"]) + np.abs(vs - u) @ w["distance"]
+                 + float(u @ w["new"]) + vs @ w["old"] + self.intercept)
+        bound = logit + w["structure_max"]
+        wanted = bound >= (math.log(floor / (1 - floor)) if 0 < floor < 1 else
+                           -math.inf if floor <= 0 else math.inf)
+        logit = np.where(wanted, logit, bound)
+        rows = [i for i, keep in enumerate(wanted) if keep]
+        if rows:
+            structure = np.array([[f(new, olds[i][0]) for _, f in STRUCTURE] for i in rows],
+                                 dtype=np.float32)
+            logit[rows] += structure @ w["structure"]
+        p = 1.0 / (1.0 + np.exp(-logit))
         return [Verdict(float(pi), other_record(new.text, o.text, new.states_change), self.version)
                 for pi, (o, _) in zip(p, olds)]
+
+    @cached_property
+    def _parts(self) -> dict[str, Any]:
+        """The weights cut into :func:`features`' parts."""
+        dim = (self.coef.size - len(STRUCTURE) - 1) // 4
+        c, n = self.coef, len(STRUCTURE)
+        structure = c[1 + 2 * dim:1 + 2 * dim + n]
+        top = sum(max(wi * lo, wi * hi) for wi, (lo, hi) in zip(
+            structure.tolist(), (BOUNDS.get(name, (0.0, 1.0)) for name, _ in STRUCTURE)))
+        return {"cosine": float(c[0]), "product": c[1:1 + dim], "distance": c[1 + dim:1 + 2 * dim],
+                "structure": structure, "structure_max": top,
+                "new": c[1 + 2 * dim + n:1 + 3 * dim + n], "old": c[1 + 3 * dim + n:]}
 
     def dump(self) -> bytes:
         """The judge as a file (:func:`load` reads it back)."""

@@ -307,7 +307,7 @@ class RetrievalEngine:
         for nid, olds in by_new.items():
             verdicts = judge.judge(judging.Side(news[nid].memory.content), vecs[nid],
                                    [(judging.Side(o.memory.content), vecs[o.memory.memory_id])
-                                    for o in olds])
+                                    for o in olds], floor=self.settings.conflicts.judge_order)
             out.update({(nid, o.memory.memory_id): v for o, v in zip(olds, verdicts)})
         return out
 

@@ -875,9 +875,12 @@ class UpdateEngine:
         vecs = {i: q.vector for i, q in batch.items() if q.vector is not None} | stored
         cands = [r for r in cands if r.memory_id in vecs]
         olds = [judging.Side(self._said(r)) for r in cands]
-        verdicts = judge.judge(judging.Side(self._said(rec)), p.vector,
-                               [(o, vecs[r.memory_id]) for o, r in zip(olds, cands)])
         write = cfg.judge_write if cfg.judge_write is not None else judge.write
+        # Nothing under this is acted on: a rule's finding, or a pair the LLM is asked about.
+        floor = min(write, cfg.judge_confirm if found else 1.0,
+                    cfg.judge_llm_from if self._llm_for("supersede") else 1.0)
+        verdicts = judge.judge(judging.Side(self._said(rec)), p.vector,
+                               [(o, vecs[r.memory_id]) for o, r in zip(olds, cands)], floor)
         new = judging.Side(self._said(rec))
         alone_may = rec.memory_type in judging.JUDGED and not new.names_old_value
         out: dict[str, str] = {}

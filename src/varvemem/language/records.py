@@ -71,6 +71,7 @@ def record_ids(text: str) -> frozenset[tuple[str, str]]:
     return frozenset(found)
 
 
+@lru_cache(maxsize=16_384)  # the judge asks once for its feature and once for its veto
 def other_record(new: str, old: str, states_change: bool = False) -> str | None:
     """Why ``new`` and ``old`` are about different records, or None: a kind of record both
     name (:func:`record_ids`) or, unless ``new`` states a change ("moved to eu-west-3"), a
