@@ -469,12 +469,14 @@ class ConflictSettings(_Section):
     ``subject_overlap``: as ``update.claim_*``, for this check (the attribute words are
     ``update.attribute_words``). With the learned judge (``update.judge``), a pair it gives
     at least its calibrated ``read`` probability (``judge_read`` overrides it) is marked the
-    same way, and one it gives at least ``judge_order`` has the newer first, unmarked."""
+    same way, and one it gives at least ``judge_order`` has the newer first, unmarked; it
+    reads the pairs among the first ``judge_window`` hits (each pair costs a parse)."""
 
     enabled: bool = True
     window: int = Field(20, ge=2, le=1000)
     judge_read: float | None = Field(None, ge=0.0, le=1.0)
     judge_order: float = Field(0.2, ge=0.0, le=1.0)
+    judge_window: int = Field(5, ge=2, le=1000)
     frame_overlap: float = Field(0.8, ge=0.0, le=1.0)
     min_words: int = Field(2, ge=0, le=100)
     subject_span: float = Field(0.5, ge=0.0, le=1.0)

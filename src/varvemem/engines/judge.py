@@ -192,7 +192,8 @@ class Judge:
               floor: float = 0.0) -> list[Verdict]:
         """One verdict per old statement (with its vector) against ``new`` (with ``u``).
         A pair whose vectors alone keep it under ``floor`` whatever its structure says is
-        not parsed: its ``p`` is then that bound (under ``floor``), not its value."""
+        not parsed: its ``p`` is then that bound (under ``floor``), not its value, and its
+        ``veto`` is not looked for."""
         if not olds:
             return []
         import numpy as np
@@ -213,8 +214,10 @@ class Judge:
                                  dtype=np.float32)
             logit[rows] += structure @ w["structure"]
         p = 1.0 / (1.0 + np.exp(-logit))
-        return [Verdict(float(pi), other_record(new.text, o.text, new.states_change), self.version)
-                for pi, (o, _) in zip(p, olds)]
+        # The veto parses the new statement for a change: asked only where it may matter.
+        return [Verdict(float(pi), other_record(new.text, o.text, new.states_change)
+                        if keep else None, self.version)
+                for pi, keep, (o, _) in zip(p, wanted, olds)]
 
     @cached_property
     def _parts(self) -> dict[str, Any]:

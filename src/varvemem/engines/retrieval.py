@@ -290,7 +290,8 @@ class RetrievalEngine:
         """The judge's verdicts on the (newer, older) pairs of :func:`conflicts.pairs` of
         statements of knowledge (turns of conversation are talk: their ranking stays
         theirs) whose cosine reaches ``update.judge_gate``, by their ids."""
-        pairs = [(a, b) for a, b in conflicts.pairs(hits, self.settings.conflicts)
+        cfg = self.settings.conflicts
+        pairs = [(a, b) for a, b in conflicts.pairs(hits[:cfg.judge_window], cfg)
                  if a.memory.memory_type in judging.JUDGED and b.memory.memory_type in judging.JUDGED]
         if not pairs:
             return {}
@@ -307,7 +308,7 @@ class RetrievalEngine:
         for nid, olds in by_new.items():
             verdicts = judge.judge(judging.Side(news[nid].memory.content), vecs[nid],
                                    [(judging.Side(o.memory.content), vecs[o.memory.memory_id])
-                                    for o in olds], floor=self.settings.conflicts.judge_order)
+                                    for o in olds], floor=cfg.judge_order)
             out.update({(nid, o.memory.memory_id): v for o, v in zip(olds, verdicts)})
         return out
 
