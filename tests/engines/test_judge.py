@@ -96,18 +96,26 @@ def test_records_of_other_identifiers_never_supersede_each_other(
     assert hits[0].memory.memory_id == ids[3] and not hits[0].scores.conflict
 
 
+def _read_together(make_memory, tmp_path: Path, clock: Clock, p: float, read: float,
+                   old: str, new: str, query: str):
+    """A judge giving every pair ``p`` that never supersedes (write 1.0) and marks at
+    ``read``: ``old``, ``new`` a month later, then the hits of ``query``."""
+    mem = make_memory()
+    path = fake_judge(tmp_path, mem.embedder().model_id, p, write=1.0, read=read)
+    mem = make_memory(update={"judge_path": str(path), "supersede_rules": []})
+    a = mem.add(old)
+    clock.advance(days=30)
+    b = mem.add(new)
+    assert b.superseded == []
+    hits = mem.search(query, top_k=5)
+    return mem, a, b, hits, [h.memory.memory_id for h in hits]
+
+
 def test_the_read_side_marks_the_older_hit_with_the_date_it_was_replaced(
         make_memory, tmp_path: Path, clock: Clock) -> None:
-    mem = make_memory()
-    # Never superseded when written (write 1.0), marked when read together (read 0.5).
-    path = fake_judge(tmp_path, mem.embedder().model_id, 0.9, write=1.0, read=0.5)
-    mem = make_memory(update={"judge_path": str(path), "supersede_rules": []})
-    a = mem.add("The build agents run Ubuntu 22.04")
-    clock.advance(days=30)
-    b = mem.add("build agents were reimaged to Debian 12")
-    assert b.superseded == []
-    hits = mem.search("what OS do the build agents run?", top_k=5)
-    ids = [h.memory.memory_id for h in hits]
+    mem, a, b, hits, ids = _read_together(
+        make_memory, tmp_path, clock, 0.9, 0.5, "The build agents run Ubuntu 22.04",
+        "build agents were reimaged to Debian 12", "what OS do the build agents run?")
     assert ids.index(b.memory_id) < ids.index(a.memory_id)
     old = hits[ids.index(a.memory_id)]
     said = clock().date().isoformat()
@@ -221,15 +229,11 @@ def test_when_the_llm_fails_the_judge_decides_and_says_so(home: Path, embedder, 
 
 def test_a_pair_the_judge_leans_to_has_the_newer_first_unmarked(
         make_memory, tmp_path: Path, clock: Clock) -> None:
-    mem = make_memory()
     # Under the read threshold, over conflicts.judge_order: reordered, not marked.
-    path = fake_judge(tmp_path, mem.embedder().model_id, 0.4, write=1.0, read=0.9)
-    mem = make_memory(update={"judge_path": str(path), "supersede_rules": []})
-    a = mem.add("The weekly backup job runs every Sunday at 01:00")
-    clock.advance(days=20)
-    b = mem.add("backups got moved to Saturday nights at 23:30 after the NAS upgrade")
-    hits = mem.search("When does the weekly backup run?", top_k=3)
-    ids = [h.memory.memory_id for h in hits]
+    _, a, b, hits, ids = _read_together(
+        make_memory, tmp_path, clock, 0.4, 0.9, "The weekly backup job runs every Sunday at 01:00",
+        "backups got moved to Saturday nights at 23:30 after the NAS upgrade",
+        "When does the weekly backup run?")
     assert ids.index(b.memory_id) < ids.index(a.memory_id)
     assert all(h.scores.conflict is None for h in hits)
 
