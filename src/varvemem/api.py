@@ -558,8 +558,9 @@ class Memory:
 
         out = self._reads.stats(self._tenant(tenant))
         u, model = self.settings.update, out["embedder"]
+        # The store's model, else the configured one's name: no embedder is built for it.
         out["judge"] = describe(u.judge, u.judge_path, model["model"] if model else
-                                self._model_id()[0])
+                                self.settings.embedder.name)
         return out
 
     def overview(self, *, tenant: str | None = None, days: int = 30,

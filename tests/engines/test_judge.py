@@ -265,3 +265,38 @@ def test_a_pair_kept_under_the_floor_by_its_vectors_is_bounded_not_parsed(embedd
         for p, got in zip(exact, fitted.judge(new, u, olds, floor)):
             # At the floor or above: the value itself; under it: a bound under the floor.
             assert got.p == pytest.approx(p, abs=1e-6) if p >= floor else p <= got.p < floor
+
+
+def test_a_floor_of_one_acts_on_nothing_and_skips_no_veto(embedder) -> None:
+    fitted = judge.choose("learned", None, embedder.model_id).judge
+    assert fitted is not None
+    texts = ["The nightly export runs at 02:00", "The nightly export now runs at 04:30",
+             "Order 5500 was shipped to Berlin", "Order 5501 was shipped to Paris"]
+    vecs = embedder.embed_documents(texts)
+    for new, old in ((1, 0), (3, 2)):
+        got = fitted.judge(judge.Side(texts[new]), vecs[new],
+                           [(judge.Side(texts[old]), vecs[old])], floor=1.0)[0]
+        assert got.p < 1.0  # judge_write = 1.0 retires nothing
+
+
+def test_two_records_are_never_marked_at_read_by_a_rule_either(make_memory,
+                                                               clock: Clock) -> None:
+    mem = make_memory(update={"judge": "rules", "supersede_rules": ["cue"]})
+    a = mem.add("Order 5500 was shipped to Berlin")
+    clock.advance(hours=1)
+    b = mem.add("Order 5501 was shipped to Paris")
+    hits = mem.search("where was order 5500 shipped?", top_k=5)
+    assert {a.memory_id, b.memory_id} <= {h.memory.memory_id for h in hits}
+    assert all(h.scores.conflict is None for h in hits)
+
+
+def test_with_an_llm_a_batch_still_supersedes_its_own_earlier_items(
+        home: Path, embedder, clock: Clock, tmp_path: Path) -> None:
+    sure = fake_judge(tmp_path, embedder.model_id, 0.99)  # at write: no LLM asked
+    server = ChatServer(score=importance(0.5), judge_pairs=_judge_pairs("both"))
+    settings = Settings.load(home=home, update={"judge_path": str(sure)},
+                             llm={"steps": ["supersede"]})
+    with Memory(settings=settings, embedder=embedder, clock=clock, llm=server.client()) as mem:
+        a, b = mem.add_many(["The nightly export runs at 02:00",
+                             "Since the storage migration the nightly export kicks off at 04:30"])
+        assert b.superseded == [a.memory_id]

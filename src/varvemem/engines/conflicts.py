@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from ..language.records import other_record
 from ..model import MemoryType, SearchHit
 from ..settings import ConflictSettings
 from . import claims, statements
@@ -98,8 +99,9 @@ def resolve(hits: Sequence[SearchHit], cfg: ConflictSettings,
                 elif why is None and verdict.p >= cfg.judge_order:
                     old.score = min(old.score, new.score)  # the newer first, unmarked
                     behind.add(old.memory.memory_id)
-            if why is None:
-                continue
+            if why is None or ((verdict is None or verdict.veto is None) and other_record(
+                    new.memory.content, old.memory.content, True) is not None):
+                continue  # nothing found, or two records the judge did not look at
             said_on = new.memory.created_at.date().isoformat()
             old.scores.conflict = f"likely superseded by {new.memory.memory_id} " \
                                   f"(said {said_on}): {why}"

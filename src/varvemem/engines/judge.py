@@ -213,7 +213,9 @@ class Judge:
             structure = np.array([[f(new, olds[i][0]) for _, f in STRUCTURE] for i in rows],
                                  dtype=np.float32)
             logit[rows] += structure @ w["structure"]
-        p = 1.0 / (1.0 + np.exp(-logit))
+        p = 1.0 / (1.0 + np.exp(-logit.astype(np.float64)))
+        if floor > 0:  # a bound is no value: it stays under the floor, whatever its rounding
+            p = np.where(wanted, p, np.minimum(p, np.nextafter(min(floor, 1.0), 0.0)))
         # The veto parses the new statement for a change: asked only where it may matter.
         return [Verdict(float(pi), other_record(new.text, o.text, new.states_change)
                         if keep else None, self.version)
@@ -331,4 +333,7 @@ def choose(mode: str, path: str | None, encoder: str) -> Choice:
     shipped = default_path(encoder)
     if not shipped.is_file():
         return Choice(None, f"no judge ships for vectors of {encoder}")
-    return Choice(load(shipped, encoder))
+    try:
+        return Choice(load(shipped, encoder))
+    except JudgeError as exc:  # e.g. fitted on another release of the encoder
+        return Choice(None, str(exc))

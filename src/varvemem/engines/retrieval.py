@@ -273,9 +273,9 @@ class RetrievalEngine:
         ids = conflicts.candidates(hits, cfg)
         stored = self.stores.records.statements(ranking.flt.tenant, ids) if len(ids) > 1 else {}
         choice = self.judge()
-        verdicts = self._judged(hits, choice.judge) if choice.judge is not None else {}
         read = cfg.judge_read if cfg.judge_read is not None else \
             choice.judge.read if choice.judge is not None else 1.0
+        verdicts = self._judged(hits, choice.judge, read) if choice.judge is not None else {}
         return conflicts.resolve(
             hits, cfg, claims.lexicon_for(self.settings.update.attribute_words), stored,
             verdicts, read)
@@ -285,7 +285,7 @@ class RetrievalEngine:
         u = self.settings.update
         return judging.choose(u.judge, u.judge_path, self._embedder().model_id)
 
-    def _judged(self, hits: Sequence[SearchHit], judge: judging.Judge
+    def _judged(self, hits: Sequence[SearchHit], judge: judging.Judge, read: float
                 ) -> dict[tuple[str, str], judging.Verdict]:
         """The judge's verdicts on the (newer, older) pairs of :func:`conflicts.pairs` of
         statements of knowledge (turns of conversation are talk: their ranking stays
@@ -308,7 +308,7 @@ class RetrievalEngine:
         for nid, olds in by_new.items():
             verdicts = judge.judge(judging.Side(news[nid].memory.content), vecs[nid],
                                    [(judging.Side(o.memory.content), vecs[o.memory.memory_id])
-                                    for o in olds], floor=cfg.judge_order)
+                                    for o in olds], floor=min(cfg.judge_order, read))
             out.update({(nid, o.memory.memory_id): v for o, v in zip(olds, verdicts)})
         return out
 

@@ -781,41 +781,38 @@ class UpdateEngine:
 
     def _ask_llm_when_unsure(self, p: _Prepared, similar: list[tuple[MemoryRecord, float]],
                              judge: judging.Judge) -> None:
-        """The judge's decision on ``p``, with the LLM deciding the pairs the judge finds
-        ambiguous: at least ``judge_llm_from`` and under its ``write`` probability, no rule
-        finding, no other record (:mod:`.llm_judge`, one request). On an LLM failure the
-        judge's decision stands (``p.llm_error`` says so)."""
+        """Ask the LLM about the pairs the judge finds ambiguous (at least ``judge_llm_from``
+        and under its ``write`` probability, no rule finding, none it may not retire alone,
+        no other record; :mod:`.llm_judge`, one request): ``p.llm_verdict`` holds those it
+        calls an update, merged with the judge's decision in the transaction. On an LLM
+        failure the judge's decision stands (``p.llm_error`` says so)."""
         text = self._said(p.record)
         if p.record.memory_type not in _FACT_TYPES or claims.is_question(text):
             return
         found, _ = self._rules_supersede(p, similar)
         decided, _, verdicts = self._judged(p, similar, found, [], judge)
         write = self.cfg.judge_write if self.cfg.judge_write is not None else judge.write
+        new = judging.Side(text)
         unsure = [(r, v) for r, v in verdicts if r.memory_id not in decided and v.veto is None
-                  and r.memory_id not in found and self.cfg.judge_llm_from <= v.p < write]
-        if unsure:
-            assert self.llm is not None
-            try:
-                said = llm_judge.judge_pairs(self.llm, text, [self._said(r) for r, _ in unsure])
-            except LLMError as exc:
-                p.llm_error = str(exc)
-                log.warning("supersede: the judge decides alone: %s", exc)
-            else:
-                decided.update({r.memory_id: f"llm: {j.reason or j.verdict} ({v.reason()})"
-                                for (r, v), j in zip(unsure, said) if j.updates})
-        p.llm_verdict = decided
-        p.llm_asked = len(unsure)
+                  and r.memory_id not in found and self.cfg.judge_llm_from <= v.p < write
+                  and self._may_retire_alone(p.record, r, new, judging.Side(self._said(r)))]
+        p.llm_verdict, p.llm_asked = {}, len(unsure)
+        if not unsure:
+            return
+        assert self.llm is not None
+        try:
+            said = llm_judge.judge_pairs(self.llm, text, [self._said(r) for r, _ in unsure])
+        except LLMError as exc:
+            p.llm_error = str(exc)
+            log.warning("supersede: the judge decides alone: %s", exc)
+            return
+        p.llm_verdict = {r.memory_id: f"llm: {j.reason or j.verdict} ({v.reason()})"
+                         for (r, v), j in zip(unsure, said) if j.updates}
 
     def _detect_supersede(self, p: _Prepared, similar: list[tuple[MemoryRecord, float]],
                           accepted: Sequence[_Prepared] = ()) -> tuple[dict[str, str], str]:
-        if p.llm_verdict is not None and p.llm_asked is not None:  # the judge, then the LLM
-            choice = self.judge()
-            version = choice.judge.version if choice.judge else ""
-            why = f" (llm failed: {p.llm_error})" if p.llm_error else \
-                f", llm on {p.llm_asked} unsure" if p.llm_asked else ""
-            return p.llm_verdict, f"judge {version}{why}"
-        if p.llm_verdict is not None:
-            return p.llm_verdict, "llm"
+        if p.llm_verdict is not None and p.llm_asked is None:  # the LLM alone (no judge)
+            return self._other_records(p.record, p.llm_verdict), "llm"
         fallback = f"rules (llm failed: {p.llm_error})" if p.llm_error else "rules"
         found, note = self._rules_supersede(p, similar)
         choice = self.judge()
@@ -824,9 +821,17 @@ class UpdateEngine:
             found = self._other_records(p.record, found)
         elif p.record.memory_type in _FACT_TYPES and not claims.is_question(self._said(p.record)):
             found, alone, _ = self._judged(p, similar, found, accepted, choice.judge)
+            version = choice.judge.version
+            if p.llm_asked is not None:  # the LLM answered the pairs the judge was unsure of
+                found.update(p.llm_verdict or {})
+                why = f" (llm failed: {p.llm_error})" if p.llm_error else \
+                    f", llm on {p.llm_asked} unsure" if p.llm_asked else ""
+                return found, f"judge {version}{why}"
             if alone:  # the judge retired what no rule found
-                return found, f"judge {choice.judge.version}" if len(alone) == len(found) \
-                    else f"{fallback}, judge {choice.judge.version}"
+                return found, f"judge {version}" if len(alone) == len(found) \
+                    else f"{fallback}, judge {version}"
+        else:
+            found = self._other_records(p.record, found)
         if found:
             return found, fallback
         if note:
@@ -835,6 +840,15 @@ class UpdateEngine:
         if not candidates and not p.llm_error:
             return {}, "none"
         return {}, fallback
+
+    def _may_retire_alone(self, rec: MemoryRecord, r: MemoryRecord, new: judging.Side,
+                          old: judging.Side) -> bool:
+        """Whether the judge (or the LLM it asks) may retire ``r`` by ``rec`` with no rule:
+        statements of knowledge, not ledger lines, not near duplicates, and not beside what
+        a transition naming its old value finds (the rules find its holder)."""
+        return rec.memory_type in judging.JUDGED and r.memory_type in judging.JUDGED \
+            and not new.names_old_value and not (new.ledger and old.ledger) \
+            and not self._near(r, 1.0, rec)
 
     def _other_records(self, rec: MemoryRecord, found: Mapping[str, str]) -> dict[str, str]:
         """``found`` but the memories about another record than ``rec`` (an order, a ticket,
@@ -882,7 +896,6 @@ class UpdateEngine:
         verdicts = judge.judge(judging.Side(self._said(rec)), p.vector,
                                [(o, vecs[r.memory_id]) for o, r in zip(olds, cands)], floor)
         new = judging.Side(self._said(rec))
-        alone_may = rec.memory_type in judging.JUDGED and not new.names_old_value
         out: dict[str, str] = {}
         alone: set[str] = set()
         for r, old, v in zip(cands, olds, verdicts):
@@ -891,8 +904,7 @@ class UpdateEngine:
                 continue
             if rule and v.p >= cfg.judge_confirm:
                 out[r.memory_id] = f"{rule} ({v.reason()})"
-            elif v.p >= write and alone_may and r.memory_type in judging.JUDGED \
-                    and not (new.ledger and old.ledger) and not self._near(r, 1.0, rec):
+            elif v.p >= write and self._may_retire_alone(rec, r, new, old):
                 out[r.memory_id] = f"updated by a newer statement ({v.reason()})"
                 alone.add(r.memory_id)
         return out, alone, list(zip(cands, verdicts))
