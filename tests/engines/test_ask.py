@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from tests._llm import Call, ChatServer, importance, status, supersede_none, supersede_the
+from tests._llm import Call, ChatServer, importance, llm_alone, status, supersede_none, supersede_the
 from tests.conftest import stores_of
 
 from varvemem import Memory, Settings, ValidationError
@@ -238,7 +238,8 @@ def test_an_answer_is_not_reused_once_a_memory_behind_it_is_superseded(
         return supersede_none(call)
 
     server = ChatServer(answer=_port_answer, score=importance(0.83), supersede=supersede)
-    with Memory(home=home, embedder=embedder, clock=clock, llm=server.client()) as mem:
+    with Memory(settings=llm_alone(home), embedder=embedder, clock=clock,
+                llm=server.client()) as mem:
         pair = _validated_answer(mem, server)
         fact = next(iter(mem.get(pair).metadata["sources"]))
         clock.advance(minutes=5)

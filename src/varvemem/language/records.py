@@ -27,6 +27,8 @@ RECORD_NOUNS: dict[str, dict[str, tuple[str, ...]]] = {
         "item": ("sku", "item", "part", "batch", "lot", "shipment", "parcel", "package",
                  "tracking"),
         "release": ("release", "sprint", "milestone", "rfc"),
+        "entry": ("note", "entry", "number", "no", "step", "task", "page", "section",
+                  "chapter", "question", "line", "row"),
     },
     "zh": {
         "order": ("订单", "单号", "采购单"),
@@ -49,8 +51,8 @@ def _alternation(words: tuple[str, ...]) -> str:
     return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
 
 
-_EN = tuple((kind, re.compile(rf"(?<![\w-])(?:{_alternation(words)})\b\s*(?:no\.?|number|#|:)?\s*({_CODE})",
-                              re.I))
+_EN = tuple((kind, re.compile(rf"(?<![\w-])(?:{_alternation(words)})\b\.?\s*"
+                              rf"(?:no\.?|number|#|:)?\s*({_CODE})", re.I))
             for kind, words in RECORD_NOUNS["en"].items())
 _ZH = tuple((kind, re.compile(rf"(?:{_alternation(words)})\s*(?:号|#|:|：)?\s*({_CODE})"
                               rf"|({_CODE})\s*号?(?:{_alternation(words)})"))
