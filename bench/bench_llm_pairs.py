@@ -126,6 +126,9 @@ def main(argv: list[str] | None = None) -> int:
                                                     "http://127.0.0.1:8181/v1"))
     ap.add_argument("--model", default="qwen2.5-coder-1.5b-instruct")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds for each request")
+    ap.add_argument("--skip", type=int, default=0,
+                    help="leave out the first N cases (of the sample): to go on after a run "
+                         "that --minutes stopped")
     ap.add_argument("--minutes", type=float, default=0,
                     help="stop after this many minutes and report the cases judged so far "
                          "(with --limit: still a random sample); 0: no limit")
@@ -139,11 +142,13 @@ def main(argv: list[str] | None = None) -> int:
     cases = load(args.data, split_writers(args.data, args.split))
     if args.limit:
         cases = random.Random(args.seed).sample(cases, min(args.limit, len(cases)))
+    cases = cases[args.skip:]
     cfg = LLMSettings(enabled=True, url=args.url, model=args.model, timeout=args.timeout,
                       retries=0)  # a loopback server: a failure is counted, not retried
     meta: dict[str, Any] = {
         "url": args.url, "model": args.model, "split": args.split, "n": len(cases),
-        "limit": args.limit, "seed": args.seed if args.limit else None, "commit": _commit(),
+        "limit": args.limit, "seed": args.seed if args.limit else None, "skip": args.skip,
+        "commit": _commit(),
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "cpus": os.cpu_count(), "load_before": " ".join(f"{x:.2f}" for x in os.getloadavg()),
     }
