@@ -84,8 +84,9 @@ def _pct(x: float | None) -> str:
 
 
 def report(split: str, s: dict[str, Any], meta: dict[str, Any]) -> None:
-    print(f"\nLLM pair judge, split {split}: {s['all']['n']} cases, model {meta['model']} at "
-          f"{meta['url']}")
+    sample = f", a random sample (seed {meta['seed']})" if meta["seed"] is not None else ""
+    print(f"\nLLM pair judge, split {split}: {s['all']['n']} cases{sample}, model "
+          f"{meta['model']} at {meta['url']}")
     print(f"  {meta['date']}, commit {meta['commit']}, {meta['cpus']} CPUs, load "
           f"{meta['load_before']} before / {meta['load_after']} after")
     print("\nupdate vs not       n    acc   prec    rec     F1  exact4  unread")
@@ -125,6 +126,12 @@ def main(argv: list[str] | None = None) -> int:
                                                     "http://127.0.0.1:8181/v1"))
     ap.add_argument("--model", default="qwen2.5-coder-1.5b-instruct")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds for each request")
+    ap.add_argument("--skip", type=int, default=0,
+                    help="leave out the first N cases (of the sample): to go on after a run "
+                         "that --minutes stopped")
+    ap.add_argument("--minutes", type=float, default=0,
+                    help="stop after this many minutes and report the cases judged so far "
+                         "(with --limit: still a random sample); 0: no limit")
     ap.add_argument("--json", type=Path, help="write the figures (aggregates only) here")
     ap.add_argument("--show-misses", action="store_true",
                     help="print each case the model got wrong (not on the test split)")
@@ -135,17 +142,25 @@ def main(argv: list[str] | None = None) -> int:
     cases = load(args.data, split_writers(args.data, args.split))
     if args.limit:
         cases = random.Random(args.seed).sample(cases, min(args.limit, len(cases)))
+    cases = cases[args.skip:]
     cfg = LLMSettings(enabled=True, url=args.url, model=args.model, timeout=args.timeout,
                       retries=0)  # a loopback server: a failure is counted, not retried
     meta: dict[str, Any] = {
         "url": args.url, "model": args.model, "split": args.split, "n": len(cases),
-        "limit": args.limit, "seed": args.seed if args.limit else None, "commit": _commit(),
+        "limit": args.limit, "seed": args.seed if args.limit else None, "skip": args.skip,
+        "commit": _commit(),
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "cpus": os.cpu_count(), "load_before": " ".join(f"{x:.2f}" for x in os.getloadavg()),
     }
     rows: list[dict[str, Any]] = []
+    deadline = time.monotonic() + 60 * args.minutes if args.minutes else None
     with ChatClient(cfg) as client:
         for n, case in enumerate(cases, 1):
+            if deadline is not None and time.monotonic() > deadline:
+                # the sample's order is random: the cases done are a random sample too
+                print(f"time budget of {args.minutes:g} min spent: {n - 1} of {len(cases)} "
+                      "cases judged", file=sys.stderr, flush=True)
+                break
             start = time.perf_counter()
             try:
                 judged = judge_pairs(client, case.new, [case.old])[0]
@@ -165,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"{statistics.fmean(r['seconds'] for r in rows):.2f} s/call",
                       file=sys.stderr, flush=True)
     meta["load_after"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    meta["judged"] = len(rows)
     s = score(rows)
     report(args.split, s, meta)
     if args.json:

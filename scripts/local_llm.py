@@ -298,7 +298,10 @@ def main(argv: list[str] | None = None) -> int:
     sv = sub.add_parser("serve", help="start the server on loopback and wait until it answers")
     sv.add_argument("--host", default=LOOPBACK, help="127.0.0.1 only (anything else refused)")
     sv.add_argument("--port", type=int, default=8181)
-    sv.add_argument("--threads", type=int, default=min(2, os.cpu_count() or 1))
+    # One thread: on two cores shared with other work, two threads stall each other at every
+    # barrier (measured: 0.7 tokens/s with two, 7 with one, under the same load; 14 with two
+    # on idle cores).
+    sv.add_argument("--threads", type=int, default=1)
     sv.add_argument("--ctx", type=int, default=4096)
     sv.add_argument("--parallel", type=int, default=1)
     sv.add_argument("--max-tokens", type=int, default=200,
