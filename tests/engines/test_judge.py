@@ -227,14 +227,16 @@ def test_when_the_llm_fails_the_judge_decides_and_says_so(home: Path, embedder, 
         assert b.steps["supersede"].startswith(f"judge {mem.stats()['judge'][6:]} (llm failed")
 
 
+@pytest.mark.parametrize("p,newer_first", [(0.4, True), (0.1, False)])
 def test_a_pair_the_judge_leans_to_has_the_newer_first_unmarked(
-        make_memory, tmp_path: Path, clock: Clock) -> None:
-    # Under the read threshold, over conflicts.judge_order: reordered, not marked.
+        make_memory, tmp_path: Path, clock: Clock, p: float, newer_first: bool) -> None:
+    # Under the read threshold: over conflicts.judge_order reordered, under it the search's
+    # own order (the older first here); marked in neither case.
     _, a, b, hits, ids = _read_together(
-        make_memory, tmp_path, clock, 0.4, 0.9, "The weekly backup job runs every Sunday at 01:00",
+        make_memory, tmp_path, clock, p, 0.9, "The weekly backup job runs every Sunday at 01:00",
         "backups got moved to Saturday nights at 23:30 after the NAS upgrade",
         "When does the weekly backup run?")
-    assert ids.index(b.memory_id) < ids.index(a.memory_id)
+    assert (ids.index(b.memory_id) < ids.index(a.memory_id)) is newer_first
     assert all(h.scores.conflict is None for h in hits)
 
 
