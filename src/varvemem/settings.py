@@ -261,7 +261,7 @@ def _every_supersede_rule() -> list[_SupersedeRule]:
 
 
 class AttributeWords(_Section):
-    """One attribute's words for the claim rules (see :mod:`varvemem.text.attributes`):
+    """One attribute's words for the claim rules (see :mod:`varvemem.language.attributes`):
     ``strong`` words name it ("port", "端口"), ``weak`` ones suggest it ("listens", "监听")."""
 
     strong: list[str] = Field(default_factory=list)
@@ -310,7 +310,7 @@ class UpdateSettings(_Section):
     first value, when at most ``claim_subject_span`` of the content words precede it; or a
     new value of the same attribute of the same subject, phrased otherwise: "API gateway
     ships from stable-11" then "API gateway releases are cut from stable-6" — a shared
-    attribute, named by the words of :mod:`varvemem.text.attributes` plus
+    attribute, named by the words of :mod:`varvemem.language.attributes` plus
     ``attribute_words``, and subject words alike at ``claim_subject_overlap``; ledger lines
     that differ in one id, amount or date are two records),
     ``cue`` (an update word such as "now"/"改为" and a cosine of at least

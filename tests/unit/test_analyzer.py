@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from varvemem.language.stopwords import CHINESE_CHARS, CHINESE_WORDS, ENGLISH
 from varvemem.text import analyse, chunk_markdown, estimate_tokens, extract_keywords, fts_query
-from varvemem.text.stopwords import CHINESE_CHARS, CHINESE_WORDS, ENGLISH
 
 
 def test_latin_words_lowercased_and_stop_words_dropped() -> None:

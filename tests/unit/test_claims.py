@@ -318,7 +318,7 @@ def test_a_transition_or_negation_is_read_in_its_own_sentence() -> None:
     neg = claims.negation("Thanks, Gina! Billing no longer uses Stripe.")
     assert neg is not None and neg.values == ("stripe",)
     assert claims.sentences("v1.2 is out. Next is v1.3! 好的。走吧") \
-        == ["v1.2 is out.", "Next is v1.3!", "好的。", "走吧"]
+        == ("v1.2 is out.", "Next is v1.3!", "好的。", "走吧")
 
 
 def test_a_changed_name_may_not_count() -> None:

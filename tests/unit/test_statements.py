@@ -87,3 +87,12 @@ def test_a_statement_is_stored_compressed() -> None:
     blob = statements.stored(text, LEX, 0.5)
     at = statements.key(text, LEX, 0.5)
     assert blob.startswith(at.encode()) and len(blob) < len(zlib.decompress(blob[len(at):])) / 2
+
+
+def test_the_rules_version_ignores_comments_and_docstrings_but_not_code_or_words() -> None:
+    src = '"""Doc."""\nWORDS = ("moved", "改为")\n\n\ndef f(x):\n    """Says what."""\n    return x\n'
+    edited = ('"""Another doc."""\n# why the words are these\nWORDS = ("moved",  "改为")\n\n\n'
+              'def f(x):\n    """Says it otherwise."""\n    return x  # a note\n')
+    assert statements._meaning(src) == statements._meaning(edited)
+    assert statements._meaning(src) != statements._meaning(src.replace('"改为"', '"改成"'))
+    assert statements._meaning(src) != statements._meaning(src.replace("return x", "return -x"))

@@ -11,15 +11,13 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
+from ..language import segment
 from ..llm import ChatClient
 from ..model import MemoryRecord, MemoryType
 from ..settings import ImportanceSignal
 from ..text import analyse, identifiers
 from .importance import sentence_signals
 
-# Sentence ends in English and Chinese, and line breaks (not ";": a cause and its fix often
-# share one sentence).
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])|\n+")
 OUTCOME = re.compile(
     r"\b(works?|worked|working|succeed(ed|s)?|success(ful(ly)?)?|passed|green|recovered|"
     r"back to normal|healthy|resolved|deployed)\b|成功|恢复|通过|正常|已解决", re.I)
@@ -42,8 +40,9 @@ _LABELS = {
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of ``text``, stripped, without empty ones."""
-    return [s.strip(" -*\t") for s in _SENTENCE_END.split(text) if s and s.strip(" -*\t")]
+    """The sentences of ``text`` (not split at ";": a cause and its fix often share one),
+    without the bullets that open them."""
+    return [b for s in segment.sentences(text) if (b := s.strip(" -*\t"))]
 
 
 def _weight(sentence: str, names: Sequence[ImportanceSignal],

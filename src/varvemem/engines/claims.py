@@ -24,7 +24,7 @@ English.
 * :func:`same_claim` — two claims with an equal (or close) frame, the same value kinds, the
   same subject and different values: the newer states a new value of the same claim.
 * :func:`slots` / :func:`same_slot` — what a statement says of what: the attribute its words
-  (:mod:`varvemem.text.attributes`) or its value's shape name and the words of its subject; a
+  (:mod:`varvemem.language.attributes`) or its value's shape name and the words of its subject; a
   new value of the same attribute of the same subject, however phrased ("API gateway ships
   from stable-11", "API gateway releases are cut from stable-6"), never of a ledger line
   (:func:`is_record`) nor of another environment. :func:`supersedes` tries frames, then slots,
@@ -44,9 +44,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Protocol
 
-from ..text import index_terms
-from ..text.analyzer import _cjk_segments
-from ..text.attributes import (
+from ..language.attributes import (
     ATTRIBUTE_WORDS,
     GENERIC_HEADS,
     LIGHT,
@@ -54,14 +52,19 @@ from ..text.attributes import (
     QUALIFIERS,
     VALUE_SHAPES,
 )
-from ..text.stopwords import ENGLISH
+from ..language.lexicon import alternation
+from ..language.segment import CJK as _CJK
+from ..language.segment import is_hedged, sentences
+from ..language.segment import is_question as segment_question
+from ..language.stopwords import ENGLISH
+from ..text import index_terms
+from ..text.analyzer import _cjk_segments
 from .extract import EVENT_FIELDS
 
 # -- normalisation ---------------------------------------------------------------------------
 # The rules parse the same texts again and again (a memory is a candidate of many adds):
 # they are pure functions of the text, so their results are kept.
 CACHE_SIZE = 16_384
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _PUNCT_MAP = str.maketrans({
     "。": ".", "、": ",", "，": ",", "；": ";", "：": ":", "！": "!", "？": "?",
     "「": '"', "」": '"', "『": '"', "』": '"', "“": '"', "”": '"', "‘": "'", "’": "'",
@@ -227,11 +230,8 @@ def value_set(text: str) -> list[str]:
 
 
 # -- frames ------------------------------------------------------------------------------------
-_FILLER_EN = re.compile(
-    r"\b(now|currently|today|yesterday|tonight|recently|actually|btw|again|instead|still|"
-    r"already|from now on|as of today|these days|this week|this month|anymore|any more)\b",
-    re.IGNORECASE)
-_FILLER_ZH = re.compile(r"现在|目前|当前|已经|今天|昨天|最近|其实|从今天起|从现在起|了|啦|呢|吧")
+_FILLER_EN = re.compile(alternation("filler", "en"), re.IGNORECASE)
+_FILLER_ZH = re.compile(alternation("filler", "zh"))
 # When a statement became true is not part of its claim: "since Monday", "as of 2026-05-01",
 # "starting next week", "自周一起", "从下周开始".
 _WHEN = (r"(?:mon|tues|wednes|thurs|fri|satur|sun)day|today|tomorrow|yesterday|tonight|"
@@ -403,7 +403,7 @@ def kind_class(kind: str) -> str:
 
 
 class Lexicon:
-    """The attribute words (:mod:`varvemem.text.attributes`) compiled for :func:`slots`."""
+    """The attribute words (:mod:`varvemem.language.attributes`) compiled for :func:`slots`."""
 
     def __init__(self, table: Mapping[str, tuple[Sequence[str], Sequence[str]]],
                  light: Sequence[str], shapes: Mapping[str, str],
@@ -473,7 +473,7 @@ def lexicon_for(words: Mapping[str, _Words]) -> Lexicon:
 
 @lru_cache(maxsize=8)
 def lexicon(extra: AttributeTable = ()) -> Lexicon:
-    """The lexicon of :mod:`varvemem.text.attributes`, with ``extra`` attributes (name,
+    """The lexicon of :mod:`varvemem.language.attributes`, with ``extra`` attributes (name,
     strong words, weak words: ``update.attribute_words``) added or replacing those of the same
     name; compiled once per table."""
     table = {**ATTRIBUTE_WORDS, **{name: (strong, weak) for name, strong, weak in extra}}
@@ -726,10 +726,9 @@ _STOP = r"(?=$|[,.;:!?](?:\s|$)|[，。；：！？]|\s+(?:for|on|in|at|yesterda
         r"and|but|so|after|before|during|now)\b)"
 # The verbs of a change, inflected ("moved", not "movie"; "promoted", not "promotions"). "went"
 # and "gone" only with "from A to B": "went to a car show" is a trip.
-_CHANGE_EN = r"(?:(?:migrat|mov|chang|upgrad|downgrad|rotat|renam|updat|relocat|promot)(?:e|ed|es|ing)|" \
-             r"(?:switch|bump|shift|port)(?:ed|es|s|ing)?|transfer(?:red|s|ring)?|" \
-             r"swap(?:ped|s|ping)?|cut\s+over)"
-_REPLACE_EN = r"(?:replac|exchang|trad)(?:e|ed|es|ing)|swap(?:ped|s|ping)?"
+_CHANGE_EN = alternation("change", "en")
+_REPLACE_EN = alternation("replace", "en")
+_INSTEAD = alternation("instead", "en")
 _EN_FROM_TO = re.compile(rf"\b(?:{_CHANGE_EN}|went|gone)\b(?P<subj>.*?)\bfrom\s+(?P<a>.+?)\s+(?:to|into)\s+"
                          rf"(?P<b>.+?){_STOP}", re.IGNORECASE)
 _EN_REPLACED = re.compile(rf"\b(?:{_REPLACE_EN})\s+(?P<a>.+?)\s+(?:with|by|for)\s+"
@@ -739,41 +738,33 @@ _EN_REPLACED_BY = re.compile(rf"(?P<a>\S+)\s+(?:was|is|has been|got)\s+replaced\
                              rf"(?P<b>.+?){_STOP}", re.IGNORECASE)
 _EN_TO = re.compile(rf"\b{_CHANGE_EN}\b(?P<subj>.*?)\b(?:to|into|over to)\s+(?P<b>.+?){_STOP}",
                     re.IGNORECASE)
-_EN_INSTEAD = re.compile(r"(?P<b>[^\s,;:]+)\s*,?\s+(?:instead of|rather than|in place of|not)\s+"
+_EN_INSTEAD = re.compile(rf"(?P<b>[^\s,;:]+)\s*,?\s+(?:{_INSTEAD}|not)\s+"
                          r"(?P<a>[^\s,.;:!?]+)", re.IGNORECASE)
 # "Maria now leads the release instead of Tom": a person opening the sentence stands in for
 # the name after "instead of" when the sentence gives a role (leads, owns, runs ...); a verb
 # of anything else does not ("Alice takes the bus instead of Uber": no name replaced).
-_ROLE_VERBS = ("leads?|led|owns?|owned|runs?|ran|handles?|handled|manages?|managed|hosts?|"
-                 "hosted|chairs?|chaired|covers?|covered|maintains?|maintained|approves?|"
-                 "approved|is in charge of|(?:is|are) responsible for|takes? care of|took care of")
+_ROLE_VERBS = alternation("role_verb", "en")
 OPENER_RULE = "B ... instead of A"  # of a role only; the old holder must name its subject
 _EN_OPENER_INSTEAD = re.compile(
     rf"^\s*(?P<b>[A-Z][\w'-]*)\s+(?P<subj>(?:(?:now|currently|also)\s+)?(?:{_ROLE_VERBS})\s"
-    r"(?:(?!\b(?:instead of|rather than|in place of)\b)[^,;:])+?)\s*,?\s+"
-    r"(?:instead of|rather than|in place of)\s+(?P<a>[A-Z][\w'-]*)\s*[.!]?\s*$")
+    rf"(?:(?!{_INSTEAD})[^,;:])+?)\s*,?\s+"
+    rf"{_INSTEAD}\s+(?P<a>[A-Z][\w'-]*)\s*[.!]?\s*$")
 _ARROW = re.compile(r"(?P<a>[^\s:：,，]+)\s*(?:->|→|=>|⇒|⟶)\s*(?P<b>[^\s,，。;；]+)")
-_ZH_VERB = r"(?:迁移到|迁移至|迁到|迁至|迁往|搬到|切换到|切换为|切到|改为|改成|改用|换成|换为|换到|" \
-           r"升级到|升级为|升到|变成|变为|调整为|调整到|更新为|更新到|替换为|替换成|" \
-           r"改到|调到|挪到|推迟到|延到|延期到|提前到|扩容到|扩到|缩容到|降到|降级到|涨到)"
+_ZH_VERB = alternation("change", "zh")
 _ZH_B = r"(?P<b>[^，。,;；！!？?\s了]+(?:\s+[A-Za-z][\w.-]*)*)"
 _ZH_FROM = re.compile(rf"(?:从|由)\s*(?P<a>.+?)\s*{_ZH_VERB}\s*了?\s*{_ZH_B}")  # 迁到了B
 _ZH_TO = re.compile(rf"(?P<subj>[^，。,;；！!？?]*?)\s*(?:已经|已|都|也)?\s*{_ZH_VERB}\s*了?\s*{_ZH_B}")
 _ZH_VERB_RX = re.compile(_ZH_VERB)
 _REPLACE_RX = re.compile(rf"\b(?:{_REPLACE_EN})\b", re.IGNORECASE)
 _ARROWS = ("->", "→", "=>", "⇒", "⟶")
-_INSTEAD_RX = re.compile(r"\s(?:instead of|rather than|in place of|not)\s")
+_INSTEAD_RX = re.compile(rf"\s(?:{_INSTEAD}|not)\s")
 _TRIGGER = re.compile(rf"{_ZH_VERB}|\b{_CHANGE_EN}\b|\bfrom\b|\b(?:{_REPLACE_EN})\b|"
-                      r"\binstead of\b|\brather than\b|\bin place of\b|"
+                      rf"{_INSTEAD}|"
                       r"->|→|=>|⇒|⟶", re.IGNORECASE)
 _NEG_EN = re.compile(
-    r"\b(?:no longer|not\s+(?:\w+\s+){0,3}any\s?more|(?:is|are|was|were|do|does|did)\s+not"
-    r"|isn't|aren't|don't|doesn't|didn't|won't|stopped|quit|retired|dropped|removed|"
-    r"decommission\w*|phased out|got rid of|turned off|switched off|sunsett(?:ed|ing)|"
-    r"disabled|ditched|abandoned|killed off|moved (?:off|away from)|migrated off)\b",
-    re.IGNORECASE)
-_NEG_ZH = re.compile(r"不再|不用了|已不|不会再|停用|停掉|去掉|下掉|废弃|弃用|移除|下线|撤掉|砍掉|关掉|"
-                     r"拿掉|去除")
+    rf"\b(?:not\s+(?:\w+\s+){{0,3}}any\s?more|(?:is|are|was|were|do|does|did)\s+not)\b"
+    rf"|{alternation('negation', 'en')}", re.IGNORECASE)
+_NEG_ZH = re.compile(alternation("negation", "zh"))
 # "已经不用 KeyDB 了", "不喝咖啡了": the words between 不 and 了 are what stopped.
 _NEG_ZH_WRAP = re.compile(r"不(?P<x>[^,.;!?，。；！？]{1,20}?)了(?=$|[\s,.;!?，。；！？])")
 _LEAD = re.compile(r"^\s*(?:btw|by the way|so|ok|okay|we|i|they|you|our team|the team|"
@@ -841,16 +832,6 @@ def _tail(rest: str) -> str:
     return m["x"] if m else ""
 
 
-# A sentence ends at 。！？!? and at a full stop before a space and a capital or the end (not
-# in "v1.2" or "pg-1.internal").
-_SENTENCE_END = re.compile(r"(?<=[。！？!?])\s*|(?<=\.)\s+(?=[A-Z\"'“‘(\[]|$)|\n+")
-
-
-def sentences(text: str) -> list[str]:
-    """The sentences of ``text``, stripped, empty ones left out."""
-    return [s for s in (p.strip() for p in _SENTENCE_END.split(text)) if s]
-
-
 @lru_cache(maxsize=CACHE_SIZE)
 def transition(text: str) -> Transition | None:
     """The change ``text`` announces, if one of its sentences is phrased as one (see the
@@ -861,7 +842,7 @@ def transition(text: str) -> Transition | None:
         return None
     for sentence in sentences(t):
         if _TRIGGER.search(sentence) and not is_question(sentence) \
-                and (found := _transition_in(sentence)) is not None:
+                and not is_hedged(sentence) and (found := _transition_in(sentence)) is not None:
             return found
     return None
 
@@ -985,7 +966,8 @@ def negation(text: str) -> Negation | None:
     """What ``text`` says is no longer true ("no longer X", "stopped using X", "不再X",
     "X 已经下掉了"), or None."""
     for sentence in sentences(unicodedata.normalize("NFKC", text)):
-        if not is_question(sentence) and (found := _negation_in(sentence)) is not None:
+        if not is_question(sentence) and not is_hedged(sentence) \
+                and (found := _negation_in(sentence)) is not None:
             return found
     return None
 
@@ -1067,7 +1049,7 @@ def negates(neg: Negation, old_text: str, extra_words: int) -> bool:
     """Does a negation that names no value retire ``old_text``? When ``old_text`` states
     what stopped and little else: every content word of the negation is in it (Chinese by
     character, since "不喝咖啡了" and "每天喝两杯咖啡" share no bigram but 咖啡), and what else it
-    says is when, how often or how much (:data:`~varvemem.text.attributes.MODIFIERS`), but
+    says is when, how often or how much (:data:`~varvemem.language.attributes.MODIFIERS`), but
     for at most ``extra_words`` words. "I no longer go swimming" retires "I go swimming
     every Tuesday morning", not "My sister goes swimming"."""
     want = {t for t in neg.words if not _HAS_CJK.search(t)} - _MOD_TERMS - _LIGHT_TERMS
@@ -1110,14 +1092,8 @@ def kind_of(value: str) -> str:
 
 
 # -- questions -----------------------------------------------------------------------------
-_QUESTION = re.compile(
-    r"[?？]\s*$|^\s*(?:what|which|where|who|whom|whose|when|why|how|is|are|was|were|do|does|"
-    r"did|can|could|should|would|will|shall|may|have|has)\b|(?:吗|么|呢|嘛)\s*[?？]?\s*$|"
-    r"什么|哪里|哪个|哪儿|哪些|几点|多少|怎么|如何|是否|为什么|有没有|是不是",
-    re.IGNORECASE)
-
-
-@lru_cache(maxsize=CACHE_SIZE)
 def is_question(text: str) -> bool:
-    """A question (never a statement of fact that supersedes anything)."""
-    return bool(_QUESTION.search(text.strip()))
+    """A question (never a statement of fact that supersedes anything): its last sentence
+    asks."""
+    said = sentences(text)
+    return bool(said) and segment_question(said[-1])

@@ -35,7 +35,7 @@ from typing import Any
 
 import Stemmer
 
-from ..text.stopwords import CHINESE_CHARS, ENGLISH
+from ..language.stopwords import CHINESE_CHARS, ENGLISH
 from .claims import normalise, values
 
 # A second model's cosine of (question, stored question), or None when it cannot say.

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import get_args
 
+from ..language.segment import is_question, sentences
 from ..settings import ImportanceSignal
 
 
@@ -41,14 +42,6 @@ class Signal:
     negatable: bool = False
 
 
-# A sentence: split after end punctuation (ASCII and CJK) and at line breaks.
-_SENTENCE = re.compile(r"(?<=[.!?;])(?<!\d\.)\s+|(?<=[。！？；])|\n+")
-_QUESTION_EN = re.compile(
-    r"\?\s*$|^\W*(how|why|which|who|where|is|are|can|could|should|would|"
-    r"any idea)(?!'|n't)\b(?!.*:)")
-_QUESTION_ZH = re.compile(
-    r"[？?]\s*$|[吗呢么]\s*[。.！!]?\s*$|是不是|有没有|能不能|会不会|要不要|可不可以|怎么办|为什么|为啥|"
-    r"如何|(?<!知道)(?<!明白)(?<!学会)怎么(?!样都)|哪个|哪些|哪里|什么时候|多少|几点|几个|啥")
 # Which patterns a sentence needs: the Latin-script ones also hold digits and symbols
 # (numbered steps, commands, status codes), so any of those wakes them.
 _LATIN = re.compile(r"[a-z0-9`$/=]")
@@ -231,17 +224,6 @@ SIGNALS: dict[ImportanceSignal, Signal] = {
 assert set(SIGNALS) == set(get_args(ImportanceSignal)), "every settings signal has a rule"
 
 
-def sentences(text: str) -> list[str]:
-    """The non-empty sentences of ``text``."""
-    return [s.strip() for s in _SENTENCE.split(text) if s and s.strip()]
-
-
-def is_question(sentence: str) -> bool:
-    """Does the sentence ask (English or Chinese)?"""
-    low = sentence.lower()
-    return bool(_QUESTION_EN.search(low) or _QUESTION_ZH.search(low))
-
-
 def is_trivial(text: str) -> bool:
     """Only thanks, greetings or acknowledgements ("ok thanks", "好的，谢谢")."""
     return bool(_TRIVIAL.match(text.strip().lower()))
@@ -286,7 +268,7 @@ def signals(text: str) -> list[ImportanceSignal]:
 @lru_cache(maxsize=4096)
 def _signals(text: str) -> tuple[ImportanceSignal, ...]:
     counts: dict[ImportanceSignal, int] = {}
-    for s in sentences(text):
+    for s in sentences(text, semicolons=True):
         for name, n in _sentence_signals(s.lower()):
             counts[name] = counts.get(name, 0) + n
     return tuple(n for n, sig in SIGNALS.items() if counts.get(n, 0) >= sig.min_hits)

@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import re
 
+from ..language.lexicon import alternation
 from ..model import Draft, MemoryType, normalise_tags
 from ..settings import UpdateSettings
 from ..text import analyse, identifiers
 from .importance import signals as content_signals
 from .importance import weigh
 
-UPDATE_CUE = re.compile(
-    r"\b(now|no longer|instead|changed|updated?|replaced?|supersedes?|deprecated|from now on|"
-    r"new rule|moved to|switched to|anymore|retired|upgraded?)\b"
-    r"|改为|改成|不再|现在|更新为|已更新|升级|替换|取代|以后|改用|换成|废弃", re.I)
+UPDATE_CUE = re.compile(alternation("update_cue"), re.IGNORECASE)
 
 
 def classify(draft: Draft, cfg: UpdateSettings) -> tuple[MemoryType, list[str]]:

@@ -8,16 +8,17 @@ each memory's statement is parsed once, when it is added, and stored beside it
 
 A stored statement is its key, then its JSON compressed with zlib (a third of the JSON's
 bytes: its words recur in its frame, tokens and slots). The key is a hash of the text it was
-parsed from, the lexicon, the ``subject_span`` and the source of the modules that parse. A
-key that does not match the text the rules read now (an edited memory, a dialogue turn read
-without its speaker, other settings, other rules) makes it unusable, as does a statement
-stored in an older format (JSON text): the text is parsed again. Nothing has to be migrated
+parsed from, the lexicon, the ``subject_span`` and what the modules that parse do (their code
+without comments or docstrings, and their word tables). A key that does not match the text
+the rules read now (an edited memory, a dialogue turn read without its speaker, other
+settings, other rules) makes it unusable, as does a statement stored in an older format
+(JSON text): the text is parsed again. Nothing has to be migrated
 when the rules or the format change.
 """
 
 from __future__ import annotations
 
-import contextlib
+import ast
 import hashlib
 import json
 import zlib
@@ -29,16 +30,32 @@ from . import claims, extract
 from .claims import Claim, Lexicon, Preference, Slots, Statement
 
 
+def _meaning(source: str) -> str:
+    """What a module's source does: its syntax tree without comments, docstrings or layout."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            body[0] = ast.Pass()
+    return ast.dump(tree, annotate_fields=False)
+
+
 @lru_cache(maxsize=1)
 def _rules() -> bytes:
-    """A digest of the code that parses: any change to it makes stored statements stale."""
+    """A digest of what parses: the code (as :func:`_meaning`) and the word tables it reads.
+    A word added to a table or a rule changed makes stored statements stale; a comment or a
+    docstring edited does not."""
     from .. import __version__
-    from ..text import analyzer, attributes, stopwords
+    from ..language import attributes, lexicon, segment, stopwords
+    from ..text import analyzer
 
-    h = hashlib.sha256(__version__.encode())
-    for module in (claims, extract, analyzer, attributes, stopwords):
-        with contextlib.suppress(OSError):  # no source shipped: the version alone
-            h.update(Path(module.__file__ or "").read_bytes())
+    h = hashlib.sha256()
+    for module in (claims, extract, analyzer, attributes, stopwords, lexicon, segment):
+        try:
+            h.update(_meaning(Path(module.__file__ or "").read_text("utf-8")).encode())
+        except OSError:  # no source shipped: the release stands in for it
+            h.update(__version__.encode())
     return h.digest()
 
 

@@ -16,7 +16,7 @@ from functools import lru_cache
 
 import Stemmer
 
-from .stopwords import CHINESE_CHARS, CHINESE_WORDS, ENGLISH
+from ..language.stopwords import CHINESE_CHARS, CHINESE_WORDS, ENGLISH
 
 # Bump when index_terms() changes: stores rebuild their full-text index from the records.
 INDEX_VERSION = "2"
