@@ -7,6 +7,7 @@ update) and the shipped file's contract."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -38,8 +39,10 @@ def test_the_wheel_ships_a_judge_for_the_default_encoder(mem: Memory) -> None:
     assert choice.judge is not None
     assert mem.stats()["judge"] == f"judge {choice.judge.version}"
     meta = choice.judge.meta
-    # Fitted on train and dev writers only, never on the test writers.
-    assert set(meta["writers"]) == {"w1", "w2", "w3", "w4", "w5", "w6"}
+    # Fitted on the train and dev writers, never on a held-out one (test, fresh).
+    splits = json.loads((Path(__file__).parents[2] / "training/truth/splits.json").read_text())
+    assert set(meta["writers"]) == set(splits["train"]) | set(splits["dev"])
+    assert not set(meta["writers"]) & (set(splits["test"]) | set(splits["fresh"]))
     assert 0.0 < choice.judge.read < choice.judge.write < 1.0
 
 

@@ -3,7 +3,7 @@ and the rules built on its tables. A case is a row: adding one is a few lines of
 
 from __future__ import annotations
 
-import tomllib
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +11,11 @@ import pytest
 
 from varvemem.engines import claims, rules
 from varvemem.language import segment
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # a dependency of the package before 3.11
+    import tomli as tomllib
 
 CASES = sorted((Path(__file__).parent / "cases").glob("*.toml"))
 

@@ -20,6 +20,9 @@ CASES = {
         ("We run Postgres 14", "We run Postgres 15 now", False),
         ("backups live in eu-central-1", "backups moved to eu-west-3", False),
         ("the bandwidth is 200Mbps", "the bandwidth is 500Mbps", False),
+        ("Line A buses leave from the north gate", "Line D buses leave from the car park", True),
+        ("booking #RB-1204: the big room, Tuesday", "#RB-1209: the small room, Tuesday", True),
+        ("Then I moved the demo to Friday", "Then I moved the demo to Monday", False),
     ],
     "zh": [
         ("订单 5500 已发往柏林", "订单5501发往巴黎", True),
@@ -28,6 +31,10 @@ CASES = {
         ("实例 i-bp1f8x2k 是 ES 热节点", "i-bp1f8x2m 是冷节点", True),
         ("订单 5500 已发往柏林", "订单 5500 改发巴黎了", False),
         ("日志保留 14 天", "日志保留 30 天", False),
+        ("B栋的门禁卡找物业办", "C栋的门禁卡找保安室", True),
+        ("2号线末班车是 23:10", "5号线末班车是 22:40", True),
+        ("预约单#K3310：周五上午大厅", "#K3315：周五上午小厅", True),
+        ("3号开会", "5号开会", False),
     ],
     "across": [
         ("Order 5500 was shipped to Berlin", "订单 5501 发往巴黎", True),

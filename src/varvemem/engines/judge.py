@@ -18,7 +18,6 @@ import hashlib
 import io
 import json
 import math
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -28,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import JudgeError
 from ..language.records import other_record
+from ..language.segment import has_cjk, is_hedged, sentences
 from ..model import MemoryType
 from ..text import index_terms
 from . import claims, rules
@@ -38,7 +38,6 @@ if TYPE_CHECKING:  # numpy loads with the first judgement, not with `varvemem st
 FORMAT = 1  # the layout of a judge file; a file of another format is refused
 # The statements the judge alone may retire or mark: knowledge, not turns of talk or events.
 JUDGED = (MemoryType.KNOWLEDGE, MemoryType.EXPERIENCE)
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 
 
 @dataclass
@@ -69,7 +68,12 @@ class Side:
 
     @cached_property
     def cjk(self) -> bool:
-        return bool(_CJK.search(self.text))
+        return has_cjk(self.text)
+
+    @cached_property
+    def hedged(self) -> bool:
+        """A plan, a guess or a wish in one of its sentences ("we might move to ...")."""
+        return any(is_hedged(s) for s in sentences(self.text))
 
     @cached_property
     def cue(self) -> bool:
@@ -135,6 +139,8 @@ STRUCTURE: tuple[tuple[str, Callable[[Side, Side], float]], ...] = (
     ("new_negates", lambda n, o: float(n.negation)),
     ("old_negated", lambda n, o: float(o.negated)),
     ("new_negated", lambda n, o: float(n.negated)),
+    ("new_hedged", lambda n, o: float(n.hedged)),
+    ("old_hedged", lambda n, o: float(o.hedged)),
     ("length_ratio", lambda n, o: max(-3.0, min(3.0, math.log1p(len(n.text))
                                                  - math.log1p(len(o.text))))),
 )

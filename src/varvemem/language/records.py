@@ -44,7 +44,7 @@ RECORD_NOUNS: dict[str, dict[str, tuple[str, ...]]] = {
 
 _CODE = r"#?[A-Za-z]{0,4}[-_]?\d[A-Za-z0-9-]*"  # holds a digit: 5500, A-1021, INC0042, #812
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
-_HASH = re.compile(r"(?<![\w&])#(\d+)\b")
+_HASH = re.compile(r"(?<![\w&])#([A-Za-z]{0,4}[-_]?\d[A-Za-z0-9-]*)\b")
 
 
 def _alternation(words: tuple[str, ...]) -> str:
@@ -69,7 +69,7 @@ def record_ids(text: str) -> frozenset[tuple[str, str]]:
             code = next(g for g in m.groups() if g)
             found.add((kind, code.lstrip("#-").lower()))
     found.update(("uuid", m.group().lower()) for m in _UUID.finditer(t))
-    found.update(("#", m.group(1)) for m in _HASH.finditer(t))
+    found.update(("#", m.group(1).lower()) for m in _HASH.finditer(t))
     return frozenset(found)
 
 
@@ -93,7 +93,7 @@ def other_record(new: str, old: str, states_change: bool = False) -> str | None:
 # A code: letters and digits mixed ("INC-0417", "ami-0a71c3", "A301", "v4.18.0") or digit
 # groups joined by a dash ("113-4478"); a plain number is a code only after a record noun.
 _TOKEN = re.compile(r"(?<![\w.:/-])(?=[\w.-]*\d)(?=[\w.-]*[A-Za-z-])[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)*"
-                    r"(?![\w/]|:\S)", re.ASCII)
+                    r"(?![\w/]|:[!-~])", re.ASCII)  # not "host:port" or "10:30"
 # Codes that are measures: times, sizes, rates, ordinals, phone numbers.
 _TIME_LIKE = re.compile(r"^\d+(?:[.:]\d+)*(?:am|pm|h|m|s|ms|k|x|[kmgt]b|[kmgt]bps|%)?$"
                         r"|^\d+(?:-\d+){2,}$|^\d+(?:st|nd|rd|th)$", re.I)
@@ -102,6 +102,15 @@ SUBJECT_SPAN = 0.4  # a code opening this share of the text names what the text 
 # unless the word only leads to the number (a preposition, an article). Lower-case words
 # before a number are mostly verbs of a count ("have 5", "run 3"): values, not records.
 _NUMBERED = re.compile(r"(?<![\w-])([A-Z][A-Za-z]+)\s+#?(\d+)(?![\w.:,/-])", re.ASCII)
+# A capitalised word and a capital letter ("Line A", "Gate B", "Building C").
+_LETTERED = re.compile(r"(?<![\w-])([A-Z][a-z]+)\s+([A-HJ-Z])(?![\w.-])", re.ASCII)
+# Chinese places and lines named by a letter or a number: one row per noun that takes one.
+NUMBERED_NOUNS_ZH = ("号楼", "号线", "号馆", "号门", "号口", "号仓", "号柜", "号台", "号桌", "号车间",
+                     "线", "栋", "座", "区", "楼", "馆", "层", "厅", "室", "仓", "柜", "台", "桌", "班",
+                     "组", "门", "口", "岗", "车间")
+_PLACE_ZH = re.compile(
+    rf"(?<![A-Za-z0-9])(?:([A-Z]{{1,2}}\d{{0,3}})\s?({'|'.join(NUMBERED_NOUNS_ZH)})"
+    rf"|(\d{{1,4}})\s?({'|'.join(n for n in NUMBERED_NOUNS_ZH if n.startswith('号') or n in ('栋', '座'))}))")
 NOT_RECORD_WORDS = frozenset("""
 at on in of to by for from is are was were be been every each until till about around than
 under over per and or the a an with after before since into onto via like as top last next
@@ -122,4 +131,10 @@ def subject_codes(text: str) -> frozenset[tuple[str, str]]:
              if m.start() < cut and not _TIME_LIKE.match(m.group())}
     codes.update((f"{m.group(1).lower()} 9", m.group(2)) for m in _NUMBERED.finditer(t)
                  if m.start() < cut and m.group(1).lower() not in NOT_RECORD_WORDS)
+    codes.update((f"{m.group(1).lower()} a", m.group(2).lower()) for m in _LETTERED.finditer(t)
+                 if m.start() < cut and m.group(1).lower() not in NOT_RECORD_WORDS)
+    for m in _PLACE_ZH.finditer(t):
+        if m.start() < cut:
+            code, noun = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+            codes.add((f"{_shape(code)} {noun}", code.lower()))
     return frozenset(codes)
