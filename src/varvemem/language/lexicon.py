@@ -156,13 +156,16 @@ def alternation(role: Role, lang: Lang | None = None, *, bounded: bool = True) -
 
 
 def _alternation(ws: Iterable[str], bounded: bool) -> str:
-    parts = []
-    for w in ws:
-        rx = r"\s+".join(re.escape(p) for p in w.split())
-        if bounded and w.isascii():
-            rx = rf"(?<![\w']){rx}(?![\w'])"
-        parts.append(rx)
+    # Latin words share one pair of bounds: a lookaround per word makes the pattern slow.
+    latin = [w for w in ws if w.isascii()] if bounded else []
+    other = [w for w in ws if w not in latin]
+    parts = [r"(?<![\w'])(?:" + "|".join(map(_phrase, latin)) + r")(?![\w'])"] if latin else []
+    parts += map(_phrase, other)
     return "(?:" + "|".join(parts) + ")" if parts else "(?!)"
+
+
+def _phrase(w: str) -> str:
+    return r"\s+".join(re.escape(p) for p in w.split())
 
 
 def fingerprint() -> str:

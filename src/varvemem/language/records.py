@@ -63,6 +63,8 @@ _ZH = tuple((kind, re.compile(rf"(?:{_alternation(words)})\s*(?:号|#|:|：)?\s*
 def record_ids(text: str) -> frozenset[tuple[str, str]]:
     """The (kind, identifier) pairs ``text`` names, identifiers lower-cased without ``#``."""
     t = unicodedata.normalize("NFKC", text)
+    if not any(c.isdigit() for c in t):  # every identifier holds a digit
+        return frozenset()
     found: set[tuple[str, str]] = set()
     for kind, pattern in (*_EN, *_ZH):
         for m in pattern.finditer(t):

@@ -72,6 +72,7 @@ def is_question(sentence: str) -> bool:
     return bool(_QUESTION_EN.search(s) or _QUESTION_ZH.search(s))
 
 
+@lru_cache(maxsize=16_384)
 def is_hedged(sentence: str) -> bool:
     """Does the sentence say a plan, a guess or a wish ("we might move to ...", "打算换成 ...")
     rather than what holds?"""
