@@ -30,7 +30,7 @@ def fake_judge(tmp_path: Path, encoder: str, p: float, write: float = 0.9,
     coef = np.zeros(1 + 4 * dim + len(judge.STRUCTURE), dtype=np.float32)
     logit = float(np.log(p / (1 - p)))
     path = tmp_path / f"judge-{p}.npz"
-    path.write_bytes(judge.Judge(encoder, coef, logit, write, read).dump())
+    path.write_bytes(judge.Judge.linear(encoder, coef, logit, write, read).dump())
     return path
 
 
@@ -162,7 +162,7 @@ def test_a_judge_for_another_encoder_or_other_features_is_refused(
         Memory(settings=Settings.load(home=home, update={"judge_path": str(other)}),
                embedder=embedder)
     short = tmp_path / "short.npz"
-    fitted = judge.Judge(embedder.model_id, np.zeros(10, dtype=np.float32), 0.0, 0.9, 0.8)
+    fitted = judge.Judge.linear(embedder.model_id, np.zeros(10, dtype=np.float32), 0.0, 0.9, 0.8)
     short.write_bytes(fitted.dump())
     with pytest.raises(JudgeError, match="other features"):
         Memory(settings=Settings.load(home=home, update={"judge_path": str(short)}),
@@ -252,9 +252,24 @@ def test_the_judges_sum_is_its_features_times_its_weights(embedder) -> None:
     new, u = judge.Side(texts[1]), vecs[1]
     olds = [(judge.Side(t), v) for t, v in zip(texts, vecs)]
     rows = np.stack([judge.features(new, o, u, v) for o, v in olds])
-    want = 1 / (1 + np.exp(-(rows @ fitted.coef + fitted.intercept)))
+    hidden = np.maximum(rows @ fitted.w1 + fitted.b1, 0.0) * fitted.w2
+    z = hidden.reshape(len(rows), fitted.members, -1).sum(axis=2) + fitted.b2
+    want = (1 / (1 + np.exp(-z))).mean(axis=1)
     got = [v.p for v in fitted.judge(new, u, olds)]
     assert np.allclose(got, want, atol=1e-5)
+
+
+def test_a_logistic_regression_is_a_judge_of_two_hidden_units(embedder) -> None:
+    rng = np.random.default_rng(39)
+    coef = rng.normal(0, 0.1, len(judge.feature_names(512))).astype(np.float32)
+    linear = judge.Judge.linear(embedder.model_id, coef, -0.5, 0.9, 0.8)
+    texts = ["The standup is at 9:30", "Standup's 10:15 now", "日志保留 14 天"]
+    vecs = embedder.embed_documents(texts)
+    new, u = judge.Side(texts[1]), vecs[1]
+    olds = [(judge.Side(t), v) for t, v in zip(texts, vecs)]
+    rows = np.stack([judge.features(new, o, u, v) for o, v in olds])
+    want = 1 / (1 + np.exp(-(rows @ coef - 0.5)))
+    assert np.allclose([v.p for v in linear.judge(new, u, olds)], want, atol=1e-5)
 
 
 def test_a_pair_kept_under_the_floor_by_its_vectors_is_bounded_not_parsed(embedder) -> None:

@@ -9,8 +9,14 @@ Pairs: each case's (new, old) with its label (update: 1; both and unrelated: 0; 
 out, either answer serves the fact), and ``--negatives`` pairs of a case's new statement with
 another case's old one of the same writer (0: what most neighbours of a memory are).
 
-Calibration: each writer's pairs are predicted by a model fitted on the other writers (so
-the thresholds are set on words no fit has seen); ``write`` is the lowest threshold at which
+Model: ``--members`` networks of one hidden layer of ``--hidden`` ReLU units (L2 ``--alpha``,
+each with its own seed), whose probabilities are averaged; ``--hidden 0`` fits a logistic
+regression instead (``--c``). The networks read the same features: the pairs' vectors carry
+most of the signal, and a hidden layer lets it combine with the structure.
+
+Calibration: each writer's pairs are predicted by a model fitted on other writers (``--folds``
+groups of writers, each predicted by a fit on the rest: the thresholds are set on words no
+fit has seen); ``write`` is the lowest threshold at which
 at most ``--write-rate`` of the both-true pairs would be retired, ``read`` the lowest at which
 at most ``--read-rate`` of them would be marked at read time. The shipped model is then
 fitted on every pair.
@@ -19,6 +25,7 @@ fitted on every pair.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import random
 import sys
@@ -27,6 +34,8 @@ from pathlib import Path
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import GroupKFold
+from sklearn.neural_network import MLPClassifier
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
@@ -64,7 +73,13 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "src" / "varvemem" / "engines" /
                     "judge_usem3.npz")
     ap.add_argument("--negatives", type=int, default=2)
-    ap.add_argument("--c", type=float, default=3.0, help="inverse L2 strength")
+    ap.add_argument("--c", type=float, default=3.0,
+                    help="inverse L2 strength of the logistic regression (--hidden 0)")
+    ap.add_argument("--hidden", type=int, default=128, help="hidden units a network (0: linear)")
+    ap.add_argument("--alpha", type=float, default=0.1, help="L2 strength of the networks")
+    ap.add_argument("--members", type=int, default=3, help="networks averaged")
+    ap.add_argument("--folds", type=int, default=6,
+                    help="out-of-writer folds for the calibration (writers grouped)")
     ap.add_argument("--write-rate", type=float, default=0.015)
     ap.add_argument("--read-rate", type=float, default=0.15)
     ap.add_argument("--seed", type=int, default=39)
@@ -100,20 +115,43 @@ def main() -> None:
     real = np.array([i == j for i, j, _ in rows])
     kept = real & (y == 0)
 
-    def fit(mask: np.ndarray) -> LogisticRegression:
-        return LogisticRegression(C=args.c, max_iter=5000).fit(x[mask], y[mask])
+    def fit(mask: np.ndarray) -> judge.Judge:
+        """A judge fitted on the pairs of ``mask`` (its thresholds set later)."""
+        if args.hidden == 0:
+            lr = LogisticRegression(C=args.c, max_iter=5000).fit(x[mask], y[mask])
+            return judge.Judge.linear(embedder.model_id, lr.coef_[0], float(lr.intercept_[0]),
+                                      1.0, 1.0)
+        nets = [MLPClassifier(hidden_layer_sizes=(args.hidden,), alpha=args.alpha,
+                              max_iter=300, early_stopping=True, random_state=args.seed + m
+                              ).fit(x[mask], y[mask]) for m in range(args.members)]
+        return judge.Judge(
+            embedder.model_id, np.concatenate([n.coefs_[0] for n in nets], axis=1),
+            np.concatenate([n.intercepts_[0] for n in nets]),
+            np.concatenate([n.coefs_[1][:, 0] for n in nets]),
+            np.array([n.intercepts_[1][0] for n in nets]), 1.0, 1.0)
+
+    def predict(j: judge.Judge, mask: np.ndarray) -> np.ndarray:
+        # The layers as the file stores them (w1 in float16): what the engine will compute.
+        w1 = j.w1.astype(np.float16).astype(np.float32)
+        hidden = np.maximum(x[mask] @ w1 + j.b1, 0.0) * j.w2
+        z = hidden.reshape(int(mask.sum()), j.members, -1).sum(axis=2) + j.b2
+        return np.asarray((1.0 / (1.0 + np.exp(-z.astype(np.float64)))).mean(axis=1))
 
     oof = np.zeros(len(rows))
-    for w in writers:
-        held = writer == w
-        oof[held] = fit(~held).predict_proba(x[held])[:, 1]
+    for _, held_idx in GroupKFold(n_splits=min(args.folds, len(writers))).split(x, y, writer):
+        held = np.zeros(len(rows), dtype=bool)
+        held[held_idx] = True
+        oof[held] = predict(fit(~held), held)
     write = threshold(oof[kept], args.write_rate)
     read = threshold(oof[kept], args.read_rate)
     ups = real & (y == 1)
     report = {
         "writers": writers, "pairs": len(rows), "updates": int(ups.sum()),
         "kept_pairs": int(kept.sum()), "other_case_pairs": int((~real).sum()),
+        "model": "logistic regression" if args.hidden == 0 else
+        f"{args.members} x MLP({args.hidden}) alpha {args.alpha}",
         "c": args.c, "seed": args.seed, "negatives": args.negatives, "dropped": args.drop,
+        "folds": args.folds,
         "out_of_writer": {
             "auc": round(float(roc_auc_score(y[real], oof[real])), 4),
             "write": write, "read": read,
@@ -125,9 +163,7 @@ def main() -> None:
         },
     }
     final = fit(np.ones(len(rows), dtype=bool))
-    fitted = judge.Judge(encoder=embedder.model_id, coef=final.coef_[0].astype(np.float32),
-                         intercept=float(final.intercept_[0]), write=write, read=read,
-                         meta=report)
+    fitted = dataclasses.replace(final, write=write, read=read, meta=report)
     body = fitted.dump()
     args.out.write_bytes(body)
     report["version"] = judge.file_version(body)

@@ -2,7 +2,8 @@
 longer true?
 
 For a (new, old) pair it gives the probability that the old statement is updated by the new
-one, from a logistic regression over the pair's features: the two stored multilingual
+one, from a small network (an average of a few networks of one hidden layer; a logistic
+regression is the special case :meth:`Judge.linear`) over the pair's features: the two stored multilingual
 vectors (their product, their distance, each alone: what a sentence that changes something
 reads like, in any language) and a few signals of structure (:data:`STRUCTURE`, one row per
 signal). Its weights ship in the wheel (``judge_<encoder>.npz``), fitted by
@@ -35,7 +36,7 @@ from . import claims, rules
 if TYPE_CHECKING:  # numpy loads with the first judgement, not with `varvemem stats`
     import numpy as np
 
-FORMAT = 1  # the layout of a judge file; a file of another format is refused
+FORMAT = 2  # the layout of a judge file; a file of another format is refused
 # The statements the judge alone may retire or mark: knowledge, not turns of talk or events.
 JUDGED = (MemoryType.KNOWLEDGE, MemoryType.EXPERIENCE)
 
@@ -179,15 +180,37 @@ class Verdict:
 
 @dataclass(frozen=True)
 class Judge:
-    """A fitted judge: weights over :func:`features` for vectors of ``encoder``."""
+    """A fitted judge over :func:`features` for vectors of ``encoder``: an ensemble of
+    ``members`` networks with one hidden layer (ReLU), whose probabilities are averaged,
+    p = mean_m sigmoid(w2_m . relu(x W1_m + b1_m) + b2_m). The hidden units of all members
+    sit side by side: ``w1`` is (features, members x hidden), ``b1`` and ``w2`` are
+    (members x hidden), ``b2`` (members)."""
 
     encoder: str
-    coef: np.ndarray
-    intercept: float
+    w1: np.ndarray
+    b1: np.ndarray
+    w2: np.ndarray
+    b2: np.ndarray
     write: float  # supersede at or above
     read: float  # mark the older of two hits at or above
     meta: dict[str, Any] = field(default_factory=dict)
     digest: str | None = None  # of the file it was read from
+
+    @classmethod
+    def linear(cls, encoder: str, coef: np.ndarray, intercept: float, write: float,
+               read: float, meta: dict[str, Any] | None = None) -> Judge:
+        """A logistic regression as a network of two hidden units (relu(z) - relu(-z) = z)."""
+        import numpy as np
+
+        c = np.asarray(coef, dtype=np.float32)
+        return cls(encoder, np.stack([c, -c], axis=1), np.array([intercept, -intercept],
+                                                                 dtype=np.float32),
+                   np.array([1.0, -1.0], dtype=np.float32), np.zeros(1, dtype=np.float32),
+                   write, read, dict(meta or {}))
+
+    @property
+    def members(self) -> int:
+        return int(self.b2.size)
 
     @cached_property
     def version(self) -> str:
@@ -197,29 +220,28 @@ class Judge:
     def judge(self, new: Side, u: np.ndarray, olds: Sequence[tuple[Side, np.ndarray]],
               floor: float = 0.0) -> list[Verdict]:
         """One verdict per old statement (with its vector) against ``new`` (with ``u``).
-        A pair whose vectors alone keep it under ``floor`` whatever its structure says is
-        not parsed: its ``p`` is then that bound (under ``floor``), not its value, and its
-        ``veto`` is not looked for."""
+        A pair whose vectors alone keep it under ``floor`` whatever its structure says (the
+        structure's signals within their :data:`BOUNDS`) is not parsed: its ``p`` is then
+        that bound (under ``floor``), not its value, and its ``veto`` is not looked for."""
         if not olds:
             return []
         import numpy as np
 
-        # :func:`features` times the weights, without building its rows: per part of the
-        # row, one product with the stacked vectors (the same sum, a fifth of the time).
+        # The hidden layer's input from the vectors, part by part of :func:`features`' row
+        # (the same sum as the row times w1, without building the rows).
         w = self._parts
         vs = np.stack([v for _, v in olds]).astype(np.float32)
-        logit = (w["cosine"] * (vs @ u) + vs @ (u * w["product"]) + np.abs(vs - u) @ w["distance"]
-                 + float(u @ w["new"]) + vs @ w["old"] + self.intercept)
-        bound = logit + w["structure_max"]
-        wanted = bound >= (math.log(floor / (1 - floor)) if 0 < floor < 1 else
-                           -math.inf if floor <= 0 else math.inf)
-        logit = np.where(wanted, logit, bound)
+        pre = (np.outer(vs @ u, w["cosine"]) + (vs * u) @ w["product"]
+               + np.abs(vs - u) @ w["distance"] + vs @ w["old"] + (u @ w["new"] + self.b1))
+        top = self._probability(np.maximum(pre + w["structure_hi"], 0.0) * (self.w2 > 0)
+                                + np.maximum(pre + w["structure_lo"], 0.0) * (self.w2 <= 0))
+        wanted = top >= floor if floor > 0 else np.ones(len(olds), dtype=bool)
+        p = top.copy()
         rows = [i for i, keep in enumerate(wanted) if keep]
         if rows:
             structure = np.array([[f(new, olds[i][0]) for _, f in STRUCTURE] for i in rows],
                                  dtype=np.float32)
-            logit[rows] += structure @ w["structure"]
-        p = 1.0 / (1.0 + np.exp(-logit.astype(np.float64)))
+            p[rows] = self._probability(np.maximum(pre[rows] + structure @ w["structure"], 0.0))
         if floor > 0:  # a bound is no value: it stays under the floor, whatever its rounding
             p = np.where(wanted, p, np.minimum(p, np.nextafter(min(floor, 1.0), 0.0)))
         # The veto parses the new statement for a change: asked only where it may matter.
@@ -227,28 +249,43 @@ class Judge:
                         if keep else None, self.version)
                 for pi, keep, (o, _) in zip(p, wanted, olds)]
 
+    def _probability(self, hidden: np.ndarray) -> np.ndarray:
+        """The ensemble's probability for rows of hidden activations."""
+        import numpy as np
+
+        z = (hidden * self.w2).reshape(len(hidden), self.members, -1).sum(axis=2) + self.b2
+        p: np.ndarray = (1.0 / (1.0 + np.exp(-z.astype(np.float64)))).mean(axis=1)
+        return p
+
     @cached_property
     def _parts(self) -> dict[str, Any]:
-        """The weights cut into :func:`features`' parts."""
-        dim = (self.coef.size - len(STRUCTURE) - 1) // 4
-        c, n = self.coef, len(STRUCTURE)
-        structure = c[1 + 2 * dim:1 + 2 * dim + n]
-        top = sum(max(wi * lo, wi * hi) for wi, (lo, hi) in zip(
-            structure.tolist(), (BOUNDS.get(name, (0.0, 1.0)) for name, _ in STRUCTURE)))
-        return {"cosine": float(c[0]), "product": c[1:1 + dim], "distance": c[1 + dim:1 + 2 * dim],
-                "structure": structure, "structure_max": top,
-                "new": c[1 + 2 * dim + n:1 + 3 * dim + n], "old": c[1 + 3 * dim + n:]}
+        """The first layer cut into :func:`features`' parts, and the least and most the
+        structure's signals can add to each hidden unit."""
+        import numpy as np
+
+        n = len(STRUCTURE)
+        dim = (self.w1.shape[0] - n - 1) // 4
+        w = self.w1
+        structure = w[1 + 2 * dim:1 + 2 * dim + n]
+        lo, hi = (np.array([BOUNDS.get(name, (0.0, 1.0))[i] for name, _ in STRUCTURE],
+                           dtype=np.float32)[:, None] for i in (0, 1))
+        return {"cosine": w[0], "product": w[1:1 + dim], "distance": w[1 + dim:1 + 2 * dim],
+                "structure": structure,
+                "structure_hi": np.maximum(structure * lo, structure * hi).sum(axis=0),
+                "structure_lo": np.minimum(structure * lo, structure * hi).sum(axis=0),
+                "new": w[1 + 2 * dim + n:1 + 3 * dim + n], "old": w[1 + 3 * dim + n:]}
 
     def dump(self) -> bytes:
-        """The judge as a file (:func:`load` reads it back)."""
+        """The judge as a file (:func:`load` reads it back); the first layer in float16."""
         import numpy as np
 
         buf = io.BytesIO()
-        header = {"format": FORMAT, "encoder": self.encoder, "intercept": self.intercept,
+        header = {"format": FORMAT, "encoder": self.encoder, "members": self.members,
                   "write": self.write, "read": self.read,
-                  "features": feature_names((self.coef.size - len(STRUCTURE) - 1) // 4),
+                  "features": feature_names((self.w1.shape[0] - len(STRUCTURE) - 1) // 4),
                   "meta": self.meta}
-        np.savez_compressed(buf, coef=self.coef.astype(np.float32),
+        np.savez_compressed(buf, w1=self.w1.astype(np.float16), b1=self.b1.astype(np.float32),
+                            w2=self.w2.astype(np.float32), b2=self.b2.astype(np.float32),
                             header=np.frombuffer(json.dumps(header).encode(), dtype=np.uint8))
         return buf.getvalue()
 
@@ -284,25 +321,29 @@ def load(path: Path, encoder: str) -> Judge:
     try:
         body = path.read_bytes()
         with np.load(io.BytesIO(body), allow_pickle=False) as data:
-            coef = np.asarray(data["coef"], dtype=np.float32)
             header = json.loads(bytes(data["header"]).decode())
+            if not isinstance(header, dict) or header.get("format") != FORMAT:
+                got = header.get("format") if isinstance(header, dict) else None
+                raise JudgeError(f"the judge file {path} is of format {got!r}, this release "
+                                 f"reads format {FORMAT}")
+            w1, b1, w2, b2 = (np.asarray(data[k], dtype=np.float32)
+                              for k in ("w1", "b1", "w2", "b2"))
     except FileNotFoundError:
         raise JudgeError(f"no judge file at {path}") from None
     except (OSError, KeyError, ValueError, UnicodeDecodeError) as exc:
         raise JudgeError(f"the judge file {path} cannot be read: {exc}") from None
-    if header.get("format") != FORMAT:
-        raise JudgeError(f"the judge file {path} is of format {header.get('format')!r}, "
-                         f"this release reads format {FORMAT}")
     if header.get("encoder") != encoder:
         raise JudgeError(f"the judge file {path} was fitted on vectors of "
                          f"{header.get('encoder')!r}, the store's are {encoder!r}")
-    dim = (coef.size - len(STRUCTURE) - 1) // 4
-    if coef.ndim != 1 or dim < 1 or header.get("features") != feature_names(dim) \
-            or coef.size != len(feature_names(dim)):
+    dim = (w1.shape[0] - len(STRUCTURE) - 1) // 4 if w1.ndim == 2 else 0
+    if dim < 1 or header.get("features") != feature_names(dim) \
+            or w1.shape[0] != len(feature_names(dim)):
         raise JudgeError(f"the judge file {path} was fitted on other features than this "
                          "release computes: retrain it (training/judge/train.py)")
+    if not (w1.shape[1] == b1.size == w2.size and b2.size >= 1 and w2.size % b2.size == 0):
+        raise JudgeError(f"the judge file {path} has layers of mismatched shapes")
     try:
-        return Judge(encoder=encoder, coef=coef, intercept=float(header["intercept"]),
+        return Judge(encoder=encoder, w1=w1, b1=b1, w2=w2, b2=b2,
                      write=float(header["write"]), read=float(header["read"]),
                      meta=dict(header.get("meta") or {}), digest=file_version(body))
     except (KeyError, TypeError, ValueError) as exc:
