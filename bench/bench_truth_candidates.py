@@ -108,13 +108,17 @@ class Variant:
     path: str  # "add": one statement a search; "add_many": a batch of BATCH a search
     neighbours: int
     expansion: int | None = None  # store.hnsw_expansion_neighbours, else the default
+    search_ef: int | None = None  # store.hnsw_expansion_search, else the default
 
 
-def variants(neighbours: Sequence[int], expansions: Sequence[int]) -> list[Variant]:
+def variants(neighbours: Sequence[int], expansions: Sequence[int],
+             search_efs: Sequence[int]) -> list[Variant]:
     out = [Variant(f"add n{k}", "add", k) for k in neighbours]
     out += [Variant(f"add_many n{k}", "add_many", k) for k in neighbours]
     out += [Variant(f"add_many n{neighbours[0]} ef{e}", "add_many", neighbours[0], e)
             for e in expansions]
+    out += [Variant(f"add n{k} ef{e}", "add", k, None, e) for e in search_efs
+            for k in neighbours[:2]]
     return out
 
 
@@ -318,6 +322,7 @@ class CaseFacts:
     """What does not depend on the variant."""
 
     rank: int = 0  # the old one's exact rank by cosine in its scope
+    rank_distractors: int = 0  # ... counting the distractors alone above it (not other olds)
     cos: float = 0.0
     scope_size: int = 0
     duplicate: bool = False
@@ -357,17 +362,24 @@ def _pool_tap(inner: Callable[..., Any], pools: list[set[str]]) -> Callable[...,
 
 
 @contextlib.contextmanager
-def expansion(index: Any, ef: int | None) -> Iterator[None]:
-    """The local index's narrow searches at ``ef`` (``store.hnsw_expansion_neighbours``)."""
-    if ef is None:
-        yield
-        return
-    before = index.expansion_neighbours
-    index.expansion_neighbours = ef
+def expansion(index: Any, narrow: int | None, wide: int | None) -> Iterator[None]:
+    """The local index's narrow searches at ``narrow`` (``store.hnsw_expansion_neighbours``)
+    and its other searches at ``wide`` (``store.hnsw_expansion_search``: the index's setting
+    and its usearch graph's)."""
+    before = index.expansion_neighbours, index.expansion_search
+    graph = getattr(index, "_hnsw", None)
+    if narrow is not None:
+        index.expansion_neighbours = narrow
+    if wide is not None:
+        index.expansion_search = wide
+        if graph is not None:
+            graph.expansion_search = wide
     try:
         yield
     finally:
-        index.expansion_neighbours = before
+        index.expansion_neighbours, index.expansion_search = before
+        if graph is not None:
+            graph.expansion_search = before[1]
 
 
 def _has_cjk(text: str) -> bool:
@@ -423,12 +435,15 @@ def check_home(home: Path, meta: dict[str, Any], cases: Sequence[Case], scopes: 
         got = index.vectors(ids)
         mat = np.stack([got[i] for i in ids])
         row = {mid: j for j, mid in enumerate(ids)}
+        is_old = np.zeros(len(ids), bool)
+        is_old[[row[meta["olds"][cases[c].id]] for c in s.cases]] = True
         for c in s.cases:
             f = facts[c]
             sims = mat @ new_vecs[c]
             old_sim = sims[row[meta["olds"][cases[c].id]]]
             f.cos = float(old_sim)
             f.rank = int((sims > old_sim).sum()) + 1
+            f.rank_distractors = int(((sims > old_sim) & ~is_old).sum()) + 1
             f.scope_size = len(ids)
     progress("exact ranks")
 
@@ -479,7 +494,7 @@ def check_home(home: Path, meta: dict[str, Any], cases: Sequence[Case], scopes: 
         eng = engines[v.neighbours]
         res = [Outcome() for _ in cases]
         size = 1 if v.path == "add" else BATCH
-        with expansion(index, v.expansion):
+        with expansion(index, v.expansion, v.search_ef):
             for start in range(0, len(cases), size):
                 batch = list(range(start, min(start + size, len(cases))))
                 ps = prepared(eng, batch)
@@ -565,6 +580,9 @@ def figures(cases: Sequence[Case], out: dict[str, list[Outcome]], facts: Sequenc
                              for r in RANKS} | {
                              "median": statistics.median(facts[i].rank for i in idx)}
                          for k, idx in g.items()}
+    res["exact_rank_distractors_alone"] = {
+        k: {f"within_{r}": _rate([facts[i].rank_distractors <= r for i in idx]) for r in RANKS}
+        for k, idx in g.items()}
     res["old_cosine"] = {k: {"mean": round(statistics.fmean(facts[i].cos for i in idx), 4),
                              "p10": round(float(np.percentile([facts[i].cos for i in idx], 10)),
                                           4),
@@ -581,6 +599,19 @@ def figures(cases: Sequence[Case], out: dict[str, list[Outcome]], facts: Sequenc
     res["default_plus_shifted"] = {
         k: _rate([out[default][i].hit["vector"] or facts[i].shifted for i in idx])
         for k, idx in g.items()}
+    combos: dict[str, Callable[[int], bool]] = {
+        f"{default} + full text for every statement":
+            lambda i: out[default][i].hit["vector"] or facts[i].kw_all,
+        f"{default} + shifted query": lambda i: out[default][i].hit["vector"] or facts[i].shifted,
+        f"{default} + full text for every statement + shifted query":
+            lambda i: out[default][i].hit["vector"] or facts[i].kw_all or facts[i].shifted,
+    }
+    for name in out:
+        if name != default and name.startswith("add n"):
+            combos[f"{name} + full text for every statement"] = \
+                lambda i, name=name: out[name][i].hit["vector"] or facts[i].kw_all
+    res["combinations"] = {name: {k: _rate([fn(i) for i in idx]) for k, idx in g.items()}
+                           for name, fn in combos.items()}
     res["exact_duplicates"] = sum(f.duplicate for f in facts)
     res["not_judged_at_all"] = sum(not f.judged_at_all for f in facts)
     return res
@@ -619,6 +650,9 @@ def report(n: int, fig: dict[str, Any], info: dict[str, Any]) -> str:
     for r in RANKS:
         rec = {k: v[f"within_{r}"] for k, v in fig["exact_rank"].items()}
         lines.append(f"  {'rank <= ' + str(r):34}" + "".join(f"{_pct(rec.get(c)):>8}" for c in COLS))
+    rec = {k: v["within_8"] for k, v in fig["exact_rank_distractors_alone"].items()}
+    lines.append(f"  {'rank <= 8 over distractors alone':34}"
+                 + "".join(f"{_pct(rec.get(c)):>8}" for c in COLS))
     lines.append(f"  {'median rank':34}" + "".join(
         f"{fig['exact_rank'][c]['median']:>8}" if c in fig["exact_rank"] else f"{'-':>8}"
         for c in COLS))
@@ -636,6 +670,9 @@ def report(n: int, fig: dict[str, Any], info: dict[str, Any]) -> str:
                      f"{_pct(v['vector_at_gate_0.1']['all']):>5} / "
                      f"{_pct(v['vector_at_gate_0.1'].get('across')):>5}   {v['check_ms_mean']:6.2f} ms "
                      f"({v['search_ms_mean']:.2f})")
+    lines.append("  combinations (vector channel or the other), %")
+    for name, rec in fig["combinations"].items():
+        lines.append(f"  {name:58}" + "".join(f"{_pct(rec.get(c)):>7}" for c in COLS[:6]))
     lines.append(f"  full text for every statement: +{fig['keyword_every_statement_ms_mean']:.2f} ms;"
                  f" shifted query: +{fig['shifted_query_ms_mean']:.2f} ms; exact duplicates "
                  f"{fig['exact_duplicates']}, new statements the judge never reads "
@@ -678,8 +715,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--olds-share", type=float, default=0.125,
                     help="old statements per scope, at most this share of its memories")
     ap.add_argument("--neighbours", default="8,16,32", help="update.neighbours variants")
-    ap.add_argument("--expansion", default="256",
+    ap.add_argument("--expansion", default="256,1024",
                     help="wider hnsw_expansion_neighbours variants of add_many (default 64)")
+    ap.add_argument("--search-ef", default="4096",
+                    help="wider hnsw_expansion_search variants of add (default 1024)")
     ap.add_argument("--no-shift", action="store_true", help="skip the shifted second query")
     ap.add_argument("--show-dev-misses", type=int, default=0,
                     help="print up to this many dev cases missed at the largest size")
@@ -694,7 +733,8 @@ def main(argv: list[str] | None = None) -> int:
     splits = [s for s in args.splits.split(",") if s]
     cases = load_cases(args.truth, splits)
     var_list = variants([int(x) for x in args.neighbours.split(",")],
-                        [int(x) for x in args.expansion.split(",") if x])
+                        [int(x) for x in args.expansion.split(",") if x],
+                        [int(x) for x in args.search_ef.split(",") if x])
     _log(f"{len(cases)} cases ({', '.join(splits)}); sizes {sizes}; "
          f"{len(var_list)} variants")
     plans = {n: layout(n, cases, args.olds_share) for n in sizes}
@@ -718,7 +758,7 @@ def main(argv: list[str] | None = None) -> int:
     for n in sizes:
         scopes = plans[n]
         key = _digest([str(BUILD_VERSION), str(n), str(args.olds_share),
-                       info["library"].get("commit") or "", _digest(pool[:need]),
+                       info["library"]["src_sha256"], _digest(pool[:need]),
                        _digest([c.id + c.old for c in cases])])
         home = args.work / f"home-{n}"
         meta = build_home(home, n, cases, scopes, pool, pool_vecs, old_vecs, key)
