@@ -48,7 +48,8 @@ by cosine among its scope's memories (what any ``neighbours`` could buy), the ve
 at a lower ``judge_gate``, full text queried for every new statement (``_pool`` called with the
 statement's own index terms), and a second neighbour query shifted toward the other
 language (the new vector minus its language's mean vector plus the other's, the means taken
-over the distractors: a way of searching the multilingual vectors across languages).
+over the first ``SHIFT_SAMPLE`` distractors, English and Chinese told by CJK characters: a way
+of searching the multilingual vectors across languages).
 
     nice -n 10 .venv/bin/python bench/bench_truth_candidates.py --sizes 10,1000,10000,100000 \\
         --bench-data /work/shared/bench-data --json bench/results/truth-candidates-<commit>.json
@@ -99,6 +100,7 @@ BATCH = 64  # add_many's batch (embedder.batch_size): one search_many call
 CHANNELS = ("vector", "keyword", "either", "judged")
 GATES = (0.2, 0.1, 0.0)
 RANKS = (1, 8, 16, 32, 64)
+SHIFT_SAMPLE = 8_192  # the language means of the shifted query: over this many distractors
 BUILD_VERSION = 1  # bumped when what a cached home holds changes
 
 
@@ -481,11 +483,10 @@ def check_home(home: Path, meta: dict[str, Any], cases: Sequence[Case], scopes: 
             q = new_vecs[c] - shift[lang] + shift[other]
             q = (q / np.linalg.norm(q)).astype(np.float32)
             t = time.perf_counter()
-            found = index.search_many(q[None, :], eng.cfg.neighbours, [
-                _filter(rec.scope)])[0]
+            near = index.search_many(q[None, :], eng.cfg.neighbours, [_filter(rec.scope)])[0]
             f.shifted_ms = (time.perf_counter() - t) * 1e3
             # At the judge's gate on the true cosine: the shifted vector only finds it.
-            f.shifted = f.judged_at_all and old in {m for m, _ in found} \
+            f.shifted = f.judged_at_all and old in {m for m, _ in near} \
                 and f.cos >= settings.update.judge_gate
     progress("gates, full text for every statement, the shifted query")
 
@@ -561,6 +562,10 @@ def _rate(flags: Sequence[bool]) -> dict[str, Any]:
             "rate": round(sum(flags) / len(flags), 4) if flags else None}
 
 
+def _at(cos: float | None, gate: float) -> bool:
+    return cos is not None and cos >= gate
+
+
 def figures(cases: Sequence[Case], out: dict[str, list[Outcome]], facts: Sequence[CaseFacts]
             ) -> dict[str, Any]:
     g = groups(cases)
@@ -569,9 +574,8 @@ def figures(cases: Sequence[Case], out: dict[str, list[Outcome]], facts: Sequenc
         res["variants"][name] = {
             "recall": {ch: {k: _rate([rows[i].hit[ch] for i in idx]) for k, idx in g.items()}
                        for ch in CHANNELS},
-            "vector_at_gate_0.1": {k: _rate([rows[i].hit["vector"] or (
-                rows[i].old_cos is not None and rows[i].old_cos >= 0.1) for i in idx])
-                for k, idx in g.items()},
+            "vector_at_gate_0.1": {k: _rate([rows[i].hit["vector"] or _at(rows[i].old_cos, 0.1)
+                                             for i in idx]) for k, idx in g.items()},
             "search_ms_mean": round(statistics.fmean(r.search_ms for r in rows), 3),
             "check_ms_mean": round(statistics.fmean(r.total_ms for r in rows), 3),
             "check_ms_p95": round(float(np.percentile([r.total_ms for r in rows], 95)), 3),
@@ -606,10 +610,12 @@ def figures(cases: Sequence[Case], out: dict[str, list[Outcome]], facts: Sequenc
         f"{default} + full text for every statement + shifted query":
             lambda i: out[default][i].hit["vector"] or facts[i].kw_all or facts[i].shifted,
     }
+    def with_full_text(rows: list[Outcome]) -> Callable[[int], bool]:
+        return lambda i: rows[i].hit["vector"] or facts[i].kw_all
+
     for name in out:
         if name != default and name.startswith("add n"):
-            combos[f"{name} + full text for every statement"] = \
-                lambda i, name=name: out[name][i].hit["vector"] or facts[i].kw_all
+            combos[f"{name} + full text for every statement"] = with_full_text(out[name])
     res["combinations"] = {name: {k: _rate([fn(i) for i in idx]) for k, idx in g.items()}
                            for name, fn in combos.items()}
     res["exact_duplicates"] = sum(f.duplicate for f in facts)
@@ -697,6 +703,10 @@ def dev_misses(cases: Sequence[Case], out: dict[str, list[Outcome]], facts: Sequ
 # Main
 # ---------------------------------------------------------------------------------------------
 
+def _progress(n: int, since: float) -> Callable[[str], None]:
+    return lambda what: _log(f"N={n:,}: {what} ({time.perf_counter() - since:.0f} s)")
+
+
 def language_means(texts: Sequence[str], vecs: np.ndarray) -> dict[str, np.ndarray]:
     zh = np.array([_has_cjk(t) for t in texts])
     return {"zh": vecs[zh].mean(axis=0), "en": vecs[~zh].mean(axis=0)}
@@ -751,21 +761,22 @@ def main(argv: list[str] | None = None) -> int:
     old_vecs = vec.of([c.old for c in cases], "olds")
     new_vecs = vec.of([c.new for c in cases], "news")
     pool_vecs = vec.of(pool[:need], "pool")
-    shift = {} if args.no_shift else language_means(pool[:need], pool_vecs)
+    sample = min(need, SHIFT_SAMPLE)
+    shift = {} if args.no_shift else language_means(pool[:sample], pool_vecs[:sample])
     info["embedding"] = {"embedded": vec.embedded, "seconds": round(vec.seconds, 1)}
     results: dict[str, Any] = {}
     misses: list[dict[str, Any]] = []
     for n in sizes:
         scopes = plans[n]
+        used = max(s.distractors[1] for s in scopes)  # the distractors this home holds
         key = _digest([str(BUILD_VERSION), str(n), str(args.olds_share),
-                       info["library"]["src_sha256"], _digest(pool[:need]),
+                       info["library"]["src_sha256"], _digest(pool[:used]),
                        _digest([c.id + c.old for c in cases])])
         home = args.work / f"home-{n}"
         meta = build_home(home, n, cases, scopes, pool, pool_vecs, old_vecs, key)
         t = time.perf_counter()
-        out, facts, idx_info = check_home(
-            home, meta, cases, scopes, new_vecs, var_list, shift,
-            lambda what, n=n, t=t: _log(f"N={n:,}: {what} ({time.perf_counter() - t:.0f} s)"))
+        out, facts, idx_info = check_home(home, meta, cases, scopes, new_vecs, var_list, shift,
+                                          _progress(n, t))
         fig = figures(cases, out, facts)
         fig["info"] = {**idx_info, "scopes": len(scopes), "cases": len(cases),
                        "build": {k: meta[k] for k in ("build_s", "statuses", "memories", "cached")

@@ -16,13 +16,16 @@ from __future__ import annotations
 import json
 import random
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TypeVar
 
 BENCH_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH_DIR))
 
 from bench_scale import make_texts as scale_texts  # noqa: E402
 
+T = TypeVar("T")
 POOL_SEED = 39
 # Shares of the pool, the finite sources first: every writer statement, conversation turns up
 # to this share; the rest split between the fact templates and bench_scale's generator.
@@ -97,7 +100,7 @@ class FactGenerator:
         self._en = [getattr(self, n) for n in sorted(dir(self)) if n.startswith("_en_")]
         self._zh = [getattr(self, n) for n in sorted(dir(self)) if n.startswith("_zh_")]
 
-    def c(self, options: tuple[str, ...]) -> str:
+    def c(self, options: Sequence[T]) -> T:
         return self.r.choice(options)
 
     def n(self, lo: int, hi: int) -> int:
@@ -332,7 +335,7 @@ class FactGenerator:
         return f"超过{self.yuan()}的报销要{self.c(ZH_PEOPLE)}签字。"
 
     def sentence(self) -> str:
-        return self.r.choice(self._zh if self.r.random() < 0.5 else self._en)()
+        return str(self.r.choice(self._zh if self.r.random() < 0.5 else self._en)())
 
 
 def conversation_turns(data: Path | None) -> list[str]:
