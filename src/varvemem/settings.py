@@ -576,8 +576,9 @@ class StoreSettings(_Section):
     # 5-7 ms more (docs/BENCHMARKS.md, "A run to 300,000"). pgvector's hnsw.ef_search takes
     # the same value, at most 1000 (its own limit).
     hnsw_expansion_search: int = Field(1024, ge=1, le=4096)
-    # ... and for lookups that want only the nearest few: an add's duplicates and
-    # associations, the FAQ fast path. The graph finds near-duplicates at usearch's 64 too.
+    # ... and for lookups that want only the nearest few: the FAQ fast path, near-duplicate
+    # lookups. The graph finds near-duplicates at usearch's 64 too. (An add's neighbours are
+    # its supersession candidates: searched as wide as a search, one add or a batch.)
     hnsw_expansion_neighbours: int = Field(64, ge=1, le=4096)
     vector_oversample: int = Field(4, ge=1, le=100)
     # How the local index's HNSW graph holds each vector, its only copy in RAM: "f16" has the

@@ -184,12 +184,14 @@ def test_expansion_search_setting_reaches_the_graph(tmp_path: Path) -> None:
                  exact_filter_limit=10)
     again.load()
     assert again.uses_hnsw and again._hnsw.expansion_search == 300
-    # an add's neighbour lookups search narrower, then the setting is back
+    # a batch's neighbour lookups (its supersession candidates) search as wide as one add;
+    # an approximate lookup (the FAQ fast path) searches narrower, then the setting is back
     seen = []
     real = again._hnsw.search
     again._hnsw.search = lambda *a, **kw: seen.append(again._hnsw.expansion_search) or real(*a, **kw)
     again.search_many(unit(rng, 2), 3, [SearchFilter(), SearchFilter()])
-    assert seen == [64] and again._hnsw.expansion_search == 300
+    again.search(unit(rng, 1)[0], 3, SearchFilter(), approximate=True)
+    assert seen == [300, 64] and again._hnsw.expansion_search == 300
 
 
 def test_corrupted_or_foreign_files_are_refused(tmp_path: Path) -> None:

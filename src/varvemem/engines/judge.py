@@ -99,10 +99,12 @@ class Side:
 
     @cached_property
     def names_old_value(self) -> bool:
-        """A transition that names the value it leaves ("from builder-a to ..."): the rules
-        find what holds it, or that nothing does."""
+        """A transition that names the value it leaves ("from builder-a to ...") or a
+        negation that names what is gone ("we retired Memcached from the billing API"): the
+        rules find what holds it for its subject, or that nothing does."""
         t = claims.transition(self.text)
-        return t is not None and t.old is not None
+        n = claims.negation(self.text)
+        return (t is not None and t.old is not None) or (n is not None and bool(n.values))
 
     @cached_property
     def states_change(self) -> bool:

@@ -845,7 +845,7 @@ class UpdateEngine:
                           old: judging.Side) -> bool:
         """Whether the judge (or the LLM it asks) may retire ``r`` by ``rec`` with no rule:
         statements of knowledge, not ledger lines, not near duplicates, and not beside what
-        a transition naming its old value finds (the rules find its holder)."""
+        a transition or a negation naming the old value finds (the rules find its holder)."""
         return rec.memory_type in judging.JUDGED and r.memory_type in judging.JUDGED \
             and not new.names_old_value and not (new.ledger and old.ledger) \
             and not self._near(r, 1.0, rec)

@@ -382,14 +382,16 @@ class LocalVectorIndex(VectorIndex):
     @_exclusive
     def search_many(self, queries: np.ndarray, k: int,
                     filters: Sequence[VectorFilter]) -> list[list[tuple[str, float]]]:
-        """With HNSW, one batched ANN call for all queries (usearch runs it in parallel, with
-        ``expansion_neighbours``); a row whose filter keeps too few of its hits falls back to
-        :meth:`search`."""
+        """With HNSW, one batched ANN call for all queries (usearch runs it in parallel, as
+        wide as :meth:`search`: a batch's neighbours are its supersession candidates, and a
+        narrow search lost a third of them at 100k, docs/BENCHMARKS.md "Candidates across
+        wording, languages and size"); a row whose filter keeps too few of its hits falls
+        back to :meth:`search`."""
         if self._hnsw is None or len(queries) < 2 or k <= 0 \
                 or len(self) <= self.exact_filter_limit:  # every row would be searched exactly
             return super().search_many(queries, k, filters)
         q = np.asarray(queries, np.float32).reshape(len(queries), self.dim)
-        res = self._graph(q, min(k * self.oversample, len(self)), narrow=True)
+        res = self._graph(q, min(k * self.oversample, len(self)), narrow=False)
         masks: dict[Clauses, np.ndarray] = {}
         out: list[list[tuple[str, float]]] = []
         for row, flt in enumerate(filters):
