@@ -23,6 +23,7 @@ CASES = {
         ("Line A buses leave from the north gate", "Line D buses leave from the car park", True),
         ("booking #RB-1204: the big room, Tuesday", "#RB-1209: the small room, Tuesday", True),
         ("Then I moved the demo to Friday", "Then I moved the demo to Monday", False),
+        ("Build 5530 is for internal QA only", "5534 can go out to beta testers", True),
     ],
     "zh": [
         ("订单 5500 已发往柏林", "订单5501发往巴黎", True),

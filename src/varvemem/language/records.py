@@ -51,28 +51,38 @@ def _alternation(words: tuple[str, ...]) -> str:
     return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
 
 
-_EN = tuple((kind, re.compile(rf"(?<![\w-])(?:{_alternation(words)})\b\.?\s*"
+_EN = tuple((kind, words, re.compile(rf"(?<![\w-])(?:{_alternation(words)})\b\.?\s*"
                               rf"(?:no\.?|number|#|:)?\s*({_CODE})", re.I))
             for kind, words in RECORD_NOUNS["en"].items())
-_ZH = tuple((kind, re.compile(rf"(?:{_alternation(words)})\s*(?:号|#|:|：)?\s*({_CODE})"
-                              rf"|({_CODE})\s*号?(?:{_alternation(words)})"))
+_ZH = tuple((kind, words, re.compile(rf"(?:{_alternation(words)})\s*(?:号|#|:|：)?\s*({_CODE})"
+                                     rf"|({_CODE})\s*号?(?:{_alternation(words)})"))
             for kind, words in RECORD_NOUNS["zh"].items())
 
 
 @lru_cache(maxsize=16_384)
 def record_ids(text: str) -> frozenset[tuple[str, str]]:
     """The (kind, identifier) pairs ``text`` names, identifiers lower-cased without ``#``."""
+    return frozenset((kind, code) for kind, code, _ in _records(text))
+
+
+@lru_cache(maxsize=16_384)
+def _records(text: str) -> tuple[tuple[str, str, int], ...]:
+    """(kind, identifier, where it starts) of each record ``text`` names."""
     t = unicodedata.normalize("NFKC", text)
     if not any(c.isdigit() for c in t):  # every identifier holds a digit
-        return frozenset()
-    found: set[tuple[str, str]] = set()
-    for kind, pattern in (*_EN, *_ZH):
-        for m in pattern.finditer(t):
-            code = next(g for g in m.groups() if g)
-            found.add((kind, code.lstrip("#-").lower()))
-    found.update(("uuid", m.group().lower()) for m in _UUID.finditer(t))
-    found.update(("#", m.group(1).lower()) for m in _HASH.finditer(t))
-    return frozenset(found)
+        return ()
+    low = t.lower()
+    found: dict[tuple[str, str], int] = {}
+    for kind, nouns, pattern in (*_EN, *_ZH):
+        if any(n in low for n in nouns):  # a pattern is read only where its nouns are
+            for m in pattern.finditer(t):
+                code = next(g for g in m.groups() if g)
+                found.setdefault((kind, code.lstrip("#-").lower()), m.start())
+    for m in _UUID.finditer(t):
+        found.setdefault(("uuid", m.group().lower()), m.start())
+    for m in _HASH.finditer(t):
+        found.setdefault(("#", m.group(1).lower()), m.start())
+    return tuple((kind, code, at) for (kind, code), at in found.items())
 
 
 @lru_cache(maxsize=16_384)  # the judge asks once for its feature and once for its veto
@@ -104,6 +114,8 @@ SUBJECT_SPAN = 0.4  # a code opening this share of the text names what the text 
 # unless the word only leads to the number (a preposition, an article). Lower-case words
 # before a number are mostly verbs of a count ("have 5", "run 3"): values, not records.
 _NUMBERED = re.compile(r"(?<![\w-])([A-Z][A-Za-z]+)\s+#?(\d+)(?![\w.:,/-])", re.ASCII)
+# A number of three or more digits opening a text (not a year: "2023 we used ...").
+_OPENING_NUMBER = re.compile(r"^\W*(?!(?:19|20)\d\d\b)(\d{3,})(?![\d.:,/%])")
 # A capitalised word and a capital letter ("Line A", "Gate B", "Building C").
 _LETTERED = re.compile(r"(?<![\w-])([A-Z][a-z]+)\s+([A-HJ-Z])(?![\w.-])", re.ASCII)
 # Chinese places and lines named by a letter or a number: one row per noun that takes one.
@@ -135,6 +147,12 @@ def subject_codes(text: str) -> frozenset[tuple[str, str]]:
                  if m.start() < cut and m.group(1).lower() not in NOT_RECORD_WORDS)
     codes.update((f"{m.group(1).lower()} a", m.group(2).lower()) for m in _LETTERED.finditer(t)
                  if m.start() < cut and m.group(1).lower() not in NOT_RECORD_WORDS)
+    # A record's code in the opening span, and a bare number opening the text: "Build 1184
+    # is internal" and "1187 can go to testers" name two builds.
+    codes.update((_shape(code), code) for _, code, at in _records(text)
+                 if at < cut and (code.isdigit() or not _TIME_LIKE.match(code)))
+    if m := _OPENING_NUMBER.match(t):
+        codes.add((_shape(m.group(1)), m.group(1)))
     for m in _PLACE_ZH.finditer(t):
         if m.start() < cut:
             code, noun = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
