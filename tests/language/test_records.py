@@ -24,6 +24,8 @@ CASES = {
         ("booking #RB-1204: the big room, Tuesday", "#RB-1209: the small room, Tuesday", True),
         ("Then I moved the demo to Friday", "Then I moved the demo to Monday", False),
         ("Build 5530 is for internal QA only", "5534 can go out to beta testers", True),
+        ("450 customers are on the beta", "300 customers are on the beta", False),
+        ("200 GB is the disk quota per team", "120 GB is the disk quota per team", False),
     ],
     "zh": [
         ("订单 5500 已发往柏林", "订单5501发往巴黎", True),

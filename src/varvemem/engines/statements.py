@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import importlib.metadata
 import json
+import sys
 import zlib
 from functools import lru_cache
 from pathlib import Path
@@ -41,6 +43,13 @@ def _meaning(source: str) -> str:
     return ast.dump(tree, annotate_fields=False)
 
 
+def _stemmer_version() -> str:
+    try:
+        return importlib.metadata.version("PyStemmer")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
+
+
 @lru_cache(maxsize=1)
 def _rules() -> bytes:
     """A digest of what parses: the code (as :func:`_meaning`) and the word tables it reads.
@@ -50,7 +59,8 @@ def _rules() -> bytes:
     from ..language import attributes, lexicon, segment, stopwords
     from ..text import analyzer
 
-    h = hashlib.sha256()
+    # The syntax tree's dump differs by Python release; the stemmer is outside the tree.
+    h = hashlib.sha256(f"{sys.version_info[:2]} {_stemmer_version()}".encode())
     for module in (claims, extract, analyzer, attributes, stopwords, lexicon, segment):
         try:
             h.update(_meaning(Path(module.__file__ or "").read_text("utf-8")).encode())

@@ -21,7 +21,8 @@ from typing import Literal
 Lang = Literal["en", "zh"]
 Role = Literal[
     "change", "replace", "negation", "filler", "update_cue", "role_verb", "hedge",
-    "question_opener", "question_word", "question_particle", "abbreviation", "instead",
+    "question_opener", "question_aux", "question_word", "question_particle", "abbreviation",
+    "abbreviation_before_lower", "instead", "not_hedge",
 ]
 
 
@@ -88,9 +89,11 @@ LEXICON: tuple[Words, ...] = (
     Words("hedge", "en", (
         "might", "maybe", "perhaps", "possibly", "probably", "considering",
         "thinking about", "thinking of", "plan to", "plans to", "planning to", "planned to",
-        "hope to", "hoping to", "would like to", "want to", "wants to", "proposal to",
-        "proposed to", "proposing to", "if we", "in case", "eventually", "someday",
-        "at some point", "not sure", "tbd", "tentatively", "could")),
+        "hope to", "hoping to", "would like to", "proposal to", "proposed to",
+        "proposing to", "if we", "eventually", "someday", "at some point", "not sure", "tbd",
+        "tentatively")),
+    # Words that hold a hedge's characters but say no plan: "不可能", "考虑到", "准备好".
+    Words("not_hedge", "zh", ("不可能", "可能性", "考虑到", "准备好", "根据建议", "按建议")),
     Words("hedge", "zh", (
         "可能", "也许", "或许", "大概", "打算", "考虑", "计划把", "计划要", "计划在", "有计划",
         "想要", "准备", "如果", "要是", "提议", "建议", "有望", "说不定", "待定", "等以后", "将来")),
@@ -101,17 +104,24 @@ LEXICON: tuple[Words, ...] = (
         "what were", "what do", "what does", "what did", "what time", "what day",
         "when is", "when are", "when was", "when does", "when do", "when did", "when will",
         "do you", "do we", "does anyone", "did you", "did we", "did anyone", "will you",
-        "have you", "have we", "has anyone", "has it", "was it", "were you", "may i")),
+        "may i")),
+    # An auxiliary opens a question when a subject follows it ("did we move ...", "was the
+    # cache moved ..."), not in a note that drops its subject ("did the trick", "was down").
+    Words("question_aux", "en", (
+        "do", "does", "did", "was", "were", "will", "has", "have", "had", "shall", "is", "are",
+        "can", "could", "should", "would")),
     Words("question_word", "zh", (
         "是不是", "有没有", "能不能", "会不会", "要不要", "可不可以", "怎么办", "为什么", "为啥",
         "如何", "哪个", "哪些", "哪里", "哪儿", "哪台", "哪位", "哪天", "哪家", "哪种", "哪条",
         "哪边", "什么时候", "是什么", "叫什么", "多少", "几点",
         "是否", "啥")),
     Words("question_particle", "zh", ("吗", "么", "呢", "嘛")),
-    # A full stop after these does not end a sentence.
+    # A full stop after these does not end a sentence ...
     Words("abbreviation", "en", (
-        "e.g", "i.e", "etc", "vs", "approx", "mr", "mrs", "ms", "dr", "st", "no", "fig",
-        "min", "max", "est", "dept", "inc", "ltd", "co", "jr", "sr")),
+        "e.g", "i.e", "vs", "approx", "mr", "mrs", "ms", "dr", "fig", "dept", "inc", "ltd",
+        "jr", "sr")),
+    # ... nor after these when a lower-case word or a number follows ("no. 5", "etc. and").
+    Words("abbreviation_before_lower", "en", ("etc", "st", "no", "min", "max", "est", "co")),
 )
 
 _VOWELS = "aeiou"
@@ -166,9 +176,3 @@ def _alternation(ws: Iterable[str], bounded: bool) -> str:
 
 def _phrase(w: str) -> str:
     return r"\s+".join(re.escape(p) for p in w.split())
-
-
-def fingerprint() -> str:
-    """What the table holds, as text: part of the rules' version (a word added or removed
-    makes statements parsed before it stale; a comment edited does not)."""
-    return "\n".join(f"{r.role}|{r.lang}|{int(r.verbs)}|{'|'.join(r.words)}" for r in LEXICON)

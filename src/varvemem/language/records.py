@@ -92,7 +92,8 @@ def other_record(new: str, old: str, states_change: bool = False) -> str | None:
     shape of code both open with (:func:`subject_codes`), with no identifier in common."""
     pairs = [(record_ids(new), record_ids(old))]
     if not states_change:
-        pairs.append((subject_codes(new), subject_codes(old)))
+        a, b = subject_codes(new), subject_codes(old)
+        pairs.append((frozenset(_named(a, b)), frozenset(_named(b, a))))
     for a, b in pairs:
         for kind in sorted({k for k, _ in a} & {k for k, _ in b}):
             mine = {i for k, i in a if k == kind}
@@ -114,7 +115,10 @@ SUBJECT_SPAN = 0.4  # a code opening this share of the text names what the text 
 # unless the word only leads to the number (a preposition, an article). Lower-case words
 # before a number are mostly verbs of a count ("have 5", "run 3"): values, not records.
 _NUMBERED = re.compile(r"(?<![\w-])([A-Z][A-Za-z]+)\s+#?(\d+)(?![\w.:,/-])", re.ASCII)
-# A number of three or more digits opening a text (not a year: "2023 we used ...").
+# A number of three or more digits opening a text (not a year: "2023 we used ..."): a code
+# only where the other text names a record of its shape ("Build 5530 ..." and "5534 ...";
+# "450 customers ..." and "300 customers ..." are counts).
+_BARE = "bare "
 _OPENING_NUMBER = re.compile(r"^\W*(?!(?:19|20)\d\d\b)(\d{3,})(?![\d.:,/%])")
 # A capitalised word and a capital letter ("Line A", "Gate B", "Building C").
 _LETTERED = re.compile(r"(?<![\w-])([A-Z][a-z]+)\s+([A-HJ-Z])(?![\w.-])", re.ASCII)
@@ -130,6 +134,15 @@ at on in of to by for from is are was were be been every each until till about a
 under over per and or the a an with after before since into onto via like as top last next
 first only just about approx nearly almost up down to version v
 """.split())
+
+
+def _named(mine: frozenset[tuple[str, str]], theirs: frozenset[tuple[str, str]]
+           ) -> set[tuple[str, str]]:
+    """``mine`` with each bare opening number kept, as a code of its shape, only where
+    ``theirs`` holds a named code of that shape."""
+    named = {k for k, _ in theirs if not k.startswith(_BARE)}
+    return {(k.removeprefix(_BARE), c) for k, c in mine
+            if not k.startswith(_BARE) or k.removeprefix(_BARE) in named}
 
 
 def _shape(code: str) -> str:
@@ -151,8 +164,8 @@ def subject_codes(text: str) -> frozenset[tuple[str, str]]:
     # is internal" and "1187 can go to testers" name two builds.
     codes.update((_shape(code), code) for _, code, at in _records(text)
                  if at < cut and (code.isdigit() or not _TIME_LIKE.match(code)))
-    if m := _OPENING_NUMBER.match(t):
-        codes.add((_shape(m.group(1)), m.group(1)))
+    if m := _OPENING_NUMBER.match(t):  # a record only beside one named by its noun
+        codes.add((_BARE + _shape(m.group(1)), m.group(1)))
     for m in _PLACE_ZH.finditer(t):
         if m.start() < cut:
             code, noun = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))

@@ -16,30 +16,43 @@ from .lexicon import alternation, words
 CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _HAS_CJK = re.compile(f"[{CJK}]")
 _HAS_LATIN = re.compile(r"[A-Za-z]")
-_BOUNDARY = re.compile(r"(?<=[。！？])\s*|(?<=[!?])\s+|(?<=\.)\s+|\n+")
+# "!" and "?" end a sentence before a space or, once NFKC made "！" ASCII, a CJK character.
+_BOUNDARY = re.compile(rf"(?<=[。！？])\s*|(?<=[!?])(?:\s+|(?=[{CJK}]))|(?<=\.)\s+|\n+")
 _ABBREVIATIONS = frozenset(words("abbreviation", "en"))
+_BEFORE_LOWER = frozenset(words("abbreviation_before_lower", "en"))
+_LOWER_NEXT = re.compile(r"\s*[a-z0-9]")
 # A list number: a number of one or two digits opening the text, a line or a list.
 _LIST_NUMBER = re.compile(r"(?:^|[\n:：;；]|[.!?]\s)\s*\d{1,2}$")
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
 _SEMICOLON = re.compile(r"(?<=[;；])\s*")
 _CLAUSE = re.compile(r"\s*(?:[,;:，；：、]|\s[-–—]\s)\s*")
+_SUBJECT = (r"(?:we|you|they|i|he|she|it|anyone|anybody|someone|somebody|everyone|the|this|"
+            r"that|these|those|our|your|my|his|her|their)\b")
+# A heading colon ("Why: the token had expired") makes a label, not a question.
 _QUESTION_EN = re.compile(
-    rf"^\W*{alternation('question_opener', 'en')}(?!'|n't)(?![^:]*:)", re.IGNORECASE)
+    rf"^\W*(?:{alternation('question_opener', 'en')}|{alternation('question_aux', 'en')}"
+    rf"\s+{_SUBJECT}(?!\s+trick\b))(?![^:]*:(?:\s|$))", re.IGNORECASE)
 _QUESTION_ZH = re.compile(
     rf"[？?]\s*$|{alternation('question_particle', 'zh')}\s*[。.！!]?\s*$|"
     rf"{alternation('question_word', 'zh')}|(?<!知道)(?<!明白)(?<!学会)怎么(?!样都)")
 _HEDGE = re.compile(alternation("hedge"), re.IGNORECASE)
+_NOT_HEDGE = re.compile(alternation("not_hedge"), re.IGNORECASE)
 
 
-def _ends_sentence(text: str, at: int) -> bool:
-    """Does the full stop or mark just before ``at`` end a sentence?"""
+def _ends_sentence(text: str, at: int, after: int) -> bool:
+    """Does the full stop or mark just before ``at`` end a sentence (the next one starting at
+    ``after``)?"""
     if text[at - 1] != ".":
         return True
     head = text[: at - 1]
     if _LIST_NUMBER.search(head):
         return False
     word = _WORD_BEFORE.search(head)
-    return word is None or word[1].lower() not in _ABBREVIATIONS
+    if word is None:
+        return True
+    w = word[1].lower()
+    return w not in _ABBREVIATIONS and not (
+        w in _BEFORE_LOWER and _LOWER_NEXT.match(text, after) is not None)
 
 
 @lru_cache(maxsize=16_384)
@@ -50,7 +63,7 @@ def sentences(text: str, *, semicolons: bool = False) -> tuple[str, ...]:
     start = 0
     for m in _BOUNDARY.finditer(text):
         if m.start() == 0 or m.start() == start or not (
-                "\n" in m.group() or _ends_sentence(text, m.start())):
+                "\n" in m.group() or _ends_sentence(text, m.start(), m.end())):
             continue
         out.append(text[start: m.start()])
         start = m.end()
@@ -76,7 +89,7 @@ def is_question(sentence: str) -> bool:
 def is_hedged(sentence: str) -> bool:
     """Does the sentence say a plan, a guess or a wish ("we might move to ...", "打算换成 ...")
     rather than what holds?"""
-    return _HEDGE.search(sentence) is not None
+    return _HEDGE.search(_NOT_HEDGE.sub(" ", sentence)) is not None
 
 
 def scripts(text: str) -> frozenset[str]:
