@@ -26,6 +26,11 @@ CASES = {
         ("Build 5530 is for internal QA only", "5534 can go out to beta testers", True),
         ("450 customers are on the beta", "300 customers are on the beta", False),
         ("200 GB is the disk quota per team", "120 GB is the disk quota per team", False),
+        ("Build 3.2.0 of the iOS app added offline mode",
+         "Build 3.2.1 of the iOS app fixed the crash on launch", True),
+        ("Meeting room 2.14 has the whiteboard wall", "Room 2.17 has a TV but no whiteboard", True),
+        ("merchant 40112 settles daily", "merchant 40119 settles weekly", True),
+        ("The fleet runs agent 2.3.1", "The fleet runs agent 2.4.0 since Tuesday", False),
     ],
     "zh": [
         ("订单 5500 已发往柏林", "订单5501发往巴黎", True),
@@ -38,6 +43,9 @@ CASES = {
         ("2号线末班车是 23:10", "5号线末班车是 22:40", True),
         ("预约单#K3310：周五上午大厅", "#K3315：周五上午小厅", True),
         ("3号开会", "5号开会", False),
+        ("快递单号尾号三八五二，明天到", "另一个尾号三八七零，后天到", True),
+        ("員工編號 K112 是陳老師", "K115 是新來的林老師", True),
+        ("告警阈值 30 秒", "告警阈值改成 10s", False),
     ],
     "across": [
         ("Order 5500 was shipped to Berlin", "订单 5501 发往巴黎", True),
@@ -53,10 +61,13 @@ def test_other_record(old: str, new: str, other: bool) -> None:
 
 
 def test_a_stated_change_is_no_other_record_by_a_code_alone() -> None:
-    # "moved to" states the change: the region is the new value, not another record.
-    old, new = "节点规格是 ecs.g6.2xlarge", "节点池机型换成 ecs.g7.4xlarge 了"
+    # "since the move" states the change: the region is the new value, not another record.
+    old, new = "eu-west-1 hosts the API gateway", "eu-west-3 hosts the API gateway since the move"
     assert other_record(new, old) is not None
     assert other_record(new, old, states_change=True) is None
+    # A code late in a Chinese text is its value, not its subject (a CJK character weighs
+    # more than a letter when the opening span is measured).
+    assert other_record("节点池机型换成 ecs.g7.4xlarge 了", "节点规格是 ecs.g6.2xlarge") is None
     # A record noun's identifier stays one whatever the words.
     assert other_record("Order 5501 was moved to Paris", "Order 5500 was shipped to Berlin",
                         states_change=True) is not None

@@ -13,38 +13,59 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from .segment import CJK
+
 # One row per noun that names a kind of record, by language; the key groups its forms.
 RECORD_NOUNS: dict[str, dict[str, tuple[str, ...]]] = {
     "en": {
-        "order": ("order", "orders", "po"),
-        "ticket": ("ticket", "tickets", "case", "incident", "issue", "bug", "jira"),
+        "order": ("order", "orders", "po", "refund", "return", "quote"),
+        "ticket": ("ticket", "tickets", "case", "incident", "issue", "bug", "jira", "complaint",
+                   "datix"),
         "invoice": ("invoice", "invoices", "bill", "receipt"),
-        "build": ("build", "builds", "job", "pipeline run", "deploy", "deployment"),
+        "build": ("build", "builds", "job", "pipeline run", "deploy", "deployment", "hotfix"),
         "change": ("pr", "pull request", "mr", "merge request", "commit", "cr", "change"),
-        "room": ("room", "rooms", "suite", "ward"),
+        "room": ("room", "rooms", "suite", "ward", "bed", "locker", "desk"),
         "flight": ("flight",),
-        "account": ("account", "acct", "customer", "client", "member", "patient"),
+        "account": ("account", "acct", "customer", "client", "member", "patient", "merchant"),
         "item": ("sku", "item", "part", "batch", "lot", "shipment", "parcel", "package",
-                 "tracking"),
-        "release": ("release", "sprint", "milestone", "rfc"),
+                 "tracking", "asset", "badge", "prescription"),
+        "release": ("release", "sprint", "milestone", "rfc", "period"),
         "entry": ("note", "entry", "number", "no", "step", "task", "page", "section",
-                  "chapter", "question", "line", "row"),
+                  "chapter", "question", "line", "row", "id"),
     },
+    # Simplified and traditional forms side by side: the text is not converted.
     "zh": {
-        "order": ("订单", "单号", "采购单"),
-        "ticket": ("工单", "事件", "故障单", "问题单", "案例"),
-        "invoice": ("发票", "账单", "收据"),
-        "build": ("构建", "流水线", "任务", "作业", "部署"),
-        "room": ("会议室", "房间", "病房", "诊室"),
+        "order": ("订单", "訂單", "单号", "單號", "采购单", "採購單", "退款单", "退款單"),
+        "ticket": ("工单", "工單", "事件", "故障单", "故障單", "问题单", "問題單", "案例", "投诉单",
+                   "投訴單"),
+        "invoice": ("发票", "發票", "账单", "帳單", "收据", "收據"),
+        "build": ("构建", "構建", "流水线", "流水線", "任务", "任務", "作业", "作業", "部署"),
+        "room": ("会议室", "會議室", "房间", "房間", "病房", "诊室", "診室", "教室", "床"),
         "flight": ("航班",),
-        "account": ("账户", "账号", "客户", "会员", "患者"),
-        "item": ("批次", "包裹", "运单", "快递", "物料"),
+        "account": ("账户", "帳戶", "账号", "帳號", "户号", "戶號", "客户", "客戶", "会员", "會員",
+                    "患者"),
+        "item": ("批次", "包裹", "运单", "運單", "快递", "快遞", "物料", "处方", "處方", "资产",
+                 "資產"),
+        "entry": ("编号", "編號", "号码", "號碼", "尾号", "尾號"),
     },
 }
 
-_CODE = r"#?[A-Za-z]{0,4}[-_]?\d[A-Za-z0-9-]*"  # holds a digit: 5500, A-1021, INC0042, #812
+# holds a digit: 5500, A-1021, INC0042, #812, 4.12.0
+_CODE = r"#?[A-Za-z]{0,4}[-_]?\d[A-Za-z0-9-]*(?:\.\d[A-Za-z0-9-]*)*"
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
 _HASH = re.compile(r"(?<![\w&])#([A-Za-z]{0,4}[-_]?\d[A-Za-z0-9-]*)\b")
+# A code read out digit by digit in Chinese ("尾号四七二一", "三零六教室"): three or more
+# digit characters with no unit (十, 百, 千) between them, so not a count ("三百一十二").
+_ZH_DIGITS = str.maketrans("〇零一二三四五六七八九", "00123456789")
+_ZH_CODE = re.compile("[〇零一二三四五六七八九]{3,}")
+
+
+@lru_cache(maxsize=16_384)
+def _plain(text: str) -> str:
+    """``text`` in NFKC, a Chinese colon spaced like an English one ("工单：A17" as "工单: A17"),
+    Chinese codes read out digit by digit in ASCII digits."""
+    t = _ZH_CODE.sub(lambda m: m.group().translate(_ZH_DIGITS), text.replace("：", "： "))
+    return unicodedata.normalize("NFKC", t)
 
 
 def _alternation(words: tuple[str, ...]) -> str:
@@ -68,7 +89,7 @@ def record_ids(text: str) -> frozenset[tuple[str, str]]:
 @lru_cache(maxsize=16_384)
 def _records(text: str) -> tuple[tuple[str, str, int], ...]:
     """(kind, identifier, where it starts) of each record ``text`` names."""
-    t = unicodedata.normalize("NFKC", text)
+    t = _plain(text)
     if not any(c.isdigit() for c in t):  # every identifier holds a digit
         return ()
     low = t.lower()
@@ -77,6 +98,8 @@ def _records(text: str) -> tuple[tuple[str, str, int], ...]:
         if any(n in low for n in nouns):  # a pattern is read only where its nouns are
             for m in pattern.finditer(t):
                 code = next(g for g in m.groups() if g)
+                if code[-1].isalpha() and _TIME_LIKE.match(code):  # "告警 10s": a measure
+                    continue
                 found.setdefault((kind, code.lstrip("#-").lower()), m.start())
     for m in _UUID.finditer(t):
         found.setdefault(("uuid", m.group().lower()), m.start())
@@ -149,25 +172,47 @@ def _shape(code: str) -> str:
     return re.sub(r"[a-z]+", "a", re.sub(r"\d+", "9", code.lower()))
 
 
+# A version of three parts or more ("4.12.0", "v2.14.3"), not a dotted date ("2024.03.15").
+_VERSION = re.compile(r"(?<![\w.])v?(?!(?:19|20)\d\d\.)\d+(?:\.\d+){2,}(?![\w.])", re.I)
+_CJK_CHAR = re.compile(f"[{CJK}]")
+CJK_WEIGHT = 3  # a Chinese character holds about as much as three Latin letters
+
+
+def _reach(t: str) -> list[int]:
+    """The weighted length of each prefix of ``t``: a CJK character counts :data:`CJK_WEIGHT`."""
+    out = [0]
+    for c in t:
+        out.append(out[-1] + (CJK_WEIGHT if _CJK_CHAR.match(c) else 1))
+    return out
+
+
 @lru_cache(maxsize=16_384)
 def subject_codes(text: str) -> frozenset[tuple[str, str]]:
-    """The (shape, code) pairs of the codes in the opening :data:`SUBJECT_SPAN` of ``text``."""
-    t = unicodedata.normalize("NFKC", text)
-    cut = int(len(t) * SUBJECT_SPAN)
+    """The (shape, code) pairs of the codes in the opening :data:`SUBJECT_SPAN` of ``text``
+    (by weighted length: :func:`_reach`)."""
+    t = _plain(text)
+    reach = _reach(t)
+    cut = int(reach[-1] * SUBJECT_SPAN)
+
+    def opening(at: int) -> bool:
+        return reach[at] < cut
+
     codes = {(_shape(m.group()), m.group().lower()) for m in _TOKEN.finditer(t)
-             if m.start() < cut and not _TIME_LIKE.match(m.group())}
+             if opening(m.start()) and not _TIME_LIKE.match(m.group())}
+    codes.update((_shape(m.group()), m.group().lower().removeprefix("v"))
+                 for m in _VERSION.finditer(t) if opening(m.start()))
     codes.update((f"{m.group(1).lower()} 9", m.group(2)) for m in _NUMBERED.finditer(t)
-                 if m.start() < cut and m.group(1).lower() not in NOT_RECORD_WORDS)
+                 if opening(m.start()) and m.group(1).lower() not in NOT_RECORD_WORDS)
     codes.update((f"{m.group(1).lower()} a", m.group(2).lower()) for m in _LETTERED.finditer(t)
-                 if m.start() < cut and m.group(1).lower() not in NOT_RECORD_WORDS)
+                 if opening(m.start()) and m.group(1).lower() not in NOT_RECORD_WORDS)
     # A record's code in the opening span, and a bare number opening the text: "Build 1184
     # is internal" and "1187 can go to testers" name two builds.
     codes.update((_shape(code), code) for _, code, at in _records(text)
-                 if at < cut and (code.isdigit() or not _TIME_LIKE.match(code)))
+                 if opening(at) and (code.isdigit() or not _TIME_LIKE.match(code)))
     if m := _OPENING_NUMBER.match(t):  # a record only beside one named by its noun
         codes.add((_BARE + _shape(m.group(1)), m.group(1)))
     for m in _PLACE_ZH.finditer(t):
-        if m.start() < cut:
+        if opening(m.start()):
             code, noun = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
             codes.add((f"{_shape(code)} {noun}", code.lower()))
     return frozenset(codes)
