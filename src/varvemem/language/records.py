@@ -178,24 +178,20 @@ _CJK_CHAR = re.compile(f"[{CJK}]")
 CJK_WEIGHT = 3  # a Chinese character holds about as much as three Latin letters
 
 
-def _reach(t: str) -> list[int]:
-    """The weighted length of each prefix of ``t``: a CJK character counts :data:`CJK_WEIGHT`."""
-    out = [0]
-    for c in t:
-        out.append(out[-1] + (CJK_WEIGHT if _CJK_CHAR.match(c) else 1))
-    return out
+def _weight(t: str) -> int:
+    """The length of ``t`` with each CJK character counted :data:`CJK_WEIGHT` times."""
+    return len(t) + (CJK_WEIGHT - 1) * len(_CJK_CHAR.findall(t))
 
 
 @lru_cache(maxsize=16_384)
 def subject_codes(text: str) -> frozenset[tuple[str, str]]:
     """The (shape, code) pairs of the codes in the opening :data:`SUBJECT_SPAN` of ``text``
-    (by weighted length: :func:`_reach`)."""
+    (by weighted length: :func:`_weight`)."""
     t = _plain(text)
-    reach = _reach(t)
-    cut = int(reach[-1] * SUBJECT_SPAN)
+    cut = int(_weight(t) * SUBJECT_SPAN)
 
     def opening(at: int) -> bool:
-        return reach[at] < cut
+        return at < cut and _weight(t[:at]) < cut
 
     codes = {(_shape(m.group()), m.group().lower()) for m in _TOKEN.finditer(t)
              if opening(m.start()) and not _TIME_LIKE.match(m.group())}
