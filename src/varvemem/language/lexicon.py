@@ -7,7 +7,9 @@ word in the ``change`` row of ``zh``.
 
 English verbs are written once, as their base form; :func:`inflect` makes the other forms
 ("migrate" gives "migrated", "migrates", "migrating"). An irregular form is written as a word
-of its own. Phrases are matched with any whitespace between their words.
+of its own. Phrases are matched with any whitespace between their words. Chinese words are
+written once, in simplified characters; :func:`chinese_forms` adds their traditional forms
+("换成" gives "換成").
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from typing import Literal
+
+import zhconv  # type: ignore[import-untyped]
 
 Lang = Literal["en", "zh"]
 Role = Literal[
@@ -47,7 +51,8 @@ LEXICON: tuple[Words, ...] = (
         "迁移到", "迁移至", "迁到", "迁至", "迁往", "搬到", "切换到", "切换为", "切到", "改为",
         "改成", "改用", "换成", "换为", "换到", "升级到", "升级为", "升到", "变成", "变为",
         "调整为", "调整到", "更新为", "更新到", "替换为", "替换成", "改到", "调到", "挪到",
-        "推迟到", "延到", "延期到", "提前到", "扩容到", "扩到", "缩容到", "降到", "降级到", "涨到")),
+        "推迟到", "延到", "延期到", "提前到", "扩容到", "扩到", "缩容到", "降到", "降级到", "涨到",
+        "改由", "改去", "改在", "换了")),
     # "replaced A with B", "swapped A for B".
     Words("replace", "en", ("replace", "exchange", "trade", "swap"), verbs=True),
     # What says a value is gone: "no longer", "stopped", "不再", "下掉".
@@ -75,7 +80,8 @@ LEXICON: tuple[Words, ...] = (
         "switched to", "anymore", "retired", "upgrade", "upgraded")),
     Words("update_cue", "zh", (
         "改为", "改成", "不再", "现在", "更新为", "已更新", "升级", "替换", "取代", "以后", "改用",
-        "换成", "废弃")),
+        "换成", "废弃", "改由", "改去", "改在", "改了", "换了", "变了", "调整为", "从下周起",
+        "从下个月起", "以后都", "不用再")),
     # "Maria now leads the release instead of Tom": the verbs of a role someone holds.
     Words("role_verb", "en", (
         "lead", "own", "run", "handle", "manage", "host", "chair", "cover", "maintain",
@@ -147,15 +153,28 @@ def inflect(verb: str) -> tuple[str, ...]:
     return tuple(sorted(f + sep + tail for f in forms))
 
 
+# Traditional Chinese as written in Taiwan, Hong Kong and in general (they differ: 為, 爲).
+_TRADITIONAL = ("zh-tw", "zh-hk", "zh-hant")
+
+
+@cache
+def chinese_forms(word: str) -> tuple[str, ...]:
+    """``word`` (simplified) and its traditional forms, "换成" gives ("换成", "換成")."""
+    return tuple(dict.fromkeys([word, *(zhconv.convert(word, v) for v in _TRADITIONAL)]))
+
+
 @cache
 def words(role: Role, lang: Lang | None = None) -> tuple[str, ...]:
-    """The words of ``role`` (in ``lang``, else in every language), verbs inflected, longest
-    first (an alternation then prefers "no longer" to "no")."""
+    """The words of ``role`` (in ``lang``, else in every language), verbs inflected, Chinese
+    words in their traditional forms too, longest first (an alternation then prefers "no
+    longer" to "no")."""
     out: dict[str, None] = {}
     for row in LEXICON:
         if row.role == role and lang in (None, row.lang):
             for w in row.words:
-                out.update(dict.fromkeys(inflect(w) if row.verbs else (w,)))
+                forms = inflect(w) if row.verbs else \
+                    chinese_forms(w) if row.lang == "zh" else (w,)
+                out.update(dict.fromkeys(forms))
     return tuple(sorted(out, key=lambda w: (-len(w), w)))
 
 

@@ -13,6 +13,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from .lexicon import chinese_forms
 from .segment import CJK
 
 # One row per noun that names a kind of record, by language; the key groups its forms.
@@ -33,24 +34,20 @@ RECORD_NOUNS: dict[str, dict[str, tuple[str, ...]]] = {
         "entry": ("note", "entry", "number", "no", "step", "task", "page", "section",
                   "chapter", "question", "line", "row", "id"),
     },
-    # Simplified and traditional forms side by side: the text is not converted.
+    # Simplified: their traditional forms are added (lexicon.chinese_forms).
     "zh": {
-        "order": ("订单", "訂單", "单号", "單號", "采购单", "採購單", "退款单", "退款單"),
-        "ticket": ("工单", "工單", "事件", "故障单", "故障單", "问题单", "問題單", "案例", "投诉单",
-                   "投訴單"),
-        "invoice": ("发票", "發票", "账单", "帳單", "收据", "收據"),
-        "build": ("构建", "構建", "流水线", "流水線", "任务", "任務", "作业", "作業", "部署"),
-        "room": ("会议室", "會議室", "房间", "房間", "病房", "诊室", "診室", "教室", "床"),
+        "order": ("订单", "单号", "采购单", "退款单"),
+        "ticket": ("工单", "事件", "故障单", "问题单", "案例", "投诉单"),
+        "invoice": ("发票", "账单", "收据"),
+        "build": ("构建", "流水线", "任务", "作业", "部署"),
+        "room": ("会议室", "房间", "病房", "诊室", "教室", "床"),
         "flight": ("航班",),
-        "account": ("账户", "帳戶", "账号", "帳號", "户号", "戶號", "客户", "客戶", "会员", "會員",
-                    "患者"),
-        "item": ("批次", "包裹", "运单", "運單", "快递", "快遞", "物料", "处方", "處方", "资产",
-                 "資產"),
-        "entry": ("编号", "編號", "号码", "號碼", "尾号", "尾號"),
+        "account": ("账户", "账号", "户号", "客户", "会员", "患者"),
+        "item": ("批次", "包裹", "运单", "快递", "物料", "处方", "资产"),
+        "entry": ("编号", "号码", "尾号"),
     },
 }
 
-# holds a digit: 5500, A-1021, INC0042, #812, 4.12.0
 _CODE = r"#?[A-Za-z]{0,4}[-_]?\d[A-Za-z0-9-]*(?:\.\d[A-Za-z0-9-]*)*"
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
 _HASH = re.compile(r"(?<![\w&])#([A-Za-z]{0,4}[-_]?\d[A-Za-z0-9-]*)\b")
@@ -75,9 +72,10 @@ def _alternation(words: tuple[str, ...]) -> str:
 _EN = tuple((kind, words, re.compile(rf"(?<![\w-])(?:{_alternation(words)})\b\.?\s*"
                               rf"(?:no\.?|number|#|:)?\s*({_CODE})", re.I))
             for kind, words in RECORD_NOUNS["en"].items())
-_ZH = tuple((kind, words, re.compile(rf"(?:{_alternation(words)})\s*(?:号|#|:|：)?\s*({_CODE})"
-                                     rf"|({_CODE})\s*号?(?:{_alternation(words)})"))
-            for kind, words in RECORD_NOUNS["zh"].items())
+_ZH = tuple((kind, forms, re.compile(rf"(?:{_alternation(forms)})\s*(?:[号號#:：])?\s*({_CODE})"
+                                     rf"|({_CODE})\s*[号號]?(?:{_alternation(forms)})"))
+            for kind, words in RECORD_NOUNS["zh"].items()
+            for forms in [tuple(f for w in words for f in chinese_forms(w))])
 
 
 @lru_cache(maxsize=16_384)
@@ -149,9 +147,11 @@ _LETTERED = re.compile(r"(?<![\w-])([A-Z][a-z]+)\s+([A-HJ-Z])(?![\w.-])", re.ASC
 NUMBERED_NOUNS_ZH = ("号楼", "号线", "号馆", "号门", "号口", "号仓", "号柜", "号台", "号桌", "号车间",
                      "线", "栋", "座", "区", "楼", "馆", "层", "厅", "室", "仓", "柜", "台", "桌", "班",
                      "组", "门", "口", "岗", "车间")
-_PLACE_ZH = re.compile(
-    rf"(?<![A-Za-z0-9])(?:([A-Z]{{1,2}}\d{{0,3}})\s?({'|'.join(NUMBERED_NOUNS_ZH)})"
-    rf"|(\d{{1,4}})\s?({'|'.join(n for n in NUMBERED_NOUNS_ZH if n.startswith('号') or n in ('栋', '座'))}))")
+_PLACES = tuple(f for n in NUMBERED_NOUNS_ZH for f in chinese_forms(n))
+_NUMBER_PLACES = tuple(f for n in NUMBERED_NOUNS_ZH if n.startswith("号") or n in ("栋", "座")
+                       for f in chinese_forms(n))
+_PLACE_ZH = re.compile(rf"(?<![A-Za-z0-9])(?:([A-Z]{{1,2}}\d{{0,3}})\s?({_alternation(_PLACES)})"
+                       rf"|(\d{{1,4}})\s?({_alternation(_NUMBER_PLACES)}))")
 NOT_RECORD_WORDS = frozenset("""
 at on in of to by for from is are was were be been every each until till about around than
 under over per and or the a an with after before since into onto via like as top last next
