@@ -152,6 +152,10 @@ _NUMBER_PLACES = tuple(f for n in NUMBERED_NOUNS_ZH if n.startswith("号") or n 
                        for f in chinese_forms(n))
 _PLACE_ZH = re.compile(rf"(?<![A-Za-z0-9])(?:([A-Z]{{1,2}}\d{{0,3}})\s?({_alternation(_PLACES)})"
                        rf"|(\d{{1,4}})\s?({_alternation(_NUMBER_PLACES)}))")
+# "1523号挂车": a number and 号 before a noun names a thing of that number, unless the number
+# can be a day of the month ("3号开会" is "meet on the 3rd"); a day's number before the nouns
+# above is a place (_PLACE_ZH).
+_NUMBERED_THING_ZH = re.compile(rf"(?<![\d.])(0\d+|3[2-9]|[4-9]\d|\d{{3,6}})\s?[号號]([{CJK}])")
 NOT_RECORD_WORDS = frozenset("""
 at on in of to by for from is are was were be been every each until till about around than
 under over per and or the a an with after before since into onto via like as top last next
@@ -211,4 +215,6 @@ def subject_codes(text: str) -> frozenset[tuple[str, str]]:
         if opening(m.start()):
             code, noun = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
             codes.add((f"{_shape(code)} {noun}", code.lower()))
+    codes.update((f"{_shape(m.group(1))} 号{m.group(2)}", m.group(1))
+                 for m in _NUMBERED_THING_ZH.finditer(t) if opening(m.start()))
     return frozenset(codes)
