@@ -225,31 +225,46 @@ class Judge:
         A pair whose vectors alone keep it under ``floor`` whatever its structure says (the
         structure's signals within their :data:`BOUNDS`) is not parsed: its ``p`` is then
         that bound (under ``floor``), not its value, and its ``veto`` is not looked for."""
-        if not olds:
-            return []
+        return self.judge_many([(new, u, olds)], floor)[0]
+
+    def judge_many(self, items: Sequence[tuple[Side, np.ndarray,
+                                               Sequence[tuple[Side, np.ndarray]]]],
+                   floor: float = 0.0) -> list[list[Verdict]]:
+        """:meth:`judge` for several new statements, each with its old ones, in one pass of
+        the matrices (a search's hits: one product instead of one a new statement)."""
         import numpy as np
 
+        owner = [i for i, (_, _, olds) in enumerate(items) for _ in olds]
+        if not owner:
+            return [[] for _ in items]
+        pairs = [(items[i][0], old) for i, (_, _, olds) in enumerate(items) for old in olds]
         # The hidden layer's input from the vectors, part by part of :func:`features`' row
         # (the same sum as the row times w1, without building the rows).
         w = self._parts
-        vs = np.stack([v for _, v in olds]).astype(np.float32)
-        pre = (np.outer(vs @ u, w["cosine"]) + (vs * u) @ w["product"]
-               + np.abs(vs - u) @ w["distance"] + vs @ w["old"] + (u @ w["new"] + self.b1))
+        us = np.stack([u for _, u, _ in items]).astype(np.float32)
+        vs = np.stack([v for _, (_, v) in pairs]).astype(np.float32)
+        ur = us[owner]
+        products = vs * ur
+        pre = (np.outer(products.sum(axis=1), w["cosine"]) + products @ w["product"]
+               + np.abs(vs - ur) @ w["distance"] + vs @ w["old"]
+               + (us @ w["new"] + self.b1)[owner])
         top = self._probability(np.maximum(pre + w["structure_hi"], 0.0) * (self.w2 > 0)
                                 + np.maximum(pre + w["structure_lo"], 0.0) * (self.w2 <= 0))
-        wanted = top >= floor if floor > 0 else np.ones(len(olds), dtype=bool)
+        wanted = top >= floor if floor > 0 else np.ones(len(pairs), dtype=bool)
         p = top.copy()
         rows = [i for i, keep in enumerate(wanted) if keep]
         if rows:
-            structure = np.array([[f(new, olds[i][0]) for _, f in STRUCTURE] for i in rows],
-                                 dtype=np.float32)
+            structure = np.array([[f(pairs[i][0], pairs[i][1][0]) for _, f in STRUCTURE]
+                                  for i in rows], dtype=np.float32)
             p[rows] = self._probability(np.maximum(pre[rows] + structure @ w["structure"], 0.0))
         if floor > 0:  # a bound is no value: it stays under the floor, whatever its rounding
             p = np.where(wanted, p, np.minimum(p, np.nextafter(min(floor, 1.0), 0.0)))
+        out: list[list[Verdict]] = [[] for _ in items]
         # The veto parses the new statement for a change: asked only where it may matter.
-        return [Verdict(float(pi), other_record(new.text, o.text, new.states_change)
-                        if keep else None, self.version)
-                for pi, keep, (o, _) in zip(p, wanted, olds)]
+        for i, (pi, keep, (new, (old, _))) in enumerate(zip(p, wanted, pairs)):
+            out[owner[i]].append(Verdict(float(pi), other_record(
+                new.text, old.text, new.states_change) if keep else None, self.version))
+        return out
 
     def _probability(self, hidden: np.ndarray) -> np.ndarray:
         """The ensemble's probability for rows of hidden activations."""

@@ -304,13 +304,12 @@ class RetrievalEngine:
             if a is not None and b is not None and float(a @ b) >= gate:
                 by_new.setdefault(new.memory.memory_id, []).append(old)
                 news[new.memory.memory_id] = new
-        out = {}
-        for nid, olds in by_new.items():
-            verdicts = judge.judge(judging.Side(news[nid].memory.content), vecs[nid],
-                                   [(judging.Side(o.memory.content), vecs[o.memory.memory_id])
-                                    for o in olds], floor=min(cfg.judge_order, read))
-            out.update({(nid, o.memory.memory_id): v for o, v in zip(olds, verdicts)})
-        return out
+        verdicts = judge.judge_many(
+            [(judging.Side(news[nid].memory.content), vecs[nid],
+              [(judging.Side(o.memory.content), vecs[o.memory.memory_id]) for o in olds])
+             for nid, olds in by_new.items()], floor=min(cfg.judge_order, read))
+        return {(nid, o.memory.memory_id): v for (nid, olds), vs in zip(by_new.items(), verdicts)
+                for o, v in zip(olds, vs)}
 
     def _time_words(self, query: str, flt: SearchFilter, now: datetime
                     ) -> tuple[str, timewords.TimeWindow | None, SearchFilter]:
