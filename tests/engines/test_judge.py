@@ -259,6 +259,25 @@ def test_the_judges_sum_is_its_features_times_its_weights(embedder) -> None:
     assert np.allclose(got, want, atol=1e-5)
 
 
+def test_several_new_statements_at_once_get_the_verdicts_of_one_at_a_time(embedder) -> None:
+    fitted = judge.choose("learned", None, embedder.model_id).judge
+    assert fitted is not None
+    texts = ["The standup is at 9:30", "Standup's 10:15 now", "日志保留 14 天",
+             "Per the new policy logs are retained for 30 days", "Order 5501 ships Friday"]
+    vecs = embedder.embed_documents(texts)
+    sides = [judge.Side(t) for t in texts]
+    items = [(sides[1], vecs[1], [(sides[0], vecs[0]), (sides[4], vecs[4])]),
+             (sides[3], vecs[3], []),
+             (sides[3], vecs[3], [(sides[2], vecs[2]), (sides[0], vecs[0])])]
+    for floor in (0.0, 0.5):
+        many = fitted.judge_many(items, floor)
+        assert [len(v) for v in many] == [2, 0, 2]
+        for (new, u, olds), got in zip(items, many):
+            one = fitted.judge(new, u, olds, floor)
+            assert [v.veto for v in got] == [v.veto for v in one]
+            assert np.allclose([v.p for v in got], [v.p for v in one], atol=1e-6)
+
+
 def test_a_logistic_regression_is_a_judge_of_two_hidden_units(embedder) -> None:
     rng = np.random.default_rng(39)
     coef = rng.normal(0, 0.1, len(judge.feature_names(512))).astype(np.float32)
