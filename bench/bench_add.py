@@ -104,9 +104,10 @@ def main() -> None:
         return
     if not args.src:
         ap.error("give at least one --src")
-    if not args.vectors.exists():
-        import numpy as np
+    import numpy as np
 
+    # The file is shared with bench_search_trees, which may have made fewer rows.
+    if not args.vectors.exists() or len(np.load(args.vectors, mmap_mode="r")) < args.base + args.adds:
         from varvemem.embeddings.usem3 import USEEmbedder
 
         emb, texts = USEEmbedder(), _texts(args.texts, args.base + args.adds)
