@@ -31,6 +31,8 @@ CASES = {
         ("Meeting room 2.14 has the whiteboard wall", "Room 2.17 has a TV but no whiteboard", True),
         ("merchant 40112 settles daily", "merchant 40119 settles weekly", True),
         ("The fleet runs agent 2.3.1", "The fleet runs agent 2.4.0 since Tuesday", False),
+        # A record named late in the text is the value that changed, not the subject.
+        ("Grandpa stays in the east wing, room 14", "They moved Grandpa upstairs to room 31", False),
     ],
     "zh": [
         ("订单 5500 已发往柏林", "订单5501发往巴黎", True),

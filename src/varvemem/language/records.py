@@ -78,10 +78,27 @@ _ZH = tuple((kind, forms, re.compile(rf"(?:{_alternation(forms)})\s*(?:[号號#:
             for forms in [tuple(f for w in words for f in chinese_forms(w))])
 
 
+_CJK_CHAR = re.compile(f"[{CJK}]")
+CJK_WEIGHT = 3  # a Chinese character holds about as much as three Latin letters
+
+
+def _weight(t: str) -> int:
+    """The length of ``t`` with each CJK character counted :data:`CJK_WEIGHT` times."""
+    return len(t) + (CJK_WEIGHT - 1) * len(_CJK_CHAR.findall(t))
+
+
+RECORD_SPAN = 0.6  # a record named later than this share of a text is mostly its value
+
+
 @lru_cache(maxsize=16_384)
 def record_ids(text: str) -> frozenset[tuple[str, str]]:
-    """The (kind, identifier) pairs ``text`` names, identifiers lower-cased without ``#``."""
-    return frozenset((kind, code) for kind, code, _ in _records(text))
+    """The (kind, identifier) pairs ``text`` names in its opening :data:`RECORD_SPAN` (by
+    weighted length: :func:`_weight`), identifiers lower-cased without ``#``. "Order 5501
+    was shipped to Paris" names order 5501; in "Mum was moved to room 27" the room is the
+    value that changed."""
+    t = _plain(text)
+    cut = _weight(t) * RECORD_SPAN
+    return frozenset((kind, code) for kind, code, at in _records(text) if _weight(t[:at]) < cut)
 
 
 @lru_cache(maxsize=16_384)
@@ -178,13 +195,6 @@ def _shape(code: str) -> str:
 
 # A version of three parts or more ("4.12.0", "v2.14.3"), not a dotted date ("2024.03.15").
 _VERSION = re.compile(r"(?<![\w.])v?(?!(?:19|20)\d\d\.)\d+(?:\.\d+){2,}(?![\w.])", re.I)
-_CJK_CHAR = re.compile(f"[{CJK}]")
-CJK_WEIGHT = 3  # a Chinese character holds about as much as three Latin letters
-
-
-def _weight(t: str) -> int:
-    """The length of ``t`` with each CJK character counted :data:`CJK_WEIGHT` times."""
-    return len(t) + (CJK_WEIGHT - 1) * len(_CJK_CHAR.findall(t))
 
 
 @lru_cache(maxsize=16_384)
