@@ -259,23 +259,38 @@ def test_the_judges_sum_is_its_features_times_its_weights(embedder) -> None:
     assert np.allclose(got, want, atol=1e-5)
 
 
-def test_several_new_statements_at_once_get_the_verdicts_of_one_at_a_time(embedder) -> None:
+def test_several_new_statements_at_once_get_their_own_verdicts(embedder) -> None:
+    """``judge_many`` keeps each pair with its own new statement: its p is the pair's
+    feature row times the weights, its veto the pair's own, whatever else is in the batch."""
     fitted = judge.choose("learned", None, embedder.model_id).judge
     assert fitted is not None
     texts = ["The standup is at 9:30", "Standup's 10:15 now", "日志保留 14 天",
-             "Per the new policy logs are retained for 30 days", "Order 5501 ships Friday"]
+             "Per the new policy logs are retained for 30 days", "Order 5500 was shipped to Berlin",
+             "Order 5501 was shipped to Paris", "我的猫叫咪咪"]
     vecs = embedder.embed_documents(texts)
     sides = [judge.Side(t) for t in texts]
-    items = [(sides[1], vecs[1], [(sides[0], vecs[0]), (sides[4], vecs[4])]),
+    items = [(sides[1], vecs[1], [(sides[0], vecs[0]), (sides[6], vecs[6])]),
              (sides[3], vecs[3], []),
+             (sides[5], vecs[5], [(sides[4], vecs[4]), (sides[2], vecs[2])]),
              (sides[3], vecs[3], [(sides[2], vecs[2]), (sides[0], vecs[0])])]
-    for floor in (0.0, 0.5):
-        many = fitted.judge_many(items, floor)
-        assert [len(v) for v in many] == [2, 0, 2]
-        for (new, u, olds), got in zip(items, many):
-            one = fitted.judge(new, u, olds, floor)
-            assert [v.veto for v in got] == [v.veto for v in one]
-            assert np.allclose([v.p for v in got], [v.p for v in one], atol=1e-6)
+
+    def exact(new: int, old: int) -> float:
+        row = judge.features(sides[new], sides[old], vecs[new], vecs[old])
+        hidden = np.maximum(row @ fitted.w1 + fitted.b1, 0.0) * fitted.w2
+        z = hidden.reshape(fitted.members, -1).sum(axis=1) + fitted.b2
+        return float((1 / (1 + np.exp(-z))).mean())
+
+    want = [[exact(1, 0), exact(1, 6)], [], [exact(5, 4), exact(5, 2)],
+            [exact(3, 2), exact(3, 0)]]
+    got = fitted.judge_many(items)
+    assert [[v.p for v in vs] for vs in got] == [pytest.approx(w, abs=1e-5) for w in want]
+    assert [[v.veto is not None for v in vs] for vs in got] == [[False, False], [],
+                                                                [True, False], [False, False]]
+    # Under a floor, a pair its vectors keep under it is bounded, not parsed: no veto looked for.
+    floor = 0.5
+    for vs, ws in zip(fitted.judge_many(items, floor), want):
+        for v, w in zip(vs, ws):
+            assert v.p == pytest.approx(w, abs=1e-5) if w >= floor else w - 1e-5 <= v.p < floor
 
 
 def test_a_logistic_regression_is_a_judge_of_two_hidden_units(embedder) -> None:

@@ -31,8 +31,9 @@ CASES = {
         ("Meeting room 2.14 has the whiteboard wall", "Room 2.17 has a TV but no whiteboard", True),
         ("merchant 40112 settles daily", "merchant 40119 settles weekly", True),
         ("The fleet runs agent 2.3.1", "The fleet runs agent 2.4.0 since Tuesday", False),
-        # A record named late in the text is the value that changed, not the subject.
-        ("Grandpa stays in the east wing, room 14", "They moved Grandpa upstairs to room 31", False),
+        ("Ship to Paris: order 5501", "Ship to Berlin: order 5500", True),
+        ("Please return 2 laptops by Friday", "Please return 3 laptops by Friday", False),
+        ("10.0.0.12 is the database host", "10.0.0.15 is the database host", False),
     ],
     "zh": [
         ("订单 5500 已发往柏林", "订单5501发往巴黎", True),
@@ -47,8 +48,13 @@ CASES = {
         ("3号开会", "5号开会", False),
         ("快递单号尾号三八五二，明天到", "另一个尾号三八七零，后天到", True),
         ("員工編號 K112 是陳老師", "K115 是新來的林老師", True),
-        ("告警阈值 30 秒", "告警阈值改成 10s", False),
+        ("任务 3h 完成", "任务 5h 完成", False),
         ("2041号货车周三去年检", "2014号货车年检排到月底", True),
+        ("3號樓的門禁找保安", "5号楼的门禁找物业", True),
+        ("05号开会讨论预算", "07号开会讨论预算", False),
+        ("42号鞋买小了", "43号鞋刚好", False),
+        ("手机号码：13800138000", "手机号码：13912345678", False),
+        ("二〇二四年我们用 Kafka", "Build 2025 shipped", False),
     ],
     "across": [
         ("Order 5500 was shipped to Berlin", "订单 5501 发往巴黎", True),
@@ -71,6 +77,10 @@ def test_a_stated_change_is_no_other_record_by_a_code_alone() -> None:
     # A code late in a Chinese text is its value, not its subject (a CJK character weighs
     # more than a letter when the opening span is measured).
     assert other_record("节点池机型换成 ecs.g7.4xlarge 了", "节点规格是 ecs.g6.2xlarge") is None
-    # A record noun's identifier stays one whatever the words.
+    # A record noun's identifier stays one in a stated change when it opens the text ...
     assert other_record("Order 5501 was moved to Paris", "Order 5500 was shipped to Berlin",
                         states_change=True) is not None
+    # ... and names the value that changed when it comes late.
+    old, new = "Grandpa stays in the east wing, room 14", "They moved Grandpa upstairs to room 31"
+    assert other_record(new, old) is not None
+    assert other_record(new, old, states_change=True) is None

@@ -231,7 +231,7 @@ class Judge:
                                                Sequence[tuple[Side, np.ndarray]]]],
                    floor: float = 0.0) -> list[list[Verdict]]:
         """:meth:`judge` for several new statements, each with its old ones, in one pass of
-        the matrices (a search's hits: one product instead of one a new statement)."""
+        the matrices (a search's hits: one product instead of one per new statement)."""
         import numpy as np
 
         owner = [i for i, (_, _, olds) in enumerate(items) for _ in olds]

@@ -66,7 +66,7 @@ def _rules() -> bytes:
             h.update(_meaning(Path(module.__file__ or "").read_text("utf-8")).encode())
         except OSError:  # no source shipped: the release stands in for it
             h.update(__version__.encode())
-    # The words as the rules read them: the traditional forms come from zhconv's tables.
+    # The words as the rules read them: the traditional forms come from OpenCC's tables.
     h.update(repr(sorted({(r.role, r.lang): lexicon.words(r.role, r.lang)
                           for r in lexicon.LEXICON}.items())).encode())
     return h.digest()

@@ -9,7 +9,7 @@ English verbs are written once, as their base form; :func:`inflect` makes the ot
 ("migrate" gives "migrated", "migrates", "migrating"). An irregular form is written as a word
 of its own. Phrases are matched with any whitespace between their words. Chinese words are
 written once, in simplified characters; :func:`chinese_forms` adds their traditional forms
-("换成" gives "換成").
+("换成" gives "換成", "下周" gives "下週": OpenCC's phrase tables).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
-import zhconv  # type: ignore[import-untyped]
+import opencc
 
 Lang = Literal["en", "zh"]
 Role = Literal[
@@ -52,7 +52,7 @@ LEXICON: tuple[Words, ...] = (
         "改成", "改用", "换成", "换为", "换到", "升级到", "升级为", "升到", "变成", "变为",
         "调整为", "调整到", "更新为", "更新到", "替换为", "替换成", "改到", "调到", "挪到",
         "推迟到", "延到", "延期到", "提前到", "扩容到", "扩到", "缩容到", "降到", "降级到", "涨到",
-        "改由", "改去", "改在", "换了")),
+        "改由", "改去", "改在")),
     # "replaced A with B", "swapped A for B".
     Words("replace", "en", ("replace", "exchange", "trade", "swap"), verbs=True),
     # What says a value is gone: "no longer", "stopped", "不再", "下掉".
@@ -80,8 +80,7 @@ LEXICON: tuple[Words, ...] = (
         "switched to", "anymore", "retired", "upgrade", "upgraded")),
     Words("update_cue", "zh", (
         "改为", "改成", "不再", "现在", "更新为", "已更新", "升级", "替换", "取代", "以后", "改用",
-        "换成", "废弃", "改由", "改去", "改在", "改了", "换了", "变了", "调整为", "从下周起",
-        "从下个月起", "以后都", "不用再")),
+        "换成", "废弃", "改由", "改去", "改在", "换了", "调整为", "从下周起", "从下个月起")),
     # "Maria now leads the release instead of Tom": the verbs of a role someone holds.
     Words("role_verb", "en", (
         "lead", "own", "run", "handle", "manage", "host", "chair", "cover", "maintain",
@@ -153,14 +152,24 @@ def inflect(verb: str) -> tuple[str, ...]:
     return tuple(sorted(f + sep + tail for f in forms))
 
 
-# Traditional Chinese as written in Taiwan, Hong Kong and in general (they differ: 為, 爲).
-_TRADITIONAL = ("zh-tw", "zh-hk", "zh-hant")
+# Traditional Chinese in general, as written in Taiwan and in Hong Kong (they differ: 為, 爲).
+_TRADITIONAL = ("s2t", "s2tw", "s2hk")
+
+
+@cache
+def _converter(config: str) -> opencc.OpenCC:
+    return opencc.OpenCC(f"{config}.json")
 
 
 @cache
 def chinese_forms(word: str) -> tuple[str, ...]:
     """``word`` (simplified) and its traditional forms, "换成" gives ("换成", "換成")."""
-    return tuple(dict.fromkeys([word, *(zhconv.convert(word, v) for v in _TRADITIONAL)]))
+    return tuple(dict.fromkeys([word, *(_converter(c).convert(word) for c in _TRADITIONAL)]))
+
+
+def simplified(text: str) -> str:
+    """``text`` in simplified characters (a traditional noun and its simplified one compare)."""
+    return str(_converter("t2s").convert(text))
 
 
 @cache

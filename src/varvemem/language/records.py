@@ -9,17 +9,18 @@ UUIDs are records of their own kind.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from functools import lru_cache
 
-from .lexicon import chinese_forms
+from .lexicon import chinese_forms, simplified
 from .segment import CJK
 
 # One row per noun that names a kind of record, by language; the key groups its forms.
 RECORD_NOUNS: dict[str, dict[str, tuple[str, ...]]] = {
     "en": {
-        "order": ("order", "orders", "po", "refund", "return", "quote"),
+        "order": ("order", "orders", "po"),
         "ticket": ("ticket", "tickets", "case", "incident", "issue", "bug", "jira", "complaint",
                    "datix"),
         "invoice": ("invoice", "invoices", "bill", "receipt"),
@@ -44,7 +45,7 @@ RECORD_NOUNS: dict[str, dict[str, tuple[str, ...]]] = {
         "flight": ("航班",),
         "account": ("账户", "账号", "户号", "客户", "会员", "患者"),
         "item": ("批次", "包裹", "运单", "快递", "物料", "处方", "资产"),
-        "entry": ("编号", "号码", "尾号"),
+        "entry": ("编号", "尾号"),
     },
 }
 
@@ -53,8 +54,8 @@ _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 _HASH = re.compile(r"(?<![\w&])#([A-Za-z]{0,4}[-_]?\d[A-Za-z0-9-]*)\b")
 # A code read out digit by digit in Chinese ("尾号四七二一", "三零六教室"): three or more
 # digit characters with no unit (十, 百, 千) between them, so not a count ("三百一十二").
-_ZH_DIGITS = str.maketrans("〇零一二三四五六七八九", "00123456789")
-_ZH_CODE = re.compile("[〇零一二三四五六七八九]{3,}")
+_ZH_DIGITS = str.maketrans("〇零幺一二三四五六七八九", "001123456789")
+_ZH_CODE = re.compile("[〇零幺一二三四五六七八九]{3,}")
 
 
 @lru_cache(maxsize=16_384)
@@ -87,18 +88,19 @@ def _weight(t: str) -> int:
     return len(t) + (CJK_WEIGHT - 1) * len(_CJK_CHAR.findall(t))
 
 
-RECORD_SPAN = 0.6  # a record named later than this share of a text is mostly its value
+RECORD_SPAN = 0.6  # in a stated change, a record named later than this is mostly its value
 
 
 @lru_cache(maxsize=16_384)
-def record_ids(text: str) -> frozenset[tuple[str, str]]:
-    """The (kind, identifier) pairs ``text`` names in its opening :data:`RECORD_SPAN` (by
-    weighted length: :func:`_weight`), identifiers lower-cased without ``#``. "Order 5501
-    was shipped to Paris" names order 5501; in "Mum was moved to room 27" the room is the
-    value that changed."""
+def record_ids(text: str, opening: bool = False) -> frozenset[tuple[str, str]]:
+    """The (kind, identifier) pairs ``text`` names, identifiers lower-cased without ``#``;
+    ``opening``: only those in its opening :data:`RECORD_SPAN` (by weighted length:
+    :func:`_weight`). "Order 5501 was shipped to Paris" names order 5501 anywhere; in "they
+    moved Mum to room 27" the room is the value that changed."""
     t = _plain(text)
-    cut = _weight(t) * RECORD_SPAN
-    return frozenset((kind, code) for kind, code, at in _records(text) if _weight(t[:at]) < cut)
+    cut = _weight(t) * RECORD_SPAN if opening else math.inf
+    return frozenset((kind, code) for kind, code, at in _records(text)
+                     if not opening or _weight(t[:at]) < cut)
 
 
 @lru_cache(maxsize=16_384)
@@ -113,7 +115,7 @@ def _records(text: str) -> tuple[tuple[str, str, int], ...]:
         if any(n in low for n in nouns):  # a pattern is read only where its nouns are
             for m in pattern.finditer(t):
                 code = next(g for g in m.groups() if g)
-                if code[-1].isalpha() and _TIME_LIKE.match(code):  # "告警 10s": a measure
+                if code[-1].isalpha() and _TIME_LIKE.match(code):  # "任务 10s": a measure
                     continue
                 found.setdefault((kind, code.lstrip("#-").lower()), m.start())
     for m in _UUID.finditer(t):
@@ -126,9 +128,10 @@ def _records(text: str) -> tuple[tuple[str, str, int], ...]:
 @lru_cache(maxsize=16_384)  # the judge asks once for its feature and once for its veto
 def other_record(new: str, old: str, states_change: bool = False) -> str | None:
     """Why ``new`` and ``old`` are about different records, or None: a kind of record both
-    name (:func:`record_ids`) or, unless ``new`` states a change ("moved to eu-west-3"), a
-    shape of code both open with (:func:`subject_codes`), with no identifier in common."""
-    pairs = [(record_ids(new), record_ids(old))]
+    name (:func:`record_ids`; where ``new`` states a change, in their opening spans) or,
+    unless ``new`` states a change ("moved to eu-west-3"), a shape of code both open with
+    (:func:`subject_codes`), with no identifier in common."""
+    pairs = [(record_ids(new, states_change), record_ids(old, states_change))]
     if not states_change:
         a, b = subject_codes(new), subject_codes(old)
         pairs.append((frozenset(_named(a, b)), frozenset(_named(b, a))))
@@ -157,7 +160,7 @@ _NUMBERED = re.compile(r"(?<![\w-])([A-Z][A-Za-z]+)\s+#?(\d+)(?![\w.:,/-])", re.
 # only where the other text names a record of its shape ("Build 5530 ..." and "5534 ...";
 # "450 customers ..." and "300 customers ..." are counts).
 _BARE = "bare "
-_OPENING_NUMBER = re.compile(r"^\W*(?!(?:19|20)\d\d\b)(\d{3,})(?![\d.:,/%])")
+_OPENING_NUMBER = re.compile(r"^\W*(?!(?:19|20)\d\d(?!\d))(\d{3,})(?![\d.:,/%])")
 # A capitalised word and a capital letter ("Line A", "Gate B", "Building C").
 _LETTERED = re.compile(r"(?<![\w-])([A-Z][a-z]+)\s+([A-HJ-Z])(?![\w.-])", re.ASCII)
 # Chinese places and lines named by a letter or a number: one row per noun that takes one.
@@ -169,10 +172,10 @@ _NUMBER_PLACES = tuple(f for n in NUMBERED_NOUNS_ZH if n.startswith("号") or n 
                        for f in chinese_forms(n))
 _PLACE_ZH = re.compile(rf"(?<![A-Za-z0-9])(?:([A-Z]{{1,2}}\d{{0,3}})\s?({_alternation(_PLACES)})"
                        rf"|(\d{{1,4}})\s?({_alternation(_NUMBER_PLACES)}))")
-# "1523号挂车": a number and 号 before a noun names a thing of that number, unless the number
-# can be a day of the month ("3号开会" is "meet on the 3rd"); a day's number before the nouns
-# above is a place (_PLACE_ZH).
-_NUMBERED_THING_ZH = re.compile(rf"(?<![\d.])(0\d+|3[2-9]|[4-9]\d|\d{{3,6}})\s?[号號]([{CJK}])")
+# "1523号挂车": a number of three digits or more and 号 before a noun names a thing of that
+# number; a shorter one may be a day ("3号开会", "05号开会") or a size ("42号鞋", "92号汽油"):
+# only before the nouns above is it a place (_PLACE_ZH).
+_NUMBERED_THING_ZH = re.compile(rf"(?<![\d.])(\d{{3,6}})\s?[号號]([{CJK}])")
 NOT_RECORD_WORDS = frozenset("""
 at on in of to by for from is are was were be been every each until till about around than
 under over per and or the a an with after before since into onto via like as top last next
@@ -193,8 +196,10 @@ def _shape(code: str) -> str:
     return re.sub(r"[a-z]+", "a", re.sub(r"\d+", "9", code.lower()))
 
 
-# A version of three parts or more ("4.12.0", "v2.14.3"), not a dotted date ("2024.03.15").
-_VERSION = re.compile(r"(?<![\w.])v?(?!(?:19|20)\d\d\.)\d+(?:\.\d+){2,}(?![\w.])", re.I)
+# A version of three parts ("4.12.0", "v2.14.3"), not a dotted date ("2024.03.15",
+# "15.03.2024") nor an IPv4 address (four parts).
+_VERSION = re.compile(r"(?<![\w.])v?(?!(?:19|20)\d\d\.)\d+\.\d+\.(?!(?:19|20)\d\d(?!\d))\d+(?![\w.])",
+                      re.I | re.ASCII)
 
 
 @lru_cache(maxsize=16_384)
@@ -224,7 +229,7 @@ def subject_codes(text: str) -> frozenset[tuple[str, str]]:
     for m in _PLACE_ZH.finditer(t):
         if opening(m.start()):
             code, noun = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-            codes.add((f"{_shape(code)} {noun}", code.lower()))
-    codes.update((f"{_shape(m.group(1))} 号{m.group(2)}", m.group(1))
+            codes.add((f"{_shape(code)} {simplified(noun)}", code.lower()))
+    codes.update((f"{_shape(m.group(1))} 号{simplified(m.group(2))}", m.group(1))
                  for m in _NUMBERED_THING_ZH.finditer(t) if opening(m.start()))
     return frozenset(codes)
