@@ -32,6 +32,7 @@ CASES = {
         ("merchant 40112 settles daily", "merchant 40119 settles weekly", True),
         ("The fleet runs agent 2.3.1", "The fleet runs agent 2.4.0 since Tuesday", False),
         ("Ship to Paris: order 5501", "Ship to Berlin: order 5500", True),
+        ("v2.6.0 brought the dark theme", "2.6.1 only fixed the crash on login", True),
         ("Please return 2 laptops by Friday", "Please return 3 laptops by Friday", False),
         ("10.0.0.12 is the database host", "10.0.0.15 is the database host", False),
     ],

@@ -10,7 +10,8 @@ signal). Its weights ship in the wheel (``judge_<encoder>.npz``), fitted by
 ``training/judge/train.py`` on cases written by other hands (``training/truth``), with the
 thresholds it was calibrated to: ``write`` (supersede: few look-alikes retired) and ``read``
 (mark the older of two hits served together). Whatever it says, two statements about records
-with different identifiers never replace each other (:func:`.language.records.other_record`).
+with different identifiers never replace each other (:func:`.language.records.other_record`;
+in a stated change, an identifier late in the text is read as the value that changed).
 """
 
 from __future__ import annotations

@@ -4,12 +4,12 @@ Two statements about records with different identifiers are about two records ("
 was shipped to Berlin", "Order 5501 was shipped to Paris"): neither replaces the other,
 whatever else they share (issue 39, item 4). A record is a noun of :data:`RECORD_NOUNS`
 followed (English) or preceded/followed (Chinese) by a code holding a digit; ``#123`` and
-UUIDs are records of their own kind.
+UUIDs are records of their own kind. Where the new statement states a change, only codes in
+the texts' opening spans count: "they moved Mum to room 27" names the value that changed.
 """
 
 from __future__ import annotations
 
-import math
 import re
 import unicodedata
 from functools import lru_cache
@@ -97,10 +97,11 @@ def record_ids(text: str, opening: bool = False) -> frozenset[tuple[str, str]]:
     ``opening``: only those in its opening :data:`RECORD_SPAN` (by weighted length:
     :func:`_weight`). "Order 5501 was shipped to Paris" names order 5501 anywhere; in "they
     moved Mum to room 27" the room is the value that changed."""
+    if not opening:
+        return frozenset((kind, code) for kind, code, _ in _records(text))
     t = _plain(text)
-    cut = _weight(t) * RECORD_SPAN if opening else math.inf
-    return frozenset((kind, code) for kind, code, at in _records(text)
-                     if not opening or _weight(t[:at]) < cut)
+    cut = _weight(t) * RECORD_SPAN
+    return frozenset((kind, code) for kind, code, at in _records(text) if _weight(t[:at]) < cut)
 
 
 @lru_cache(maxsize=16_384)
@@ -214,8 +215,8 @@ def subject_codes(text: str) -> frozenset[tuple[str, str]]:
 
     codes = {(_shape(m.group()), m.group().lower()) for m in _TOKEN.finditer(t)
              if opening(m.start()) and not _TIME_LIKE.match(m.group())}
-    codes.update((_shape(m.group()), m.group().lower().removeprefix("v"))
-                 for m in _VERSION.finditer(t) if opening(m.start()))
+    codes.update((_shape(v), v) for m in _VERSION.finditer(t) if opening(m.start())
+                 for v in [m.group().lower().removeprefix("v")])
     codes.update((f"{m.group(1).lower()} 9", m.group(2)) for m in _NUMBERED.finditer(t)
                  if opening(m.start()) and m.group(1).lower() not in NOT_RECORD_WORDS)
     codes.update((f"{m.group(1).lower()} a", m.group(2).lower()) for m in _LETTERED.finditer(t)
