@@ -18,6 +18,7 @@ from tests._llm import Call, ChatServer, importance
 from tests.conftest import Clock, update_engine_of
 
 from varvemem import Memory
+from varvemem.benchmarks import truth
 from varvemem.engines import judge
 from varvemem.errors import ConfigError, JudgeError
 from varvemem.settings import Settings
@@ -42,7 +43,7 @@ def test_the_wheel_ships_a_judge_for_the_default_encoder(mem: Memory) -> None:
     # Fitted on the train and dev writers, never on a held-out one (test, fresh).
     splits = json.loads((Path(__file__).parents[2] / "training/truth/splits.json").read_text())
     assert set(meta["writers"]) == set(splits["train"]) | set(splits["dev"])
-    assert not set(meta["writers"]) & (set(splits["test"]) | set(splits["fresh"]))
+    assert not set(meta["writers"]) & {w for s in truth.HELD_OUT for w in splits[s]}
     assert 0.0 < choice.judge.read < choice.judge.write < 1.0
 
 

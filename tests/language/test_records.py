@@ -61,6 +61,15 @@ CASES = {
         ("Order 5500 was shipped to Berlin", "订单 5501 发往巴黎", True),
         ("实例 i-bp1f8x2k 是 ES 热节点", "i-bp1f8x2m is the cold node", True),
         ("日志保留 14 天", "Per the new policy logs are retained for 30 days", False),
+        # The same kind of record under a noun of each language: compared by the code's shape.
+        ("Tractor 318 goes to the shop Tuesday", "325号车头周五保养", True),
+        ("Pump 4410 was serviced in May", "4417号水泵还没检修", True),
+        ("Member 40213 pays monthly", "会员卡40277是按年付的", True),
+        # Loose numbers on both sides are amounts, budgets, years: no record.
+        ("Rent 3000 a month, paid to Mr Li", "房租3500一个月", False),
+        ("Budget 5000 for the team offsite", "预算6000含交通和住宿", False),
+        ("March 2024 we moved the wiki to Confluence", "维基从2025开始放在Notion上面了", False),
+        ("Locker 1187 is in the east hall", "1187号柜子搬到西边走廊了", False),
     ],
 }
 

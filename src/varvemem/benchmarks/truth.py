@@ -41,8 +41,8 @@ LANGS = ("en", "zh", "en>zh", "zh>en")
 DOMAINS = ("devops", "workplace", "personal", "support")
 KEYS = ("id", "family", "lang", "domain", "old", "new", "question", "label", "old_value",
         "new_value", "gap_days", "why")
-SPLITS = ("train", "dev", "test", "fresh")
-HELD_OUT = ("test", "fresh")  # read as numbers only
+SPLITS = ("train", "dev", "test", "fresh", "fresh2")
+HELD_OUT = ("test", "fresh", "fresh2")  # read as numbers only
 
 Progress = Callable[[str, int, int], None]
 

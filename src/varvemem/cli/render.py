@@ -74,6 +74,8 @@ class _Hit:
         text = f"Q: {m.question}  A: {m.answer}" if m.memory_type is MemoryType.QA \
             and m.question else m.content
         yield Indented(Text(clip(text, self.max_chars)), len(INDENT), self.lines)
+        if h.scores.conflict:  # the read side's mark: served, but likely no longer true
+            yield Indented(Text(h.scores.conflict, style="yellow"), len(INDENT))
         scores = _components(h)
         via = f"via {'+'.join(h.channels)}" if h.channels else ""
         if via and cell_len(f"{INDENT}{scores}  {via}") <= options.max_width:

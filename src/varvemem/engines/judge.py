@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import JudgeError
+from ..language.quantities import Quantity, compare, quantities
 from ..language.records import other_record
 from ..language.segment import has_cjk, is_hedged, sentences
 from ..model import MemoryType
@@ -63,6 +64,11 @@ class Side:
     @cached_property
     def terms(self) -> frozenset[str]:
         return _terms(self.text)
+
+    @cached_property
+    def quantities(self) -> frozenset[Quantity]:
+        """Times, days, durations, amounts and counts in canonical values, either language."""
+        return quantities(self.text)
 
     @cached_property
     def lowered(self) -> str:
@@ -134,6 +140,11 @@ STRUCTURE: tuple[tuple[str, Callable[[Side, Side], float]], ...] = (
     ("a_value_in_both", lambda n, o: float(bool(n.value_texts & o.value_texts))),
     ("same_values", lambda n, o: float(bool(n.values) and n.value_texts == o.value_texts)),
     ("old_value_named_in_new", lambda n, o: float(any(v in n.lowered for v in o.value_texts))),
+    # The same in both languages and numeral systems ("6 pm" and "晚上六点" are one time):
+    # a kind of quantity in both, a value in both, a kind in both with a new value.
+    ("quantity_kind_in_both", lambda n, o: float(compare(n.quantities, o.quantities)[0])),
+    ("quantity_in_both", lambda n, o: float(compare(n.quantities, o.quantities)[1])),
+    ("quantity_kind_new_value", lambda n, o: float(compare(n.quantities, o.quantities)[2])),
     ("other_record", lambda n, o: float(other_record(n.text, o.text, n.states_change) is not None)),
     ("shared_terms", lambda n, o: _jaccard(n.terms, o.terms)),
     ("across_scripts", lambda n, o: float(n.cjk != o.cjk)),

@@ -136,6 +136,12 @@ def other_record(new: str, old: str, states_change: bool = False) -> str | None:
     if not states_change:
         a, b = subject_codes(new), subject_codes(old)
         pairs.append((frozenset(_named(a, b)), frozenset(_named(b, a))))
+        if bool(_CJK_CHAR.search(new)) != bool(_CJK_CHAR.search(old)):
+            # Across languages the nouns differ ("Trailer 5430", "5340号挂车"): a code of
+            # three digits or more opening both is compared by its shape alone, where one
+            # side names it as a record (not two loose numbers: "Budget 5000", "预算6000").
+            wa, wb = _by_shape(a | _zh_numbered(new)), _by_shape(b | _zh_numbered(old))
+            pairs += [(_by_shape(a, strong=True), wb), (wa, _by_shape(b, strong=True))]
     for a, b in pairs:
         for kind in sorted({k for k, _ in a} & {k for k, _ in b}):
             mine = {i for k, i in a if k == kind}
@@ -191,6 +197,36 @@ def _named(mine: frozenset[tuple[str, str]], theirs: frozenset[tuple[str, str]]
     named = {k for k, _ in theirs if not k.startswith(_BARE)}
     return {(k.removeprefix(_BARE), c) for k, c in mine
             if not k.startswith(_BARE) or k.removeprefix(_BARE) in named}
+
+
+# A number of three digits or more right after a CJK character ("门禁卡10443", "学号 88419"),
+# not a measure or an amount after it: in Chinese a noun often takes its number with no 号.
+# Read only across languages (by shape): within Chinese "租金3000" then "租金3500" is a change.
+_ZH_MEASURES = ("元块欧刀镑米天个人次岁年月日号號分秒小时钟公里斤克件台位名张条份倍层楼"
+                "万千百多余左右以上下毫兆瓦度步页款辆")
+_ZH_NUMBERED = re.compile(rf"[{CJK}]\s?(\d{{3,}})(?![\d.:/%]|,\d|\s?[{_ZH_MEASURES}A-Za-z$€£¥])")
+
+
+def _zh_numbered(text: str) -> frozenset[tuple[str, str]]:
+    """The codes :data:`_ZH_NUMBERED` finds in the opening span of ``text``."""
+    t = _plain(text)
+    cut = _weight(t) * SUBJECT_SPAN
+    return frozenset((_shape(m.group(1)), m.group(1)) for m in _ZH_NUMBERED.finditer(t)
+                     if _weight(t[:m.start()]) < cut)
+
+
+_LOOSE = re.compile(r"^[a-z]+ 9$")  # the key of a capitalised word and a number (_NUMBERED)
+_YEAR = re.compile(r"^(?:19|20)\d\d$")
+
+
+def _by_shape(codes: frozenset[tuple[str, str]], strong: bool = False
+              ) -> frozenset[tuple[str, str]]:
+    """Each code of three digits or more (not a bare opening number, not a year) keyed by
+    its shape; ``strong``: only those a record noun, 号 or letters make a code (not a
+    capitalised word and a number: "Budget 5000")."""
+    return frozenset((_shape(c), c) for k, c in codes
+                     if not k.startswith(_BARE) and sum(ch.isdigit() for ch in c) >= 3
+                     and not _YEAR.match(c) and not (strong and _LOOSE.match(k)))
 
 
 def _shape(code: str) -> str:
