@@ -328,6 +328,7 @@ def _same(a: Quantity, b: Quantity) -> bool:
         a.half == b.half or a.half is None or b.half is None)
 
 
+@lru_cache(maxsize=16_384)  # the judge reads each of the three answers as a feature
 def compare(new: frozenset[Quantity], old: frozenset[Quantity]) -> tuple[bool, bool, bool]:
     """(a kind in both, a value in both, a kind in both with no value in both): the last is a
     new value of the same kind ("5 business days" after "2 个工作日")."""
