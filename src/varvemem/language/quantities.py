@@ -101,7 +101,7 @@ DAYPARTS_ZH: dict[str, int | None] = {
 }
 # After these a Chinese numeral counts something (else it is part of a word: 三明治, 四川).
 MEASURE_WORDS_ZH = ("个位名台次天周小时分钟秒年月号点人件块元岁层楼张条本页份把辆只杯瓶斤公里米倍趟"
-                    "栋间套门节课遍届期项家所辆架双对斤")
+                    "栋间套门节课遍届期项家所架双对")
 _PLACES_ZH = "楼线馆门口仓柜台桌车间室房床鞋码号会病诊窗机"  # "3号楼", "42号鞋": no day of the month
 
 
