@@ -4,8 +4,8 @@ Each ``--src`` is a checkout's ``src`` folder (e.g. two ``git worktree``s); the 
 alternately, ``--rounds`` times each, in child processes, each importing the package from its
 own tree (``memstrata`` in trees from before the rename). A round embeds nothing: the vectors
 come from one ``--vectors`` file (``.npy`` of ``--texts``: bench_core's or bench_scale's texts,
-made on the first run). A round fills a fresh home with ``--base`` memories, then times
-``--adds`` more in batches of 1,000.
+or LoCoMo's turns as conversation, made on the first run). A round fills a fresh home with
+``--base`` memories, then times ``--adds`` more in batches of 1,000.
 
     .venv/bin/python bench/bench_add.py --src /work/wt/old/src --src src --rounds 2 --texts scale
 
@@ -32,8 +32,17 @@ from typing import Any
 BENCH_DIR = Path(__file__).resolve().parent
 
 
+LOCOMO = BENCH_DIR.parent.parent / "shared" / "bench-data" / "locomo" / "locomo10.json"
+
+
 def _texts(kind: str, n: int) -> list[str]:
     sys.path.insert(0, str(BENCH_DIR))
+    if kind == "turns":  # LoCoMo's turns, read where they are (CC BY-NC: never copied)
+        turns = [f"{t['speaker']}: {t['text']}" for conv in json.loads(LOCOMO.read_text())
+                 for c in [conv["conversation"]]
+                 for k in sorted(k for k in c if k.startswith("session_")
+                                 and isinstance(c[k], list)) for t in c[k]]
+        return turns[:n]
     if kind == "scale":
         from bench_scale import make_texts as scale_texts
 
@@ -65,16 +74,18 @@ def _round(base: int, adds: int, vectors: Path, kind: str, src: Path,
     Memory = pkg.Memory
 
     texts, vecs = _texts(kind, base + adds), np.load(vectors)
+    typed = {"type": "dialogue"} if kind == "turns" else {}
     with tempfile.TemporaryDirectory() as home:
         m = Memory(home=Path(home))
-        m.add_many([{"content": c} for c in texts[:base]], vectors=vecs[:base])
+        m.add_many([{"content": c, **typed} for c in texts[:base]], vectors=vecs[:base])
         if cold:
             m.close()
             _forget_parses(pkg.__name__)
             m = Memory(home=Path(home))
         cpu, wall = time.process_time(), time.perf_counter()
         for i in range(base, base + adds, 1000):
-            m.add_many([{"content": c} for c in texts[i: i + 1000]], vectors=vecs[i: i + 1000])
+            m.add_many([{"content": c, **typed} for c in texts[i: i + 1000]],
+                       vectors=vecs[i: i + 1000])
         out = {"wall_s": time.perf_counter() - wall,
                "cpu_ms_per_memory": (time.process_time() - cpu) * 1000 / adds,
                "package": pkg.__file__}
@@ -88,8 +99,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--base", type=int, default=6000)
     ap.add_argument("--adds", type=int, default=6000)
-    ap.add_argument("--texts", choices=("core", "scale"), default="core",
-                    help="bench_core's memories (8-40 words) or bench_scale's (8-60)")
+    ap.add_argument("--texts", choices=("core", "scale", "turns"), default="core",
+                    help="bench_core's memories (8-40 words), bench_scale's (8-60) or LoCoMo's "
+                    "conversation turns (type dialogue; ../shared/bench-data)")
     ap.add_argument("--vectors", type=Path, help="the texts' vectors, made on the first run "
                     "(default: bench-add-<texts>.npy in the temp folder)")
     ap.add_argument("--src-dir", type=Path, help=argparse.SUPPRESS)

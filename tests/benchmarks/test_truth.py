@@ -60,6 +60,11 @@ def test_the_engine_is_scored_and_the_test_split_gives_numbers_only(tmp_path: Pa
     assert dev["all"]["updates"] == 1 and dev["all"]["kept_pairs"] == 1
     assert dev["all"]["stale"] == float(by_id["w1-0001"]["stale"])
     assert dev["all"]["retired"] == float(by_id["w1-0002"]["superseded"])
+    retired = by_id["w1-0002"]
+    assert dev["all"]["retired_by"] == ({retired["retired_by"]: 1} if retired["superseded"]
+                                        else {})
+    assert by_id["w1-0001"]["retired_by"] in (["rules", "judge", "rules+judge"]
+                                               if by_id["w1-0001"]["superseded"] else [None])
     assert set(dev["by_lang"]) == {"en", "zh", "across"} and dev["by_lang"]["zh"]["updates"] == 0
     test = truth.run(folder, tmp_path / "homes2", split="test")
     assert test["cases"] == 1 and "outcomes" not in test
@@ -71,9 +76,19 @@ def test_the_committed_cases_load_and_the_splits_part_the_writers() -> None:
     folder = Path(__file__).resolve().parents[2] / "training" / "truth"
     cases = truth.load(folder)
     by_writer = {w: [c for c in cases if c.writer == w] for w in {c.writer for c in cases}}
-    assert len(by_writer) >= 8 and all(len(v) >= 300 for v in by_writer.values())
+    assert sum(len(v) >= 300 for v in by_writer.values()) >= 8  # some briefs target a family
+    assert all(len(v) >= 150 for v in by_writer.values())
     parts = [set(truth.split_writers(folder, s)) for s in truth.SPLITS]
     assert set().union(*parts) == set(by_writer) and sum(map(len, parts)) == len(by_writer)
-    assert len(parts[2]) >= 2  # reported on two writers at least
+    assert len(truth.split_writers(folder, "test")) >= 2  # reported on two writers at least
     across = sum(c.across for c in cases) / len(cases)
     assert 0.15 <= across <= 0.35  # about a fifth across languages
+
+
+@pytest.mark.parametrize("step,who", [
+    ("rules", "rules"), ("rules (llm failed: timeout)", "rules"), ("judge 1fed5e99354c", "judge"),
+    ("rules, judge 1fed5e99354c", "rules+judge"), ("judge 1fed5e99354c, llm on 2 unsure", "llm"),
+    ("llm", "llm"),
+])
+def test_who_retired_is_read_from_the_supersede_step(step: str, who: str) -> None:
+    assert truth._decider(step) == who

@@ -160,6 +160,10 @@ def main() -> None:
             "kept_at_write": round(float((oof[kept] >= write).mean()), 4),
             "kept_at_read": round(float((oof[kept] >= read).mean()), 4),
             "other_case_at_read": round(float((oof[~real] >= read).mean()), 4),
+            # What other write rates would give: the trade-off --write-rate picks from.
+            "trade_off": [{"write_rate": r, "write": (t := threshold(oof[kept], r)),
+                           "updates_at_write": round(float((oof[ups] >= t).mean()), 4)}
+                          for r in (0.005, 0.01, 0.015, 0.02, 0.03)],
         },
     }
     final = fit(np.ones(len(rows), dtype=bool))

@@ -41,8 +41,8 @@ LANGS = ("en", "zh", "en>zh", "zh>en")
 DOMAINS = ("devops", "workplace", "personal", "support")
 KEYS = ("id", "family", "lang", "domain", "old", "new", "question", "label", "old_value",
         "new_value", "gap_days", "why")
-SPLITS = ("train", "dev", "test", "fresh", "fresh2")
-HELD_OUT = ("test", "fresh", "fresh2")  # read as numbers only
+SPLITS = ("train", "dev", "ids", "test", "fresh", "fresh2", "fresh3")
+HELD_OUT = ("test", "fresh", "fresh2", "fresh3")  # read as numbers only
 
 Progress = Callable[[str, int, int], None]
 
@@ -154,6 +154,7 @@ def play(mem: Memory, clock: _Clock, case: Case, tenant: str) -> dict[str, Any]:
         "id": case.id, "writer": case.writer, "family": case.family, "label": case.label,
         "lang": case.lang, "domain": case.domain,
         "superseded": not current,
+        "retired_by": _decider(new.steps.get("supersede", "")) if not current else None,
         "merged": merged,
         "stale": old.memory_id in ids and current and old.memory_id not in flagged,
         "flagged": old.memory_id in flagged,
@@ -161,6 +162,16 @@ def play(mem: Memory, clock: _Clock, case: Case, tenant: str) -> dict[str, Any]:
         "old_found": old.memory_id in ids,
         "answered": bool(ids),
     }
+
+
+def _decider(step: str) -> str:
+    """Who retired the old statement, from the add's ``supersede`` step: the rules (which
+    the judge confirmed), the judge alone, both (each retiring some), or the LLM."""
+    if step == "llm" or ", llm on" in step:
+        return "llm"
+    if step.startswith("judge"):
+        return "judge"
+    return "rules+judge" if ", judge" in step else "rules"
 
 
 def _rate(rows: Sequence[dict[str, Any]], key: str) -> float | None:
@@ -177,6 +188,7 @@ def score(outcomes: Sequence[dict[str, Any]]) -> dict[str, Any]:
         return {"updates": len(up), "stale": _rate(up, "stale"),
                 "new_first": _rate(up, "new_first"), "flagged": _rate(up, "flagged"),
                 "kept_pairs": len(keep), "retired": _rate(keep, "superseded"),
+                "retired_by": dict(Counter(r["retired_by"] for r in keep if r["superseded"])),
                 "kept_flagged": _rate(keep, "flagged")}
 
     by_lang = {g: updates([r for r in outcomes if _lang_group(r["lang"]) == g])

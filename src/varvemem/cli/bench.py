@@ -212,8 +212,9 @@ def _bound(name: str, value: float) -> str:
 def truth_cmd(
     data: Path = typer.Option(Path("training/truth"), "--data",
                               help="The writers' cases (training/truth in a checkout)."),
-    split: str = typer.Option("dev", "--split", help="train, dev, test, fresh or fresh2 (by "
-                              "writer; the last three print numbers only)."),
+    split: str = typer.Option("dev", "--split", help="train, dev, ids (a dev set of the identifier "
+                              "family) or a held-out split (numbers only): test, fresh, fresh2, "
+                              "fresh3."),
     writer: list[str] = typer.Option([], "--writer",
                                      help="These writers instead of a split (repeatable)."),
     limit: int | None = typer.Option(None, "--limit", min=1, help="At most N cases."),

@@ -883,7 +883,11 @@ class UpdateEngine:
         pool.update(self._current(dict(found), rec.scope.tenant, batch))
         cands = [r for r in pool.values() if r.memory_type in _FACT_TYPES
                  and r.memory_type in cfg.supersede_types and r.created_at <= rec.created_at
-                 and r.memory_id != rec.memory_id]
+                 and r.memory_id != rec.memory_id
+                 # What it may act on: a rule's finding, or what it may retire alone.
+                 and (r.memory_id in found
+                      or (rec.memory_type in judging.JUDGED
+                          and r.memory_type in judging.JUDGED))]
         stored = self.stores.vectors.vectors([r.memory_id for r in cands
                                               if r.memory_id not in batch])
         vecs = {i: q.vector for i, q in batch.items() if q.vector is not None} | stored
@@ -893,9 +897,9 @@ class UpdateEngine:
         # Nothing under this is acted on: a rule's finding, or a pair the LLM is asked about.
         floor = min(write, cfg.judge_confirm if found else 1.0,
                     cfg.judge_llm_from if self._llm_for("supersede") else 1.0)
-        verdicts = judge.judge(judging.Side(self._said(rec)), p.vector,
-                               [(o, vecs[r.memory_id]) for o, r in zip(olds, cands)], floor)
         new = judging.Side(self._said(rec))
+        verdicts = judge.judge(new, p.vector,
+                               [(o, vecs[r.memory_id]) for o, r in zip(olds, cands)], floor)
         out: dict[str, str] = {}
         alone: set[str] = set()
         for r, old, v in zip(cands, olds, verdicts):
