@@ -36,20 +36,36 @@ LOCOMO = BENCH_DIR.parent.parent / "shared" / "bench-data" / "locomo" / "locomo1
 
 
 def _texts(kind: str, n: int) -> list[str]:
+    return [item["content"] for item in _items(kind, n)]
+
+
+def _items(kind: str, n: int) -> list[dict[str, Any]]:
+    """``n`` items for ``add_many``: bench_core's or bench_scale's texts, or LoCoMo's turns as
+    a conversation adds them (type dialogue, the speaker in metadata, one session each)."""
     sys.path.insert(0, str(BENCH_DIR))
-    if kind == "turns":  # LoCoMo's turns, read where they are (CC BY-NC: never copied)
-        turns = [f"{t['speaker']}: {t['text']}" for conv in json.loads(LOCOMO.read_text())
+    if kind == "turns":  # read where they are (CC BY-NC: never copied)
+        def number(key: str) -> int:
+            return int(key.removeprefix("session_"))
+
+        items = [{"content": f"{t['speaker']}: {t['text']}", "type": "dialogue",
+                  "session": f"c{i}-{k}", "metadata": {"speaker": t["speaker"]}}
+                 for i, conv in enumerate(json.loads(LOCOMO.read_text()))
                  for c in [conv["conversation"]]
-                 for k in sorted(k for k in c if k.startswith("session_")
-                                 and isinstance(c[k], list)) for t in c[k]]
-        return turns[:n]
-    if kind == "scale":
+                 for k in sorted((k for k in c if k.startswith("session_")
+                                  and k.removeprefix("session_").isdigit()), key=number)
+                 for t in c[k]]
+    elif kind == "scale":
         from bench_scale import make_texts as scale_texts
 
-        return scale_texts(n)
-    from bench_core import make_texts
+        items = [{"content": c} for c in scale_texts(n)]
+    else:
+        from bench_core import make_texts
 
-    return make_texts(n)
+        items = [{"content": c} for c in make_texts(n)]
+    if len(items) < n:
+        raise SystemExit(f"--texts {kind} has {len(items):,} items, fewer than --base + "
+                         f"--adds ({n:,})")
+    return items[:n]
 
 
 def _forget_parses(package: str) -> None:
@@ -73,19 +89,17 @@ def _round(base: int, adds: int, vectors: Path, kind: str, src: Path,
     pkg = tree_package(src)
     Memory = pkg.Memory
 
-    texts, vecs = _texts(kind, base + adds), np.load(vectors)
-    typed = {"type": "dialogue"} if kind == "turns" else {}
+    items, vecs = _items(kind, base + adds), np.load(vectors)
     with tempfile.TemporaryDirectory() as home:
         m = Memory(home=Path(home))
-        m.add_many([{"content": c, **typed} for c in texts[:base]], vectors=vecs[:base])
+        m.add_many(items[:base], vectors=vecs[:base])
         if cold:
             m.close()
             _forget_parses(pkg.__name__)
             m = Memory(home=Path(home))
         cpu, wall = time.process_time(), time.perf_counter()
         for i in range(base, base + adds, 1000):
-            m.add_many([{"content": c, **typed} for c in texts[i: i + 1000]],
-                       vectors=vecs[i: i + 1000])
+            m.add_many(items[i: i + 1000], vectors=vecs[i: i + 1000])
         out = {"wall_s": time.perf_counter() - wall,
                "cpu_ms_per_memory": (time.process_time() - cpu) * 1000 / adds,
                "package": pkg.__file__}

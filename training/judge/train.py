@@ -3,7 +3,7 @@
     .venv/bin/python training/judge/train.py            # writes src/varvemem/engines/judge_usem3.npz
 
 Reproducible: the same cases, seed and embedder give the same file. Only the train and dev
-writers of training/truth/splits.json are read; the held-out writers (test, fresh) never are.
+writers of training/truth/splits.json are read; the held-out writers (truth.HELD_OUT) never are.
 
 Pairs: each case's (new, old) with its label (update: 1; both and unrelated: 0; same: left
 out, either answer serves the fact), and ``--negatives`` pairs of a case's new statement with
@@ -92,7 +92,8 @@ def main() -> None:
 
     writers = [w for s in args.splits.split(",") for w in truth.split_writers(args.data, s)]
     if set(writers) & {w for s in truth.HELD_OUT for w in truth.split_writers(args.data, s)}:
-        raise SystemExit("the held-out writers (test, fresh) are never learned from")
+        raise SystemExit(f"the held-out writers ({', '.join(truth.HELD_OUT)}) are never "
+                         "learned from")
     cases = truth.load(args.data, writers)
     embedder = create_embedder(EmbedderSettings())
     vecs = embedder.embed_documents([t for c in cases for t in (c.old, c.new)])

@@ -166,7 +166,9 @@ def play(mem: Memory, clock: _Clock, case: Case, tenant: str) -> dict[str, Any]:
 
 def _decider(step: str) -> str:
     """Who retired the old statement, from the add's ``supersede`` step: the rules (which
-    the judge confirmed), the judge alone, both (each retiring some), or the LLM."""
+    the judge confirmed), the judge alone, both (each retiring some), or the LLM. With an LLM
+    configured for ``supersede`` beside the judge, the step names the judge (and the LLM)
+    whoever found the old statement: read "judge" there as the judge and the rules."""
     if step == "llm" or ", llm on" in step:
         return "llm"
     if step.startswith("judge"):
