@@ -30,8 +30,6 @@ from pathlib import Path
 from typing import Any
 
 BENCH_DIR = Path(__file__).resolve().parent
-
-
 LOCOMO = BENCH_DIR.parent.parent / "shared" / "bench-data" / "locomo" / "locomo10.json"
 
 
@@ -41,19 +39,16 @@ def _texts(kind: str, n: int) -> list[str]:
 
 def _items(kind: str, n: int) -> list[dict[str, Any]]:
     """``n`` items for ``add_many``: bench_core's or bench_scale's texts, or LoCoMo's turns as
-    a conversation adds them (type dialogue, the speaker in metadata, one session each)."""
+    ``varvemem bench locomo`` adds them (``benchmarks.runner.index``: type dialogue, a user
+    per conversation, its sessions, the turns' times, the speaker in metadata)."""
     sys.path.insert(0, str(BENCH_DIR))
-    if kind == "turns":  # read where they are (CC BY-NC: never copied)
-        def number(key: str) -> int:
-            return int(key.removeprefix("session_"))
+    if kind == "turns":  # read where they are (CC BY-NC: never copied), as bench locomo adds them
+        from varvemem.benchmarks import locomo
 
-        items = [{"content": f"{t['speaker']}: {t['text']}", "type": "dialogue",
-                  "session": f"c{i}-{k}", "metadata": {"speaker": t["speaker"]}}
-                 for i, conv in enumerate(json.loads(LOCOMO.read_text()))
-                 for c in [conv["conversation"]]
-                 for k in sorted((k for k in c if k.startswith("session_")
-                                  and k.removeprefix("session_").isdigit()), key=number)
-                 for t in c[k]]
+        items = [{"content": d.content, "user": d.scope, "session": d.session,
+                  "created_at": d.time, "type": "dialogue",
+                  "metadata": {"key": d.key, **d.metadata}}
+                 for d in locomo.documents(locomo.load(LOCOMO))]
     elif kind == "scale":
         from bench_scale import make_texts as scale_texts
 
