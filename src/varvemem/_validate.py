@@ -152,6 +152,13 @@ def unit_score(value: Any) -> float:
     return float(value)
 
 
+def share(value: Any, name: str) -> None:
+    """None, or a number in 0..1 (a NaN is not)."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                              or not 0 <= value <= 1):
+        raise ValidationError(f"{name} {value!r} is not a number in 0..1")
+
+
 def query(settings: Settings, value: Any, top_k: int | None, profile: str | None) -> None:
     """A search's query, ``top_k`` and retrieval profile."""
     if not isinstance(value, str) or not value.strip():

@@ -435,8 +435,14 @@ class Memory:
                since: datetime | None = None, until: datetime | None = None,
                as_of: datetime | None = None, include_superseded: bool = False,
                include_archive: bool = False, profile: str | None = None,
-               query_vector: np.ndarray | None = None, record: bool = True) -> list[SearchHit]:
+               query_vector: np.ndarray | None = None, record: bool = True,
+               min_relevance: float | None = None) -> list[SearchHit]:
         """Hybrid search: vector + BM25 + tags, re-ranked by ``profile`` (default: settings).
+        Returns at most ``top_k`` hits, none when no hit reaches the relevance floor; with
+        the relevance judge (``retrieval.relevance = "learned"``) only the hits it finds at
+        least ``min_relevance`` likely to answer the query (default
+        ``retrieval.min_relevance``; each hit's ``scores.relevance``). ``min_relevance=0``
+        drops nothing, the floor included.
         ``tags`` both restrict (a hit carries at least one) and score (S_tag). ``as_of`` asks
         what was true at that time; superseded memories are excluded unless asked for.
         ``include_archive`` also reads the archive (every archived memory of the tenant: slow).
@@ -446,13 +452,14 @@ class Memory:
         _validate.query(self.settings, query, top_k, profile)
         if not isinstance(record, bool):
             raise ValidationError("record must be True or False")
+        _validate.share(min_relevance, "min_relevance")
         if query_vector is not None:
             query_vector = _validate.vector(query_vector, self._reads.dim())
         flt = self._search_filter(tenant, user, agent, session, type, tier, tags, since, until,
                                   as_of, include_superseded, include_archive)
         return self._retrieval.search(query, flt, top_k=top_k, profile=profile, tags=tags,
                                       now=self._now(), query_vector=query_vector,
-                                      record=record)
+                                      record=record, min_relevance=min_relevance)
 
     def _search_filter(self, tenant: str | None, user: str | None, agent: str | None,
                        session: str | None, type: Any, tier: Any, tags: Sequence[str] | None,
@@ -479,19 +486,23 @@ class Memory:
                 agent: str | None = None, session: str | None = None,
                 since: datetime | None = None, until: datetime | None = None,
                 as_of: datetime | None = None, include_superseded: bool = False,
-                include_archive: bool = False, profile: str | None = None) -> WhyNot:
+                include_archive: bool = False, profile: str | None = None,
+                min_relevance: float | None = None) -> WhyNot:
         """Why the memory is not among the hits of :meth:`search` with the same arguments (or,
         ``verdict == "returned"``, its rank there): filtered (``rule`` names the filter),
         superseded (``superseded_by``, ``chain``), expired, archived, not found by any channel,
-        below the relevance floor, or ranked below ``top_k`` (``rank``, ``scores`` and the last
-        hit returned). It runs that search without recording retrievals.
-        :class:`NotFoundError` when the tenant has no such memory."""
+        judged unlikely to answer (``min_relevance``) or below the relevance floor, or ranked
+        below ``top_k`` (``rank``, ``scores`` and the last hit returned). It runs that search
+        without recording retrievals. :class:`NotFoundError` when the tenant has no such
+        memory."""
         _validate.memory_id(memory_id)
         _validate.query(self.settings, query, top_k, profile)
+        _validate.share(min_relevance, "min_relevance")
         flt = self._search_filter(tenant, user, agent, session, type, tier, tags, since, until,
                                   as_of, include_superseded, include_archive)
         rec = self._reads.get(flt.tenant, _validate.text(memory_id, "memory_id"))
-        return self._explain.why_not(rec, query, flt, top_k, profile, tags, self._now())
+        return self._explain.why_not(rec, query, flt, top_k, profile, tags, self._now(),
+                                     min_relevance=min_relevance)
 
     def context(self, query: str, *, max_tokens: int | None = None, top_k: int | None = None,
                 session: str | None = None, **search_args: Any) -> str:
@@ -534,10 +545,12 @@ class Memory:
                                          as_of=search_args.get("as_of"))
         hits = self.search(query, top_k=top_k or self.settings.context.top_k, **search_args)
         shown = {r.memory_id for r in window}
-        # A prompt gets only hits with evidence of their own: search answers nothing unless
-        # one hit reaches the relevance floor, but then it ranks the rest below it too, and
-        # those would fill the budget with memories the query is not about.
-        floor = self._retrieval.relevance_floor()
+        # A prompt gets only hits with evidence of their own. The relevance judge returns
+        # only those; the floor alone answers nothing unless one hit reaches it, but then
+        # ranks the rest below it too, which would fill the budget with memories the query
+        # is not about.
+        floor = 0.0 if self._retrieval.relevance_judges() is not None \
+            else self._retrieval.relevance_floor()
         hits = [h for h in hits if h.memory.memory_id not in shown
                 and (floor <= 0 or (h.scores.evidence or 0.0) >= floor)]
         return self._retrieval.pack(hits, budget, window), hits, sorted(shown)

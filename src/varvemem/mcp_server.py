@@ -269,6 +269,9 @@ def build_server(memory: Memory, tenant: str | None = None, *,
     TopK = Annotated[int | None, Field(
         ge=1, le=TOP_K_MAX, description=f"How many hits at most, 1..{TOP_K_MAX} (default "
                                         f"{settings.retrieval.top_k}).")]
+    MinRelevance = Annotated[float | None, Field(
+        ge=0.0, le=1.0, description="The least relevance (0..1) a hit returned has: how likely "
+                                    "it answers the query (default from the settings).")]
     MaxTokens = Annotated[int | None, Field(
         ge=_validate.MAX_TOKENS_MIN,
         description=f"Token budget of the block (at least {_validate.MAX_TOKENS_MIN}; default "
@@ -300,13 +303,15 @@ def build_server(memory: Memory, tenant: str | None = None, *,
     @tool(read_only=True)
     async def search_memories(query: Query, top_k: TopK = None, user: UserArg = None,
                         session: SessionArg = None, types: TypesArg = None,
-                        tags: SearchTagsArg = None) -> dict[str, Any]:
-        """Search long-term memory (semantic + keyword + tags, ranked by recency, importance and
-        reliability too). Returns the hits best first, each with its memory_id, content, type,
-        tier, tags, score and the score's components; an empty list when nothing is relevant."""
-        hits = await tool_call("read", lambda m, t: m.search(query, top_k=top_k, user=user,
-                                                             session=session, type=types,
-                                                             tags=tags, tenant=t))
+                        tags: SearchTagsArg = None,
+                        min_relevance: MinRelevance = None) -> dict[str, Any]:
+        """Search long-term memory (semantic + keyword + tags, each hit judged for how likely
+        it answers the query). Returns at most top_k hits best first, each with its
+        memory_id, content, type, tier, tags, score, relevance and the score's components;
+        an empty list when nothing stored answers the query."""
+        hits = await tool_call("read", lambda m, t: m.search(
+            query, top_k=top_k, user=user, session=session, type=types, tags=tags, tenant=t,
+            min_relevance=min_relevance))
         return {"query": query, "hits": [h.to_json() for h in hits]}
 
     @tool(read_only=True, structured_output=False)

@@ -220,6 +220,13 @@ class ScoreBreakdown(_Model):
     # of its script (0..1), which may have raised ``semantic``.
     cross_keyword: float | None = None
     second_semantic: float | None = None
+    # How likely the hit answers the query (:mod:`varvemem.engines.relevance`), 0..1; None
+    # where no relevance judge ran. Under a ``learned`` profile: relevance = sigmoid(bias +
+    # sum(contributions)), one contribution per feature the judge read, and the score is
+    # relevance x ttl_weight (lowered to a newer conflicting hit's, when ``conflict`` says so).
+    relevance: float | None = None
+    contributions: dict[str, float] | None = None
+    bias: float | None = None
 
 
 class SearchHit(_Model):
@@ -248,11 +255,14 @@ class SearchHit(_Model):
             "channels": self.channels,
             "created_at": m.created_at.isoformat(),
             **({"conflict": self.scores.conflict} if self.scores.conflict else {}),
+            **({"contributions": {k: round(v, 6) for k, v in self.scores.contributions.items()},
+                "bias": round(self.scores.bias or 0.0, 6)}
+               if self.scores.contributions is not None else {}),
         }
 
 
-_HIT_SCORE_KEYS = ("semantic", "keyword", "tag", "recency", "importance", "reliability",
-                   "ttl_weight", "quality", "evidence", "time_match", "cross_keyword",
+_HIT_SCORE_KEYS = ("relevance", "semantic", "keyword", "tag", "recency", "importance",
+                   "reliability", "ttl_weight", "quality", "evidence", "time_match", "cross_keyword",
                    "second_semantic")
 
 

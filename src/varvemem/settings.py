@@ -69,20 +69,26 @@ class Weights(_Section):
 class Profile(_Section):
     """A named retrieval recipe.
 
-    ``weighted``: S = sum(w_i * S_i) x ttl_weight (SPEC RET-2).
+    ``learned`` (the default profile): the weighted sum below ranks the candidates, then the
+    relevance judge (:mod:`varvemem.engines.relevance`) re-ranks the first ones by
+    S = relevance x ttl_weight, where relevance = sigmoid(bias + the sum of its features'
+    contributions), each named in the hit's breakdown. Where no judge is fitted for the
+    embedder, the weighted sum ranks.
+    ``weighted`` (the profile ``weighted``): S = sum(w_i * S_i) x ttl_weight (SPEC RET-2).
     ``multiplicative``: S = relevance x ttl_weight x quality (seed 2, SPEC L2-3), where relevance
     mixes semantic and keyword by ``relevance_semantic`` and quality is a Q&A pair's score (its
     importance for other memories); a zero factor drops the hit.
     """
 
-    mode: Literal["weighted", "multiplicative"] = "weighted"
+    mode: Literal["learned", "weighted", "multiplicative"] = "weighted"
     weights: Weights = Field(default_factory=Weights)
     relevance_semantic: float = Field(0.7, ge=0.0, le=1.0)
     min_score: float = Field(0.0, ge=0.0, le=1.0)
 
 
 def _default_profiles() -> dict[str, Profile]:
-    return {"default": Profile(), "faq": Profile(mode="multiplicative")}
+    return {"default": Profile(), "learned": Profile(mode="learned"),
+            "faq": Profile(mode="multiplicative")}
 
 
 class TTLRule(_Section):
@@ -223,6 +229,15 @@ class RetrievalSettings(_Section):
     # and English, pure cross-language paraphrases as low as 0.25), none for the others (their
     # cosines run on other scales: set it after measuring). 0 turns it off.
     relevance_floor: float | None = Field(None, ge=0.0, le=2.0)
+    # How a search decides which hits answer: ``floor`` (default), the floor above alone (all
+    # or nothing per search); ``learned``, past the floor the relevance judge fitted for the
+    # embedder judges each statement (engines/relevance.py), which the ``learned`` profile
+    # ranks by. Off by default: it is fitted for statements, not turns of talk
+    # (docs/BENCHMARKS.md, "Relevance on other people's words").
+    relevance: Literal["learned", "floor"] = "floor"
+    # The least relevance a judged hit returned has (``learned``). Unset: the judge's fitted
+    # one. 0 (also as a search argument) drops nothing, the floor included.
+    min_relevance: float | None = Field(None, ge=0.0, le=1.0)
     # A memory in the query's script that names none of its subject's words ("工牌打印服务"
     # asked, only "支付服务" stored) keeps this share of its cosine as evidence: the same
     # attribute of another subject is no answer.
@@ -771,10 +786,19 @@ class FAQSettings(_Section):
     # 99.5 % precision on its calibration set down to 0.5; 0.8 leaves a margin (held-apart
     # slice: 100 % precision, 95 % recall in English, 98 % in Chinese).
     reuse_confidence: float = Field(0.8, ge=0.0, le=1.0)
+    # ``calibrated`` (default): the confidence above decides. ``learned``: a paraphrase
+    # judge fitted on asks written by other hands (faq_confidence.PairJudge; the vetoes are
+    # its features, not its verdict) reuses the most probable pair at reuse_judge_min or above
+    # (unset: its fitted threshold, set for 98 % precision on writers no fit read), where one
+    # is fitted for the embedder. It holds its precision on look-alike traps where the
+    # calibrated confidence does not, but at that threshold it refuses plain rewordings the
+    # calibrated one reuses (docs/BENCHMARKS.md, "Relevance on other people's words").
+    reuse_judge: Literal["learned", "calibrated"] = "calibrated"
+    reuse_judge_min: float | None = Field(None, ge=0.0, le=1.0)
     # The nearest pairs (by cosine) the confidence is worked out for, and the cosine under
     # which a pair is not considered at all.
     reuse_candidates: int = Field(5, ge=1, le=50)
-    reuse_min_cosine: float = Field(0.5, ge=-1.0, le=1.0)
+    reuse_min_cosine: float = Field(0.3, ge=-1.0, le=1.0)
     # A second model (FaqEngine's second_opinion) decides inside this confidence band
     # [low, high): its cosine at least second_opinion_cosine reuses. Vetoes stand.
     second_opinion_low: float = Field(0.5, ge=0.0, le=1.0)

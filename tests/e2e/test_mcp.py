@@ -132,7 +132,7 @@ def test_stdio_tools_resources_and_errors(tmp_path: Path) -> None:
                                           "importance"}
                 assert tools["add_memory"].input_schema["required"] == ["content"]
                 assert set(tools["search_memories"].input_schema["properties"]) == {
-                    "query", "top_k", "user", "session", "types", "tags"}
+                    "query", "top_k", "user", "session", "types", "tags", "min_relevance"}
                 assert tools["search_memories"].annotations.read_only_hint is True
                 assert all(t.input_schema["additionalProperties"] is False
                            for t in tools.values())

@@ -87,7 +87,7 @@ def test_fixed_sets_are_enums(spec: dict[str, Any]) -> None:
     assert {"$ref": "#/components/schemas/MemoryType"} in memory_in["type"]["anyOf"]
     assert {"$ref": "#/components/schemas/Tier"} in memory_in["tier"]["anyOf"]
     profile = schemas["SearchIn"]["properties"]["profile"]["anyOf"][0]
-    assert profile["enum"] == ["default", "faq"]  # the settings' profiles
+    assert profile["enum"] == ["default", "faq", "learned"]  # the settings' profiles
     inbox = next(op for p, m, op in operations(spec) if p == "/v1/inbox")
     status = next(p for p in inbox["parameters"] if p["name"] == "status")
     assert status["schema"]["anyOf"][0]["enum"] == ["pending", "processing", "done", "failed"]

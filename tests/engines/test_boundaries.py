@@ -139,7 +139,7 @@ def test_partial_settings_tables_keep_the_other_defaults(make_memory) -> None:
     assert by_type == {"dialogue": 0.3, "tool_call": 0.3, "knowledge": 0.6, "event": 0.4,
                        "experience": 0.7, "qa": 0.9}
     profiles = mem.settings.retrieval.profiles
-    assert set(profiles) == {"default", "faq", "mine"}
+    assert set(profiles) == {"default", "faq", "learned", "mine"}
     assert profiles["mine"].mode == "multiplicative" and profiles["faq"].mode == "multiplicative"
     assert profiles["default"].mode == "weighted"
 

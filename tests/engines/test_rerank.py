@@ -35,8 +35,10 @@ def _fresh_second_models(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _hits(mem: Memory, query: str = QUERY, k: int = 5) -> list[Any]:
+    """The weighted sum's hits, none cut: what the re-scorer gives it (the learned profile
+    reads its scores as features)."""
     mem.add_many([{"content": t, "type": "knowledge"} for t in STORE])
-    return mem.search(query, top_k=k)
+    return mem.search(query, top_k=k, profile="default", min_relevance=0.0)
 
 
 @pytest.mark.parametrize("text,expected", [
@@ -62,7 +64,7 @@ def test_a_question_finds_the_memory_in_the_other_script(make_memory) -> None:
     top = hits[0].scores
     # what put it first is in its breakdown, and the breakdown gives its score
     assert top.keyword == 0.0 and top.cross_keyword is not None and top.cross_keyword > 0.0
-    prof = Settings.load().profile()
+    prof = Settings.load().profile("default")
     for h in hits:
         assert h.score == pytest.approx(scoring.combine(h.scores, prof))
         assert (h.scores.cross_keyword is not None) == (script(h.memory.content) == "cjk")
@@ -87,7 +89,9 @@ def test_no_shared_words_anywhere_changes_nothing(make_memory) -> None:
 
 
 def test_the_unrelated_query_still_gets_nothing(make_memory) -> None:
-    assert _hits(make_memory(), "What is a good recipe for banana bread?") == []
+    mem = make_memory()
+    _hits(mem)
+    assert mem.search("What is a good recipe for banana bread?") == []
 
 
 def test_second_model_settings_are_checked_at_load() -> None:
@@ -151,7 +155,7 @@ def test_search_with_the_real_second_opinion(make_memory) -> None:
     mem = make_memory(retrieval={"rerank": {"second_opinion": True, "second_min_group": 2}})
     hits = _hits(mem)
     assert hits[0].memory.content == STORE[0]
-    prof = mem.settings.profile()
+    prof = mem.settings.profile("default")
     english = [h for h in hits if script(h.memory.content) == "latin"]
     assert english and all(h.scores.second_semantic is not None for h in english)
     for h in hits:

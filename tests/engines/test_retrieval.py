@@ -43,11 +43,11 @@ def test_finds_the_right_memory_in_english_and_chinese(filled: Memory, query: st
 
 
 def test_every_hit_carries_its_components_and_the_weighted_score(filled: Memory) -> None:
-    hits = filled.search("order image pull secret", top_k=10)
+    hits = filled.search("order image pull secret", top_k=10, profile="default")
     assert hits and [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
-    prof = filled.settings.profile()
+    prof = filled.settings.profile("default")
     for h in hits:
-        parts = h.scores.model_dump(exclude={"quality", "conflict"})
+        parts = h.scores.model_dump(exclude={"quality", "conflict", "contributions", "bias"})
         assert all(0.0 <= v <= 1.0 for v in parts.values() if v is not None)
         assert h.score == pytest.approx(scoring.combine(h.scores, prof))
         assert h.channels and set(h.channels) <= {"vector", "keyword", "tag"}
@@ -76,7 +76,7 @@ def test_query_tags_extracted_when_none_given(mem: Memory) -> None:
 
 def test_scope_type_tier_and_time_filters(filled: Memory, clock) -> None:
     def found(query: str, **flt: str) -> set[str]:
-        return {h.memory.content for h in filled.search(query, **flt)}
+        return {h.memory.content for h in filled.search(query, min_relevance=0.0, **flt)}
 
     # The store is small enough for every memory to be a candidate: each filter keeps exactly
     # the memories it names (not merely "nothing that fails it", which an empty result passes).
@@ -86,8 +86,10 @@ def test_scope_type_tier_and_time_filters(filled: Memory, clock) -> None:
     assert found("logs", tier="long_term") == {FACTS[0][0], FACTS[2][0], FACTS[3][0]}
     t1 = clock.advance(days=2)
     late = filled.add("a late note about the cache").memory_id
-    assert [h.memory.memory_id for h in filled.search("cache", since=t1)] == [late]
-    assert late not in [h.memory.memory_id for h in filled.search("cache", until=t1)]
+    assert [h.memory.memory_id for h in filled.search("cache", since=t1,
+                                                      min_relevance=0.0)] == [late]
+    assert late not in [h.memory.memory_id for h in filled.search("cache", until=t1,
+                                                                  min_relevance=0.0)]
     assert filled.search("cache", tenant="someone-else") == []
     with pytest.raises(ValidationError, match=r"unknown tier"):
         filled.search("x", tier="attic")
@@ -195,15 +197,16 @@ def test_a_custom_profile_ranks_by_its_own_weights(make_memory) -> None:
     query = "deploy freeze for the order service"
 
     def ranked(profile: str | None) -> list[str]:
-        return [h.memory.memory_id for h in mem.search(query, profile=profile)]
+        return [h.memory.memory_id for h in mem.search(query, profile=profile,
+                                                         min_relevance=0.0)]
 
     assert ranked(None) == [wordy, vital]  # the default mix: the text match wins
     assert ranked("default") == [wordy, vital]
-    hits = mem.search(query, profile="by_importance")
+    hits = mem.search(query, profile="by_importance", min_relevance=0.0)
     assert [h.memory.memory_id for h in hits] == [vital, wordy]
     assert [h.score for h in hits] == [pytest.approx(0.9), pytest.approx(0.1)]
     # All on keyword with a floor: only the memory holding the query's words is left.
-    kw = mem.search(query, profile="by_keyword")
+    kw = mem.search(query, profile="by_keyword", min_relevance=0.0)
     assert [h.memory.memory_id for h in kw] == [wordy]
     assert kw[0].score == pytest.approx(kw[0].scores.keyword) and kw[0].score >= 0.5
 
@@ -214,17 +217,19 @@ def test_a_custom_default_profile_is_used_when_none_is_named(make_memory) -> Non
     vital = mem.add("Deploys to production need a second approver", importance=0.9).memory_id
     wordy = mem.add("The deploy freeze for the order service starts on Friday",
                     importance=0.1).memory_id
-    hits = mem.search("deploy freeze for the order service")
+    hits = mem.search("deploy freeze for the order service", min_relevance=0.0)
     assert [h.memory.memory_id for h in hits] == [vital, wordy]
     assert [h.memory.memory_id for h in mem.search("deploy freeze for the order service",
-                                                     profile="default")] == [wordy, vital]
+                                                     profile="default",
+                                                     min_relevance=0.0)] == [wordy, vital]
 
 
 def test_an_unknown_profile_is_refused(make_memory) -> None:
     mem = make_memory(retrieval={"profiles": {"mine": {"mode": "multiplicative"}}})
     mem.add("the release train leaves on Thursdays")
     with pytest.raises(ValidationError,
-                       match=r"unknown retrieval profile 'yours' \(known: default, faq, mine\)"):
+                       match=r"unknown retrieval profile 'yours' \(known: default, faq, learned, "
+                             r"mine\)"):
         mem.search("release train", profile="yours")
     assert len(mem.search("release train", profile="mine")) == 1
     with pytest.raises(ConfigError, match=r"unknown retrieval profile 'nope'"):

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from varvemem import ConfigError, Memory, Settings
+from varvemem.engines import timewords
 from varvemem.engines.timewords import parse
 from varvemem.text import index_terms
 
@@ -299,3 +300,15 @@ def test_any_text_parses_to_a_past_window_or_none(words: list[str], now: datetim
         if got is not None:
             assert got.window.start < got.window.end
             assert got.window.start.date() <= now.date()
+
+
+@pytest.mark.parametrize("text,days", [
+    ("Club intervals are every Tuesday 6.45pm", {1}),
+    ("每礼拜四下午三点半去接朵朵", {3}),
+    ("Weekly sync: Thursdays 09:00 Berlin", {3}),
+    ("周日打比赛，星期天也行", {6}),
+    ("on Mon and Wed", {0, 2}),
+    ("we sat down on the sun deck", set()),  # lower-case "sat", "sun": words of their own
+])
+def test_weekdays_a_schedule_names(text: str, days: set[int]) -> None:
+    assert timewords.weekdays(text) == days

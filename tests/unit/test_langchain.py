@@ -372,6 +372,17 @@ def test_retriever_search_kwargs(mem: Memory, stocked: dict[str, str]) -> None:
     assert [d.id for d in social] == [stocked["lunch"]]
 
 
+def test_retriever_takes_langchains_search_kwargs(mem: Memory, stocked: dict[str, str]) -> None:
+    query = "staging cluster"
+    assert len(VarvememRetriever(memory=mem, search_kwargs={"k": 1}).invoke(query)) == 1
+    retriever = VarvememRetriever(memory=mem, k=5)
+    assert len(retriever.invoke(query, search_kwargs={"k": 1})) == 1
+    with pytest.raises(ValueError, match="one argument"):
+        VarvememRetriever(memory=mem, search_kwargs={"k": 1, "top_k": 2})
+    with pytest.raises(ValidationError, match="min_relevance"):
+        retriever.invoke(query, search_kwargs={"score_threshold": 2})
+
+
 def test_retriever_refuses_unknown_fields_and_arguments(mem: Memory) -> None:
     with pytest.raises(ValueError, match="extra"):
         VarvememRetriever(memory=mem, nonsense=1)  # type: ignore[call-arg]

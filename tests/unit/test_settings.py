@@ -119,7 +119,7 @@ def test_an_embedder_needs_its_own_keys(tmp_path: Path) -> None:
 
 def test_references_to_profiles_and_backends_are_checked_at_load(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"retrieval\.default_profile: unknown retrieval "
-                                          r"profile 'missing' \(known: default, faq\)"):
+                                          r"profile 'missing' \(known: default, faq, learned\)"):
         Settings.load(home=tmp_path, retrieval={"default_profile": "missing"})
     mine = Settings.load(home=tmp_path, retrieval={"default_profile": "mine",
                                                    "profiles": {"mine": {"min_score": 0.1}}})

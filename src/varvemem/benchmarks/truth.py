@@ -28,6 +28,7 @@ from typing import Any
 
 from ..api import Memory
 from ..errors import ValidationError
+from . import writers
 
 TOP = 5
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
@@ -123,18 +124,12 @@ def load(folder: Path, writers: Iterable[str] | None = None) -> list[Case]:
 
 def split_writers(folder: Path, split: str) -> list[str]:
     """The writers of ``split`` (``splits.json`` beside the cases)."""
-    if split not in SPLITS:
-        raise ValidationError(f"split {split!r} must be one of {', '.join(SPLITS)}")
-    splits = json.loads((folder / "splits.json").read_text("utf-8"))
-    return list(splits.get(split, []))
+    return writers.split_writers(folder, split, SPLITS)
 
 
-class _Clock:
+class _Clock(writers.Clock):
     def __init__(self) -> None:
-        self.now = NOW
-
-    def __call__(self) -> datetime:
-        return self.now
+        super().__init__(NOW)
 
 
 def play(mem: Memory, clock: _Clock, case: Case, tenant: str) -> dict[str, Any]:

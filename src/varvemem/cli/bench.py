@@ -245,3 +245,51 @@ def truth_cmd(
         table.add_row(name, str(row["updates"]), _pct(row["stale"]), _pct(row["new_first"]),
                       str(row["kept_pairs"]), _pct(row["retired"]), _pct(row["kept_flagged"]))
     console.print(table)
+
+
+@bench_app.command("relevance")
+def relevance_cmd(
+    data: Path = typer.Option(Path("training/relevance"), "--data",
+                              help="The writers' data (training/relevance in a checkout)."),
+    split: str = typer.Option("dev", "--split", help="train, dev or a held-out split (numbers "
+                              "only): test, fresh."),
+    writer: list[str] = typer.Option([], "--writer",
+                                     help="These writers instead of a split (repeatable)."),
+    workdir: Path | None = typer.Option(None, "--workdir",
+                                        help="Keep the benchmark's home here."),
+    json_out: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
+) -> None:
+    """Search and FAQ reuse on questions written by other hands: answers first, other hits,
+    unanswerable questions left empty, paraphrases reused and traps refused (held-out
+    splits print numbers only)."""
+    from ..benchmarks import relevance
+
+    writers = [w for v in writer for w in split_csv(v) or []]
+    with _workdir(workdir) as root, _progress() as progress:
+        result = relevance.run(data, root, split=None if writers else split,
+                               writers=writers or None, progress=progress)
+    if json_out:
+        print_json(result)
+        return
+    console.print(f"Relevance: writers {', '.join(result['writers'])}, "
+                  f"{result['seconds']:.0f} s.")
+    search = result["search"]
+    table = Table(title="Search: answer at #1 / #3 / among the hits and other hits over "
+                        "answerable questions, empty over unanswerable (%)")
+    for col in ("group", "answerable", "at #1", "at #3", "found", "other hits", "unanswerable",
+                "empty"):
+        table.add_column(col, justify="left" if col == "group" else "right")
+    for name, row in [("all", search["all"]), *search["by_lang"].items(),
+                      *((f"family {f}", v) for f, v in search["by_family"].items())]:
+        table.add_row(name, str(row["answerable"]), _pct(row["at1"]), _pct(row["at3"]),
+                      _pct(row["found"]), "" if row["others"] is None else f"{row['others']:.2f}",
+                      str(row["unanswerable"]), _pct(row["empty"]))
+    console.print(table)
+    faq = result["faq"]
+    table = Table(title="FAQ reuse: recall over same questions, precision over reuses (%)")
+    for col in ("group", "same", "recall", "reused", "precision", "traps", "traps reused"):
+        table.add_column(col, justify="left" if col == "group" else "right")
+    for name, row in [("all", faq["all"]), *faq["by_lang"].items()]:
+        table.add_row(name, str(row["same"]), _pct(row["recall"]), str(row["reused"]),
+                      _pct(row["precision"]), str(row["traps"]), str(row["traps_reused"]))
+    console.print(table)

@@ -40,10 +40,11 @@ class ExplainEngine:
 
     def why_not(self, rec: MemoryRecord, query: str, flt: SearchFilter, top_k: int | None,
                 profile: str | None, tags: Sequence[str] | None, now: datetime,
-                query_vector: np.ndarray | None = None) -> WhyNot:
+                query_vector: np.ndarray | None = None,
+                min_relevance: float | None = None) -> WhyNot:
         """Where ``rec`` (a memory of ``flt.tenant``) stands in ``search(query, ...)``."""
         ranking = self.retrieval.rank(query, flt, top_k, profile, tags, now, query_vector)
-        hits = self.retrieval.returned(ranking)
+        hits = self.retrieval.returned(ranking, min_relevance)
         prof = ranking.profile
         floor = self.retrieval.relevance_floor()
         scored = self.retrieval.scored_hits(ranking)
@@ -69,7 +70,30 @@ class ExplainEngine:
         self._excluded(out, rec, ranking, flt)
         if out.verdict is not Verdict.RETURNED:
             return out
+        judges = self.retrieval.relevance_judges()
+        if judges is not None and not out.floor.applied:
+            judged = self.retrieval.judged_hits(ranking)
+            at = next((i for i, h in enumerate(judged) if h.memory.memory_id == mid), None)
+            if at is not None:
+                return self._judged(out, judged[at], at, self.retrieval.min_relevance(
+                    judged[at], judges) if min_relevance is None else min_relevance)
         return self._scored(out, rec, ranking, scored, floor)
+
+    @staticmethod
+    def _judged(out: WhyNot, hit: SearchHit, at: int, at_least: float) -> WhyNot:
+        """Set ``out``'s verdict for a memory the relevance judge read and did not return."""
+        out.rank, out.score, out.scores = at + 1, hit.score, hit.scores
+        out.floor.evidence = hit.scores.evidence
+        relevance = hit.scores.relevance or 0.0
+        if relevance < at_least:
+            out.verdict, out.rule = Verdict.BELOW_FLOOR, "min_relevance"
+            out.reason = (f"judged unlikely to answer the query: relevance {relevance:.4f}, "
+                          f"under min_relevance {at_least:g}")
+            return out
+        out.verdict = Verdict.RANKED_OUT
+        out.reason = (f"ranked out: relevance {relevance:.4f}, but top_k={out.top_k} hits "
+                      "judged more relevant came first")
+        return out
 
     def _excluded(self, out: WhyNot, rec: MemoryRecord, ranking: Ranking,
                   asked: SearchFilter) -> None:

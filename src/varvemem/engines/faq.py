@@ -40,7 +40,17 @@ from ..settings import Settings
 from ..stores import Stores
 from ..stores.base import Selection
 from . import scoring
-from .faq_confidence import SecondOpinion, confidence, decide
+from .faq_confidence import (
+    PAIR_FEATURES,
+    Confidence,
+    PairJudge,
+    SecondOpinion,
+    confidence,
+    decide,
+    language,
+    pair_features,
+    pair_judge,
+)
 from .ids import composite_key
 from .intent import chit_chat
 from .retrieval import RetrievalEngine
@@ -374,17 +384,24 @@ class FaqEngine:
         ok = {c.memory_id for c in self.stores.records.filter([i for i, _ in near], flt,
                                                                self.clock())} if near else set()
         recs = self.stores.records.get_many(tenant, [i for i, _ in near if i in ok]) if ok else {}
-        scored = [(confidence(question, r.question or "", cos), cos, r)
-                  for r, cos in ((recs.get(mid), cos) for mid, cos in near)
-                  if r is not None]  # the current ones
-        if not scored:
+        current = [(recs[mid], cos) for mid, cos in near if mid in recs]
+        if not current:
             return None, None
-        conf, _, rec = max(scored, key=lambda t: (t[0].value, t[1]))
-        second = self.second_opinion
-        accept = decide(conf, cfg.reuse_confidence,
-                        (cfg.second_opinion_low, cfg.second_opinion_high),
-                        None if second is None else lambda: second(question, rec.question or ""),
-                        cfg.second_opinion_cosine)
+        judge = pair_judge(self._embedder().model_id) if cfg.reuse_judge == "learned" else None
+        if judge is not None:
+            scored = self._judged(question, current, judge)
+            conf, _, rec = max(scored, key=lambda t: (t[0].value, t[1]))
+            at_least = judge.threshold if cfg.reuse_judge_min is None else cfg.reuse_judge_min
+            accept = conf.value >= at_least
+        else:
+            scored = [(confidence(question, r.question or "", cos), cos, r) for r, cos in current]
+            conf, _, rec = max(scored, key=lambda t: (t[0].value, t[1]))
+            second = self.second_opinion
+            accept = decide(conf, cfg.reuse_confidence,
+                            (cfg.second_opinion_low, cfg.second_opinion_high),
+                            None if second is None
+                            else lambda: second(question, rec.question or ""),
+                            cfg.second_opinion_cosine)
         if not accept:
             # Say why the nearest pair (the one a cosine alone would reuse) was not.
             conf, _, rec = max(scored, key=lambda t: t[1])
@@ -402,6 +419,23 @@ class FaqEngine:
                          matched={"id": rec.memory_id, "question": rec.question,
                                   "score": rec.score},
                          reason="a validated answer to the same question"), None
+
+    @staticmethod
+    def _judged(question: str, near: list[tuple[MemoryRecord, float]], judge: PairJudge
+                ) -> list[tuple[Confidence, float, MemoryRecord]]:
+        """The paraphrase judge's probability for each of ``near`` (pairs with their
+        cosine), as a :class:`Confidence` whose parts are the features it read (a veto of
+        the calibrated path is one of them, ``veto_<kind>``, not a refusal)."""
+        near = sorted(near, key=lambda t: -t[1])
+        best = near[0][1]
+        out = []
+        for rank, (r, cos) in enumerate(near):
+            row, parts, _ = pair_features(question, r.question or "", cos, best, rank)
+            # The same question (normalised) is certain, as on the calibrated path.
+            p = 1.0 if parts["equal"] else judge.probability(row)
+            out.append((Confidence(p, language(question), dict(zip(PAIR_FEATURES, row))),
+                        cos, r))
+        return out
 
     def _normal(self, question: str, session: str | None, user: str | None,
                 tenant: str) -> AskResult:

@@ -449,3 +449,67 @@ def decide(conf: Confidence, threshold: float, gray: tuple[float, float],
             conf.parts["second_cosine"] = float(other)
             return other >= second_min
     return conf.value >= threshold
+
+
+# --- the learned paraphrase judge (issue 40) -------------------------------------------------
+# The vetoes above decide nothing alone here: each kind is a feature, and the fit on
+# questions written by other hands says how much it counts ("restore" for "reset" is a
+# synonym as often as another action; "revoke" for "grant" never is).
+VETO_KINDS = {"attribute": "attribute differs", "action": "action differs",
+              "env": "env differs", "values": "values differ", "names": "names differ",
+              "modifier": "a modifier only", "empty": "no content words"}
+# What the judge reads of one (question, stored question) pair among the nearest pairs.
+PAIR_FEATURES: tuple[str, ...] = (
+    "cosine", "cosine_gap", "rank", "overlap", "swapped", "extra", "equal", "across",
+    "across_cosine", *(f"veto_{k}" for k in VETO_KINDS))
+
+
+def pair_features(question: str, stored: str, cosine: float, best: float, rank: int
+                  ) -> tuple[list[float], dict[str, float], str]:
+    """:data:`PAIR_FEATURES` of ``stored`` as the ``rank``-th nearest pair (``best``: the
+    nearest's cosine), its signals and its veto (empty: none)."""
+    parts, why = features(question, stored, cosine)
+    across = float(language(question) != language(stored))
+    row = [cosine, best - cosine, float(rank), parts["overlap"], parts["swapped"],
+           parts["extra"], parts["equal"], across, across * cosine,
+           *(float(why.startswith(prefix)) for prefix in VETO_KINDS.values())]
+    return row, parts, why
+
+
+@dataclass(frozen=True)
+class PairJudge:
+    """A fitted logistic function of standardised :data:`PAIR_FEATURES`: the probability
+    that the stored question asks what the new one asks."""
+
+    model_id: str
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    coef: tuple[float, ...]
+    bias: float
+    threshold: float  # the fit's recommended ``faq.reuse_judge_min``
+    fitted: str
+
+    def probability(self, row: list[float]) -> float:
+        z = self.bias + sum(c * (x - m) / s
+                            for x, m, s, c in zip(row, self.mean, self.scale, self.coef))
+        return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"model_id": self.model_id, "features": list(PAIR_FEATURES),
+                "mean": list(self.mean), "scale": list(self.scale), "coef": list(self.coef),
+                "bias": self.bias, "threshold": self.threshold, "fitted": self.fitted}
+
+
+@lru_cache(maxsize=4)
+def pair_judge(model_id: str) -> PairJudge | None:
+    """The paraphrase judge shipped for the embedder ``model_id`` (``faq_judges.json``,
+    written by ``training/relevance/train_faq.py``), or None."""
+    path = resources.files(__package__).joinpath("faq_judges.json")
+    if not path.is_file():
+        return None
+    for d in json.loads(path.read_text("utf-8")):
+        if d["model_id"] == model_id and tuple(d["features"]) == PAIR_FEATURES:
+            return PairJudge(d["model_id"], tuple(d["mean"]), tuple(d["scale"]),
+                             tuple(d["coef"]), float(d["bias"]), float(d["threshold"]),
+                             d["fitted"])
+    return None

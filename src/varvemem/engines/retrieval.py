@@ -9,7 +9,8 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
+from datetime import time as dtime
 
 import numpy as np
 
@@ -29,14 +30,18 @@ from ..settings import Profile, Settings
 from ..stores import Stores
 from ..stores.base import Candidate
 from ..text import analyse, date_terms, estimate_tokens, identifiers, index_terms, term_set
-from . import claims, conflicts, scoring, timewords
+from . import claims, conflicts, relevance, scoring, timewords
 from . import judge as judging
+from .reports import HAPPENED
 from .rerank import Reranker, script
 
 # How deep the vector channel may search when the store's filter drops its hits (a topk
 # every vector backend accepts: Milvus allows 16,384).
 _VECTOR_DEPTH_MAX = 10_000
 _LIVE = timedelta(seconds=1)  # a clock this close to the wall clock reads the present
+# How many hits the relevance judge reads together: its features compare each with the others,
+# so they are read over the same number of hits whatever top_k asks.
+RELEVANCE_WINDOW = 20
 
 
 @dataclass
@@ -54,6 +59,7 @@ class Ranking:
     terms: set[str]
     channels: dict[str, list[str]]
     vec_hits: dict[str, float]
+    kw_hits: dict[str, float]
     passed: set[str]
     full: dict[str, MemoryRecord]
     ranked: list[tuple[float, Candidate, ScoreBreakdown]] = field(default_factory=list)
@@ -97,11 +103,12 @@ class RetrievalEngine:
     def search(self, query: str, flt: SearchFilter, top_k: int | None = None,
                profile: str | None = None, tags: Sequence[str] | None = None,
                now: datetime | None = None,
-               query_vector: np.ndarray | None = None, record: bool = True) -> list[SearchHit]:
-        """The best ``top_k`` memories for ``query`` that pass ``flt``, with score breakdowns;
-        ``record``: count the hits as used (``retrieval.record_retrieval`` on)."""
+               query_vector: np.ndarray | None = None, record: bool = True,
+               min_relevance: float | None = None) -> list[SearchHit]:
+        """The best memories for ``query`` that pass ``flt`` (:meth:`returned`), with score
+        breakdowns; ``record``: count the hits as used (``retrieval.record_retrieval`` on)."""
         ranking = self.rank(query, flt, top_k, profile, tags, now, query_vector)
-        hits = self.returned(ranking)
+        hits = self.returned(ranking, min_relevance)
         live = [h.memory.memory_id for h in hits if h.channels != ["archive"]]
         if record and self.settings.retrieval.record_retrieval and live:
             self.stores.records.record_retrieval(ranking.flt.tenant, live, ranking.now)
@@ -203,7 +210,8 @@ class RetrievalEngine:
             records += [Candidate.of(r) for r in archived]
         ranking = Ranking(query=query, flt=flt, now=now, top_k=top_k, profile=prof,
                           window=window, terms=set(tokens), channels=channels,
-                          vec_hits=vec_hits, passed={r.memory_id for r in records}, full=full)
+                          vec_hits=vec_hits, kw_hits=kw_hits,
+                          passed={r.memory_id for r in records}, full=full)
         if not records:
             return ranking
         ids = [r.memory_id for r in records]
@@ -211,13 +219,17 @@ class RetrievalEngine:
         for mid, vec in self.stores.vectors.vectors(missing_vec).items():
             vec_hits[mid] = float(vec @ qvec)
         kw_max = max((kw_hits.get(i, 0.0) for i in ids), default=0.0)
+        if window is not None:  # a time asked is matched with what each memory reports
+            full.update(self.stores.records.get_many(
+                flt.tenant, [i for i in ids if i not in full]))
 
         ranked = []
         for r in records:
             parts = self._components(r, vec_hits.get(r.memory_id), kw_hits.get(r.memory_id, 0.0),
                                      kw_max, qtags, now)
-            if window is not None:
-                parts.time_match = window.match(r.created_at, cfg.time_words.margin_hours)
+            if window is not None and r.memory_id in full:
+                parts.time_match = time_match(window, full[r.memory_id],
+                                              cfg.time_words.margin_hours)
             total = scoring.combine(parts, prof, cfg.time_words.weight)
             if total <= 0.0 or total < prof.min_score:
                 ranking.unscored[r.memory_id] = (total, parts)
@@ -247,10 +259,10 @@ class RetrievalEngine:
                         cfg.context_weight, parts.time_match or 0.0, *time_ev,
                         subject=ranking.subject, absent_factor=cfg.absent_subject_factor)
 
-    def scored_hits(self, ranking: Ranking) -> list[SearchHit]:
-        """The first ``top_k`` of ``ranking`` as hits with their evidence, before the
-        relevance floor and conflict resolution."""
-        ranked = ranking.ranked[:ranking.top_k]
+    def scored_hits(self, ranking: Ranking, depth: int | None = None) -> list[SearchHit]:
+        """The first ``depth`` (default ``top_k``) of ``ranking`` as hits with their
+        evidence, before relevance and conflict resolution."""
+        ranked = ranking.ranked[:depth or ranking.top_k]
         full = ranking.full
         full.update(self.stores.records.get_many(
             ranking.flt.tenant, [r.memory_id for _, r, _ in ranked if r.memory_id not in full]))
@@ -260,15 +272,81 @@ class RetrievalEngine:
                           channels=ranking.channels[r.memory_id])
                 for total, r, parts in ranked if r.memory_id in full]
 
-    def returned(self, ranking: Ranking) -> list[SearchHit]:
-        """What :meth:`search` returns of ``ranking``: its scored hits unless none reaches
-        the relevance floor, conflicting claims resolved."""
-        hits = self.scored_hits(ranking)
+    def judged_hits(self, ranking: Ranking) -> list[SearchHit]:
+        """The hits the relevance judge reads together (the first
+        ``max(top_k, RELEVANCE_WINDOW)``), each with its ``relevance``, re-ranked by it under
+        a ``learned`` profile; the scored hits (:meth:`scored_hits`) when no judge is fitted
+        for the embedder."""
+        judges = self.relevance_judges()
+        if judges is None:
+            return self.scored_hits(ranking)
+        hits = self.scored_hits(ranking, max(ranking.top_k, RELEVANCE_WINDOW))
+        query, inputs = self.relevance_inputs(ranking, hits)
+        x = relevance.features(query, inputs)
+        learned = ranking.profile.mode == "learned"
+        for h, row in zip(hits, x):
+            kind = relevance.kind_of(h.memory.memory_type)
+            if kind is None:  # no judge reads it: its weighted score stands
+                continue
+            judge = judges[kind]
+            p = float(judge.probability(row[None])[0])
+            h.scores.relevance = p
+            if learned:  # the score the breakdown explains: relevance x ttl_weight
+                h.scores.contributions = dict(zip(relevance.FEATURES,
+                                                  judge.contributions(row[None])[0].tolist()))
+                h.scores.bias = judge.bias
+                h.score = p * h.scores.ttl_weight
+        if learned:
+            hits.sort(key=lambda h: (-h.score, -h.memory.created_at.timestamp()))
+        return hits
+
+    def relevance_inputs(self, ranking: Ranking, hits: Sequence[SearchHit]
+                         ) -> tuple[relevance.Query, list[relevance.Hit]]:
+        """What the relevance judge reads of ``ranking``'s query and of each of ``hits``."""
+        lex = claims.lexicon_for(self.settings.update.attribute_words)
+        query = relevance.Query(ranking.query, frozenset(ranking.terms),
+                                claims.query_subject(ranking.query, lex),
+                                ranking.window is not None)
+        return query, [relevance.Hit(
+            h.memory, ranking.vec_hits.get(h.memory.memory_id, 0.0),
+            max(h.scores.keyword, h.scores.cross_keyword or 0.0),
+            ranking.kw_hits.get(h.memory.memory_id, 0.0), h.score,
+            h.scores.time_match or 0.0) for h in hits]
+
+    def relevance_judges(self) -> dict[str, relevance.Judge] | None:
+        """The relevance judges fitted for the embedder by kind (``retrieval.relevance``),
+        or None."""
+        if self.settings.retrieval.relevance != "learned":
+            return None
+        return relevance.shipped(self._embedder().model_id)
+
+    def min_relevance(self, hit: SearchHit, judges: dict[str, relevance.Judge]) -> float:
+        """``retrieval.min_relevance``, else the fitted threshold of the judge of ``hit``'s
+        kind; 0 for a hit no judge reads."""
+        kind = relevance.kind_of(hit.memory.memory_type)
+        if kind is None:
+            return 0.0
+        floor = self.settings.retrieval.min_relevance
+        return judges[kind].threshold if floor is None else floor
+
+    def returned(self, ranking: Ranking, min_relevance: float | None = None
+                 ) -> list[SearchHit]:
+        """What :meth:`search` returns of ``ranking``: nothing when no hit reaches the
+        relevance floor (an unrelated query); else, with the relevance judges, the first
+        ``top_k`` hits whose relevance reaches ``min_relevance`` (default:
+        :meth:`min_relevance`), without them the scored hits (``min_relevance`` 0: every
+        scored hit, no floor). Conflicting claims resolved."""
+        judges = self.relevance_judges()
+        hits = self.judged_hits(ranking) if judges is not None else self.scored_hits(ranking)
         # The relevance floor: a query the store holds nothing about gets nothing, not the
-        # least unrelated memories.
-        floor = self.relevance_floor()
+        # least unrelated memories (``min_relevance`` 0: nothing is dropped).
+        floor = 0.0 if min_relevance == 0 else self.relevance_floor()
         if floor > 0 and max((h.scores.evidence or 0.0 for h in hits), default=0.0) < floor:
             return []
+        if judges is not None:  # then each hit a judge reads is judged
+            hits = [h for h in hits if h.scores.relevance is None or h.scores.relevance >= (
+                self.min_relevance(h, judges) if min_relevance is None else min_relevance)
+                    ][:ranking.top_k]
         cfg = self.settings.conflicts
         ids = conflicts.candidates(hits, cfg)
         stored = self.stores.records.statements(ranking.flt.tenant, ids) if len(ids) > 1 else {}
@@ -455,6 +533,41 @@ def evidence(cosine: float | None, terms: set[str], memory: MemoryRecord,
     sim += time_bonus * time_match
     found = len(terms & own) + context_weight * len(terms & around) + time_weight * time_match
     return sim + COVERAGE_WEIGHT * found / (len(terms) + time_weight)
+
+
+def time_match(window: timewords.TimeWindow, memory: MemoryRecord, margin_hours: float
+               ) -> float:
+    """Where ``memory`` stands in the time a query names (1 inside, 0 outside): a report of
+    an event (:mod:`.reports`) by the days it happened, a turn, tool call or platform event
+    by when it was said; a statement that reports no day by when it was said, or 1 when it
+    names a weekday of the time asked (a schedule holds on its days: "what's on
+    Wednesday?")."""
+    if memory.memory_type not in judging.JUDGED:
+        return window.match(memory.created_at, margin_hours)
+    days = memory.metadata.get(HAPPENED)
+    try:
+        first, last = (date.fromisoformat(str(d)) for d in days or ())
+    except ValueError:  # a statement of no day: of its weekdays, else of when it was said
+        if _weekdays(window) & timewords.weekdays(memory.content):
+            return 1.0
+        return window.match(memory.created_at, margin_hours)
+    zone = window.start.tzinfo
+    start = datetime.combine(first, dtime(), zone)
+    end = datetime.combine(last + timedelta(days=1), dtime(), zone)
+    if start < window.end and window.start < end:
+        return 1.0
+    return max(window.match(start, margin_hours), window.match(end - _INSTANT, margin_hours))
+
+
+_INSTANT = timedelta(microseconds=1)
+
+
+def _weekdays(window: timewords.TimeWindow) -> frozenset[int]:
+    """The weekdays of a window of at most a week (a longer one names no weekday)."""
+    days = (window.end - window.start).days
+    if days > 7:
+        return frozenset()
+    return frozenset((window.start + timedelta(days=i)).weekday() for i in range(max(1, days)))
 
 
 def _bm25(tokens: Sequence[str], records: Sequence[MemoryRecord], scale: float,

@@ -121,6 +121,19 @@ _WEEKDAY_RE = r"(?:" + "|".join(sorted(_WEEKDAYS, key=len, reverse=True)) + r")\
 _ZH_WEEKDAY = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6,
                "1": 0, "2": 1, "3": 2, "4": 3, "5": 4, "6": 5, "7": 6}
 _PART_OF_DAY = r"(?:\s+(?:morning|afternoon|evening|night))?"
+_ANY_WEEKDAY = re.compile(r"\b(?P<en>" + _WEEKDAY_RE.replace(r")\.?", r")") + r")s?\b"
+                          r"|(?:周|星期|礼拜|禮拜)(?P<zh>[一二三四五六日天1-7])", re.IGNORECASE)
+
+
+def weekdays(text: str) -> frozenset[int]:
+    """The weekdays ``text`` names (0 = Monday), in English or Chinese ("Thursdays", "每周四",
+    "礼拜三"), whatever they point to: what a schedule that repeats is about."""
+    return frozenset(_WEEKDAYS[m["en"].lower()] if m["en"] else _ZH_WEEKDAY[m["zh"]]
+                     for m in _ANY_WEEKDAY.finditer(text)
+                     if not (m["en"] and m["en"] in _VERB_LIKE))
+
+
+_VERB_LIKE = frozenset({"sat", "sun", "wed"})  # lower case, these are words of their own
 
 
 # --- calendar arithmetic ------------------------------------------------------------------------

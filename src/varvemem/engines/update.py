@@ -42,8 +42,9 @@ from ..settings import Settings
 from ..stores import Stores, StoreTx
 from ..stores.base import RecordStore, Selection
 from ..text import analyse, extract_keywords, identifiers, index_terms
-from . import claims, llm_judge, outcome, rules, statements
+from . import claims, llm_judge, outcome, reports, rules, statements
 from . import judge as judging
+from .reports import HAPPENED
 from .timeline import snapshot
 
 if TYPE_CHECKING:
@@ -600,9 +601,16 @@ class UpdateEngine:
             vecs = self._embedder().embed_documents(
                 [embedding_text(p.record, self.cfg.context_embed) for p in batch])
             path = self._embedder().model_id
+        reader = reports.shipped(self._embedder().model_id)
         for p, v in zip(batch, vecs):
             p.vector = v
             p.steps["embed"] = path
+            rec = p.record
+            if reader is not None and rec.memory_type in judging.JUDGED \
+                    and HAPPENED not in rec.metadata:
+                report = reports.read(reader, rec.content, v, rec.created_at)
+                if report is not None:  # its days, for time questions to match
+                    rec.metadata[HAPPENED] = [d.isoformat() for d in report.days]
 
     def _find_neighbours(self, batch: list[_Prepared]) -> None:
         """The nearest committed memories of each item's tenant/user/agent, in one batched call."""

@@ -219,7 +219,9 @@ class VarvememRetriever(BaseRetriever):
     The number of documents is ``k`` (or its other name ``top_k``); the filters are
     ``tenant``, ``user``, ``agent``, ``session``, ``types``, ``memory_tags`` and ``profile``;
     ``search_kwargs`` passes any other argument of :meth:`~varvemem.Memory.search` under its
-    own name (``{"tags": [...], "since": ..., "include_superseded": True}``). Each may be given
+    own name (``{"tags": [...], "since": ..., "include_superseded": True}``), and takes
+    LangChain's ``k`` and ``score_threshold`` (``min_relevance``) as a vector store's
+    retriever does. Each may be given
     at construction and again per call (``retriever.invoke(q, k=1, user="alice")``, or
     ``search_kwargs={...}``), the call's winning; a field set by name wins over the same key
     in ``search_kwargs`` given at the same place. Unknown fields or arguments are refused.
@@ -256,8 +258,7 @@ class VarvememRetriever(BaseRetriever):
     @field_validator("search_kwargs")
     @classmethod
     def _known(cls, value: dict[str, Any]) -> dict[str, Any]:
-        _check_search_kwargs(value)
-        return value
+        return _search_kwargs(value)
 
     @property
     def k(self) -> int:
@@ -273,8 +274,7 @@ class VarvememRetriever(BaseRetriever):
         extra = call.pop("search_kwargs", None) or {}
         if not isinstance(extra, dict):
             raise ValueError("search_kwargs must be a dict of Memory.search's arguments")
-        _check_search_kwargs(extra)
-        args.update(extra)
+        args.update(_search_kwargs(extra))
         if "k" in call:
             call["top_k"] = _one_k(call.pop("k"), call.get("top_k", _UNSET))
         unknown = sorted(set(call) - _FIELD_ARGS.keys())
@@ -318,10 +318,24 @@ def _one_k(k: Any, top_k: Any) -> Any:
     return k
 
 
-def _check_search_kwargs(value: dict[str, Any]) -> None:
-    unknown = sorted(set(value) - _SEARCH_ARGS)
+# LangChain's spellings in a vector store retriever's search_kwargs, as Memory.search names them.
+_LANGCHAIN_KWARGS = {"k": "top_k", "score_threshold": "min_relevance"}
+
+
+def _search_kwargs(value: dict[str, Any]) -> dict[str, Any]:
+    """``value`` with LangChain's spellings (``k``, ``score_threshold``) renamed; an argument
+    :meth:`Memory.search` does not have, or one given under both names, is refused."""
+    out: dict[str, Any] = {}
+    for key, v in value.items():
+        name = _LANGCHAIN_KWARGS.get(key, key)
+        if name in out and out[name] != v:
+            raise ValueError(f"search_kwargs: {key}={v!r} and {name}={out[name]!r} differ "
+                             "(they are one argument)")
+        out[name] = v
+    unknown = sorted(set(out) - _SEARCH_ARGS)
     if unknown:
         raise ValueError(f"search_kwargs: Memory.search has no argument {', '.join(unknown)}")
+    return out
 
 
 def _document(hit: Any) -> Document:

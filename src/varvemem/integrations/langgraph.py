@@ -36,8 +36,10 @@ put updates it and deletes the others, and a delete deletes them all.
 A put of an existing key **updates its memory in place** (:meth:`varvemem.Memory.update`:
 the old value stays in :meth:`~varvemem.Memory.history`); a put of ``None`` deletes it (the
 last state stays in history). A search with a ``query`` is :meth:`varvemem.Memory.search`
-(best first, ``score`` the hit's score; varvemem's relevance floor may return fewer than
-``limit``, or nothing for an unrelated query); without one, items come newest update first.
+ranking every indexed item as ``InMemoryStore`` does, none dropped for relevance (LangMem
+searches before it writes: a dropped item would be written again); ``score`` is the hit's
+relevance (how likely it answers the query, 0..1), or its score where no relevance judge is
+fitted for the embedder. Without a query, items come newest update first.
 ``filter`` compares value fields as LangGraph's ``InMemoryStore`` does (equality, nested
 dicts, ``$eq``, ``$ne``, ``$gt``, ``$gte``, ``$lt``, ``$lte``).
 
@@ -288,15 +290,19 @@ class VarvememStore(BaseStore):
                              if wanted(e)),
                             key=lambda e: (-e.updated_at.timestamp(), e.key))
             return [e.search_item(None) for e in chosen[op.offset: op.offset + op.limit]]
+        # Ranked as InMemoryStore ranks (every indexed item, nothing dropped for relevance:
+        # LangMem searches before it writes), scored by how likely each answers the query.
         hits = mem.search(op.query, top_k=max(50, 4 * (op.offset + op.limit)),
                           type="knowledge", tags=[TAG], user=self._user(prefix),
-                          agent=self.agent, tenant=self.tenant, include_superseded=True)
+                          agent=self.agent, tenant=self.tenant, include_superseded=True,
+                          min_relevance=0.0)
         out: list[SearchItem] = []
         for hit in hits:
             entry = self._by_id.get(hit.memory.memory_id)
             if entry is not None and self._item(entry.key) is entry and entry.indexed \
                     and wanted(entry):
-                out.append(entry.search_item(hit.score))
+                out.append(entry.search_item(
+                    hit.score if hit.scores.relevance is None else hit.scores.relevance))
         return out[op.offset: op.offset + op.limit]
 
     def _put(self, mem: Memory, key: Key, op: PutOp) -> None:

@@ -153,6 +153,8 @@ class SearchIn(_Body):
     include_superseded: bool = Field(False, strict=True)
     include_archive: bool = Field(False, strict=True)
     profile: str | None = Field(None, max_length=100)
+    # The least relevance a hit returned has (0..1; default: the settings').
+    min_relevance: float | None = Field(None, ge=0.0, le=1.0, allow_inf_nan=False, strict=True)
 
     _whole_top_k = field_validator("top_k", mode="before")(_whole_or_none)
 
