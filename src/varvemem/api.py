@@ -545,14 +545,13 @@ class Memory:
                                          as_of=search_args.get("as_of"))
         hits = self.search(query, top_k=top_k or self.settings.context.top_k, **search_args)
         shown = {r.memory_id for r in window}
-        # A prompt gets only hits with evidence of their own. The relevance judge returns
-        # only those; the floor alone answers nothing unless one hit reaches it, but then
-        # ranks the rest below it too, which would fill the budget with memories the query
-        # is not about.
-        floor = 0.0 if self._retrieval.relevance_judges() is not None \
-            else self._retrieval.relevance_floor()
+        # A prompt gets only hits with evidence of their own. Those the relevance judge read
+        # passed it; the floor answers nothing unless one hit reaches it, but then ranks the
+        # rest below it too, which would fill the budget with memories the query is not about.
+        floor = self._retrieval.relevance_floor()
         hits = [h for h in hits if h.memory.memory_id not in shown
-                and (floor <= 0 or (h.scores.evidence or 0.0) >= floor)]
+                and (floor <= 0 or h.scores.relevance is not None
+                     or (h.scores.evidence or 0.0) >= floor)]
         return self._retrieval.pack(hits, budget, window), hits, sorted(shown)
 
     def session_window(self, session: str, *, tenant: str | None = None,

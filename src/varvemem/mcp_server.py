@@ -270,8 +270,9 @@ def build_server(memory: Memory, tenant: str | None = None, *,
         ge=1, le=TOP_K_MAX, description=f"How many hits at most, 1..{TOP_K_MAX} (default "
                                         f"{settings.retrieval.top_k}).")]
     MinRelevance = Annotated[float | None, Field(
-        ge=0.0, le=1.0, description="The least relevance (0..1) a hit returned has: how likely "
-                                    "it answers the query (default from the settings).")]
+        ge=0.0, le=1.0, description="The least relevance (0..1) a judged hit returned has: how "
+                                    "likely it answers the query (default from the settings; "
+                                    "0 drops nothing).")]
     MaxTokens = Annotated[int | None, Field(
         ge=_validate.MAX_TOKENS_MIN,
         description=f"Token budget of the block (at least {_validate.MAX_TOKENS_MIN}; default "
@@ -305,10 +306,11 @@ def build_server(memory: Memory, tenant: str | None = None, *,
                         session: SessionArg = None, types: TypesArg = None,
                         tags: SearchTagsArg = None,
                         min_relevance: MinRelevance = None) -> dict[str, Any]:
-        """Search long-term memory (semantic + keyword + tags, each hit judged for how likely
-        it answers the query). Returns at most top_k hits best first, each with its
-        memory_id, content, type, tier, tags, score, relevance and the score's components;
-        an empty list when nothing stored answers the query."""
+        """Search long-term memory (semantic + keyword + tags; with the relevance judge on,
+        each hit judged for how likely it answers the query). Returns at most top_k hits best
+        first, each with its memory_id, content, type, tier, tags, score and the score's
+        components (relevance among them when judged); an empty list when nothing stored
+        answers the query."""
         hits = await tool_call("read", lambda m, t: m.search(
             query, top_k=top_k, user=user, session=session, type=types, tags=tags, tenant=t,
             min_relevance=min_relevance))

@@ -69,12 +69,12 @@ class Weights(_Section):
 class Profile(_Section):
     """A named retrieval recipe.
 
-    ``learned`` (the default profile): the weighted sum below ranks the candidates, then the
-    relevance judge (:mod:`varvemem.engines.relevance`) re-ranks the first ones by
-    S = relevance x ttl_weight, where relevance = sigmoid(bias + the sum of its features'
-    contributions), each named in the hit's breakdown. Where no judge is fitted for the
-    embedder, the weighted sum ranks.
-    ``weighted`` (the profile ``weighted``): S = sum(w_i * S_i) x ttl_weight (SPEC RET-2).
+    ``weighted`` (the profile ``default``): S = sum(w_i * S_i) x ttl_weight (SPEC RET-2).
+    ``learned`` (the profile ``learned``, with ``retrieval.relevance = "learned"``): the
+    weighted sum ranks the candidates, then the relevance judge
+    (:mod:`varvemem.engines.relevance`) re-ranks the statements among the first ones by
+    S = relevance x ttl_weight, relevance = sigmoid(bias + the sum of its features'
+    contributions), each named in the hit's breakdown; other memories keep the weighted sum.
     ``multiplicative``: S = relevance x ttl_weight x quality (seed 2, SPEC L2-3), where relevance
     mixes semantic and keyword by ``relevance_semantic`` and quality is a Q&A pair's score (its
     importance for other memories); a zero factor drops the hit.
@@ -236,7 +236,7 @@ class RetrievalSettings(_Section):
     # (docs/BENCHMARKS.md, "Relevance on other people's words").
     relevance: Literal["learned", "floor"] = "floor"
     # The least relevance a judged hit returned has (``learned``). Unset: the judge's fitted
-    # one. 0 (also as a search argument) drops nothing, the floor included.
+    # one. (A search's own ``min_relevance=0`` drops nothing, the floor included.)
     min_relevance: float | None = Field(None, ge=0.0, le=1.0)
     # A memory in the query's script that names none of its subject's words ("工牌打印服务"
     # asked, only "支付服务" stored) keeps this share of its cosine as evidence: the same
@@ -798,7 +798,7 @@ class FAQSettings(_Section):
     # The nearest pairs (by cosine) the confidence is worked out for, and the cosine under
     # which a pair is not considered at all.
     reuse_candidates: int = Field(5, ge=1, le=50)
-    reuse_min_cosine: float = Field(0.3, ge=-1.0, le=1.0)
+    reuse_min_cosine: float = Field(0.5, ge=-1.0, le=1.0)
     # A second model (FaqEngine's second_opinion) decides inside this confidence band
     # [low, high): its cosine at least second_opinion_cosine reuses. Vetoes stand.
     second_opinion_low: float = Field(0.5, ge=0.0, le=1.0)

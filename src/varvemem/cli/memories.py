@@ -141,15 +141,16 @@ def search(
     profile: str | None = typer.Option(None, "--profile", help="Retrieval profile by name."),
     min_relevance: float | None = typer.Option(
         None, "--min-relevance", min=0.0, max=1.0,
-        help="The least relevance (0..1) a hit returned has (default: the settings')."),
+        help="The least relevance (0..1) a judged hit returned has (default: the settings'; "
+             "0 drops nothing)."),
     include_superseded: bool = typer.Option(False, "--include-superseded"),
     archive: bool = typer.Option(False, "--archive", help="Also search the archive (slow)."),
     json_out: bool = typer.Option(False, "--json"),
     as_of: str | None = AS_OF,
     now: str | None = NOW,
 ) -> None:
-    """Hybrid search (vector + full text + tags): at most --top-k hits, each judged for how
-    likely it answers the query, with the score breakdown of every hit."""
+    """Hybrid search (vector + full text + tags): at most --top-k hits, with the score
+    breakdown of every hit (and its relevance, with retrieval.relevance = "learned")."""
     mem = memory_of(ctx)
     hits = mem.search(query, top_k=top_k, type=split_csv(type), tier=split_csv(tier),
                       tags=split_csv(tags), user=user, agent=agent, session=session,

@@ -74,7 +74,7 @@ class ExplainEngine:
         if judges is not None and not out.floor.applied:
             judged = self.retrieval.judged_hits(ranking)
             at = next((i for i, h in enumerate(judged) if h.memory.memory_id == mid), None)
-            if at is not None:
+            if at is not None and judged[at].scores.relevance is not None:
                 return self._judged(out, judged[at], at, self.retrieval.min_relevance(
                     judged[at], judges) if min_relevance is None else min_relevance)
         return self._scored(out, rec, ranking, scored, floor)

@@ -39,8 +39,8 @@ from .rerank import Reranker, script
 # every vector backend accepts: Milvus allows 16,384).
 _VECTOR_DEPTH_MAX = 10_000
 _LIVE = timedelta(seconds=1)  # a clock this close to the wall clock reads the present
-# How many hits the relevance judge reads together: its features compare each with the others,
-# so they are read over the same number of hits whatever top_k asks.
+# How many hits the relevance judge reads together at least (its features compare each with
+# the others; it was fitted on this many): max(top_k, this).
 RELEVANCE_WINDOW = 20
 
 
@@ -546,8 +546,8 @@ def time_match(window: timewords.TimeWindow, memory: MemoryRecord, margin_hours:
         return window.match(memory.created_at, margin_hours)
     days = memory.metadata.get(HAPPENED)
     try:
-        first, last = (date.fromisoformat(str(d)) for d in days or ())
-    except ValueError:  # a statement of no day: of its weekdays, else of when it was said
+        first, last = (date.fromisoformat(str(d)) for d in (days or ()))
+    except (TypeError, ValueError):  # no days (or not ours): of its weekdays, else when said
         if _weekdays(window) & timewords.weekdays(memory.content):
             return 1.0
         return window.match(memory.created_at, margin_hours)

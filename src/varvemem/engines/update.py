@@ -373,6 +373,8 @@ class UpdateEngine:
         if content is not None and content.strip() != rec.content:
             changes["content"] = content.strip()
             changes["content_hash"] = content_hash(content)
+            if HAPPENED in rec.metadata:  # the days the old words reported
+                changes["metadata"] = {k: v for k, v in rec.metadata.items() if k != HAPPENED}
         if tags is not None:
             changes["tags"] = normalise_tags(tags)
         if importance is not None:
@@ -380,7 +382,7 @@ class UpdateEngine:
         if tier is not None:
             changes["tier"] = tier
         if metadata is not None:
-            changes["metadata"] = {**rec.metadata, **metadata}
+            changes["metadata"] = {**changes.get("metadata", rec.metadata), **metadata}
         return self.edit(rec, changes, "update", reason, actor) if changes else rec
 
     def feedback(self, rec: MemoryRecord, helpful: bool, weight: float,

@@ -38,8 +38,8 @@ the old value stays in :meth:`~varvemem.Memory.history`); a put of ``None`` dele
 last state stays in history). A search with a ``query`` is :meth:`varvemem.Memory.search`
 ranking every indexed item as ``InMemoryStore`` does, none dropped for relevance (LangMem
 searches before it writes: a dropped item would be written again); ``score`` is the hit's
-relevance (how likely it answers the query, 0..1), or its score where no relevance judge is
-fitted for the embedder. Without a query, items come newest update first.
+score (under the ``learned`` profile, its relevance x TTL weight). Without a query, items come
+newest update first.
 ``filter`` compares value fields as LangGraph's ``InMemoryStore`` does (equality, nested
 dicts, ``$eq``, ``$ne``, ``$gt``, ``$gte``, ``$lt``, ``$lte``).
 
@@ -291,7 +291,7 @@ class VarvememStore(BaseStore):
                             key=lambda e: (-e.updated_at.timestamp(), e.key))
             return [e.search_item(None) for e in chosen[op.offset: op.offset + op.limit]]
         # Ranked as InMemoryStore ranks (every indexed item, nothing dropped for relevance:
-        # LangMem searches before it writes), scored by how likely each answers the query.
+        # LangMem searches before it writes).
         hits = mem.search(op.query, top_k=max(50, 4 * (op.offset + op.limit)),
                           type="knowledge", tags=[TAG], user=self._user(prefix),
                           agent=self.agent, tenant=self.tenant, include_superseded=True,
@@ -301,8 +301,7 @@ class VarvememStore(BaseStore):
             entry = self._by_id.get(hit.memory.memory_id)
             if entry is not None and self._item(entry.key) is entry and entry.indexed \
                     and wanted(entry):
-                out.append(entry.search_item(
-                    hit.score if hit.scores.relevance is None else hit.scores.relevance))
+                out.append(entry.search_item(hit.score))
         return out[op.offset: op.offset + op.limit]
 
     def _put(self, mem: Memory, key: Key, op: PutOp) -> None:

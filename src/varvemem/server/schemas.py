@@ -328,6 +328,7 @@ class HitScores(BaseModel):
     time_match: float | None = None
     cross_keyword: float | None = None
     second_semantic: float | None = None
+    relevance: float | None = None
 
 
 class Hit(BaseModel):
