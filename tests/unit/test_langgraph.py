@@ -154,6 +154,21 @@ def test_query_search_finds_the_relevant_item_first(store: BaseStore) -> None:
     assert "food" not in {h.key for h in filtered}
 
 
+def test_a_query_search_ranks_every_item_as_in_memory_store_does(store: BaseStore) -> None:
+    """Nothing is dropped for relevance (LangMem searches before it writes: a dropped item
+    would be written again), an unrelated query included."""
+    ns = ("alice", "memories")
+    for key, text in [("ui", "Alice prefers dark mode in every editor."),
+                      ("food", "Alice is vegetarian and loves Thai curry."),
+                      ("work", "Alice works on the billing service in Go.")]:
+        store.put(ns, key, {"text": text})
+    assert {h.key for h in store.search(ns, query="how far is Mars from the Sun?")} == {
+        "ui", "food", "work"}
+    hits = store.search(ns, query="what food does alice like?")
+    assert hits[0].key == "food" and len(hits) == 3
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
 def test_an_item_put_with_index_false_is_kept_but_not_searched(store: BaseStore) -> None:
     ns = ("alice", "memories")
     store.put(ns, "secret", {"text": "The vault code is kept in the safe."}, index=False)
