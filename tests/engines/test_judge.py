@@ -18,7 +18,7 @@ from tests._llm import Call, ChatServer, importance
 from tests.conftest import Clock, update_engine_of
 
 from varvemem import Memory
-from varvemem.benchmarks import truth
+from varvemem.benchmarks import relevance, truth
 from varvemem.engines import judge
 from varvemem.errors import ConfigError, JudgeError
 from varvemem.settings import Settings
@@ -40,11 +40,33 @@ def test_the_wheel_ships_a_judge_for_the_default_encoder(mem: Memory) -> None:
     assert choice.judge is not None
     assert mem.stats()["judge"] == f"judge {choice.judge.version}"
     meta = choice.judge.meta
-    # Fitted on the train and dev writers, never on a held-out one (test, fresh).
+    # Fitted on the train, dev and ids writers, never on a held-out one (test, fresh).
     splits = json.loads((Path(__file__).parents[2] / "training/truth/splits.json").read_text())
-    assert set(meta["writers"]) == set(splits["train"]) | set(splits["dev"])
+    assert set(meta["writers"]) == set(splits["train"]) | set(splits["dev"]) | set(splits["ids"])
     assert not set(meta["writers"]) & {w for s in truth.HELD_OUT for w in splits[s]}
     assert 0.0 < choice.judge.read < choice.judge.write < 1.0
+    # And on the pairs of the train and dev stores, whose look-alikes it retires rarely.
+    assert meta["store_splits"] == "train,dev" and meta["store_pairs"] > 2000
+    assert meta["out_of_writer"]["store_kept_at_write"] <= meta["store_rate"]
+
+
+def test_the_store_pairs_name_memories_of_train_and_dev_stores_with_a_readers_label() -> None:
+    root = Path(__file__).parents[2] / "training"
+    folder = root / "relevance"
+    learned = {w for s in ("train", "dev") for w in relevance.split_writers(folder, s)}
+    stores = [w for w in relevance.load(folder, learned)
+              if any(m.session is None for m in w.memories)]  # not the chats: turns
+    said = {m.id for w in stores for m in w.memories}
+    rows = [json.loads(line) for line in
+            (root / "judge" / "store_pairs.jsonl").read_text("utf-8").splitlines()]
+    assert {r["writer"] for r in rows} == {w.name for w in stores}  # never a held-out one
+    assert all(f"{r['writer']}-{r['new']}" in said and f"{r['writer']}-{r['old']}" in said
+               and r["new"] != r["old"] for r in rows)
+    assert len({(r["writer"], r["new"], r["old"]) for r in rows}) == len(rows)
+    read = [r for r in rows if r["label"] != "unread"]
+    assert {r["label"] for r in read} <= {"update", "same", "both", "unrelated"}
+    assert all(r.get("by") and r.get("why") for r in read)
+    assert len(read) >= 500 and sum(r["label"] == "update" for r in read) >= 20
 
 
 def test_a_judged_supersession_names_the_judge_in_history_and_restore_undoes_it(

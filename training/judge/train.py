@@ -6,8 +6,11 @@ Reproducible: the same cases, seed and embedder give the same file. Only the tra
 writers of training/truth/splits.json are read; the held-out writers (truth.HELD_OUT) never are.
 
 Pairs: each case's (new, old) with its label (update: 1; both and unrelated: 0; same: left
-out, either answer serves the fact), and ``--negatives`` pairs of a case's new statement with
-another case's old one of the same writer (0: what most neighbours of a memory are).
+out, either answer serves the fact), ``--negatives`` pairs of a case's new statement with
+another case's old one of the same writer (0: what most neighbours of a memory are), and the
+pairs the write path judged in one person's store (``--stores``, labelled by readers: the
+event reports and standing facts of one topic side by side that no case shows; the stores of
+``--store-splits`` of training/relevance, never its held-out ones).
 
 Model: ``--members`` networks of one hidden layer of ``--hidden`` ReLU units (L2 ``--alpha``,
 each with its own seed), whose probabilities are averaged; ``--hidden 0`` fits a logistic
@@ -17,7 +20,8 @@ most of the signal, and a hidden layer lets it combine with the structure.
 Calibration: each writer's pairs are predicted by a model fitted on other writers (``--folds``
 groups of writers, each predicted by a fit on the rest: the thresholds are set on words no
 fit has seen); ``write`` is the lowest threshold at which
-at most ``--write-rate`` of the both-true pairs would be retired, ``read`` the lowest at which
+at most ``--write-rate`` of the cases' both-true pairs and ``--store-rate`` of the stores'
+would be retired, ``read`` the lowest at which
 at most ``--read-rate`` of them would be marked at read time. The shipped model is then
 fitted on every pair.
 """
@@ -40,7 +44,7 @@ from sklearn.neural_network import MLPClassifier
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "src"))
 
-from varvemem.benchmarks import truth  # noqa: E402
+from varvemem.benchmarks import relevance, truth  # noqa: E402
 from varvemem.embeddings import create_embedder  # noqa: E402
 from varvemem.engines import judge  # noqa: E402
 from varvemem.settings import EmbedderSettings  # noqa: E402
@@ -61,6 +65,38 @@ def pairs(cases: list[truth.Case], negatives: int, seed: int) -> list[tuple[int,
     return out
 
 
+STORE_LABELS = ("update", "same", "both", "unrelated", "unread")
+
+
+def store_pairs(path: Path, splits: list[str]) -> list[tuple[str, str, str, int]]:
+    """(writer, new text, old text, label) of the pairs the write path judged in the stores
+    of ``training/relevance`` (``store_pairs.jsonl``), for the writers of ``splits``: what a
+    memory's neighbours in one person's store look like. ``update`` is 1; ``both``,
+    ``unrelated`` and ``unread`` (a pair no reader labelled: the judge of the time gave it
+    under 0.3) are 0; ``same`` is left out."""
+    if not splits:
+        return []
+    folder = ROOT / "training" / "relevance"
+    names = [w for s in splits for w in relevance.split_writers(folder, s)]
+    if set(names) & {w for s in relevance.HELD_OUT for w in relevance.split_writers(folder, s)}:
+        raise SystemExit("the held-out stores are never learned from")
+    said = {m.id: m.text for w in relevance.load(folder, names) for m in w.memories}
+    out = []
+    for line in path.read_text("utf-8").splitlines():
+        row = json.loads(line)
+        if row["label"] not in STORE_LABELS:
+            raise SystemExit(f"{path}: label {row['label']!r} is not one of {STORE_LABELS}")
+        if row["writer"] in names and row["label"] != "same":
+            w = row["writer"]
+            out.append((w, said[f"{w}-{row['new']}"], said[f"{w}-{row['old']}"],
+                        int(row["label"] == "update")))
+    return out
+
+
+def _weighted(weight: dict[str, np.ndarray] | None, mask: np.ndarray) -> dict[str, np.ndarray]:
+    return {k: v[mask] for k, v in (weight or {}).items()}
+
+
 def threshold(p: np.ndarray, rate: float) -> float:
     """The lowest threshold (to 4 places) that more than ``rate`` of ``p`` do not reach."""
     t = float(np.quantile(p, 1.0 - rate, method="higher"))
@@ -78,7 +114,7 @@ def main() -> None:
     ap.add_argument("--hidden", type=int, default=128, help="hidden units a network (0: linear)")
     ap.add_argument("--alpha", type=float, default=0.1, help="L2 strength of the networks")
     ap.add_argument("--members", type=int, default=3, help="networks averaged")
-    ap.add_argument("--folds", type=int, default=6,
+    ap.add_argument("--folds", type=int, default=3,
                     help="out-of-writer folds for the calibration (writers grouped)")
     ap.add_argument("--write-rate", type=float, default=0.015)
     ap.add_argument("--read-rate", type=float, default=0.15)
@@ -86,8 +122,16 @@ def main() -> None:
     ap.add_argument("--drop", default="",
                     help="feature groups fitted as zeros, for an ablation: any of cosine, "
                          "product, distance, structure, new, old (comma-separated)")
-    ap.add_argument("--splits", default="train,dev",
+    ap.add_argument("--splits", default="train,dev,ids",
                     help="the splits whose writers it learns from (train alone to tune on dev)")
+    ap.add_argument("--stores", type=Path, default=ROOT / "training" / "judge" /
+                    "store_pairs.jsonl", help="pairs judged in one person's store, labelled")
+    ap.add_argument("--store-splits", default="train,dev",
+                    help="the relevance splits whose stores it learns from ('' for none)")
+    ap.add_argument("--store-rate", type=float, default=0.01,
+                    help="at most this share of the stores' both-true pairs retired")
+    ap.add_argument("--store-weight", type=float, default=1.0,
+                    help="the weight of a store pair in the fit")
     args = ap.parse_args()
 
     writers = [w for s in args.splits.split(",") for w in truth.split_writers(args.data, s)]
@@ -95,13 +139,21 @@ def main() -> None:
         raise SystemExit(f"the held-out writers ({', '.join(truth.HELD_OUT)}) are never "
                          "learned from")
     cases = truth.load(args.data, writers)
+    stores = store_pairs(args.stores, list(filter(None, args.store_splits.split(","))))
     embedder = create_embedder(EmbedderSettings())
-    vecs = embedder.embed_documents([t for c in cases for t in (c.old, c.new)])
+    texts = [t for c in cases for t in (c.old, c.new)] + [t for _, n, o, _ in stores
+                                                          for t in (o, n)]
+    vecs = embedder.embed_documents(texts)
     old_v, new_v = vecs[0::2], vecs[1::2]
-    sides = [(judge.Side(c.new), judge.Side(c.old)) for c in cases]
-    rows = pairs(cases, args.negatives, args.seed)
+    sides = [(judge.Side(n), judge.Side(o)) for o, n in zip(texts[0::2], texts[1::2])]
+    # (new, old, label, writer, kind): kind 0 a case's own pair, 1 a case's new statement
+    # with another case's old one, 2 a pair of one person's store.
+    rows = [(i, j, label, cases[i].writer, int(i != j))
+            for i, j, label in pairs(cases, args.negatives, args.seed)]
+    rows += [(len(cases) + k, len(cases) + k, label, writer, 2)
+             for k, (writer, _, _, label) in enumerate(stores)]
     x = np.stack([judge.features(sides[i][0], sides[j][1], new_v[i], old_v[j])
-                  for i, j, _ in rows])
+                  for i, j, *_ in rows])
     names = judge.feature_names(new_v.shape[1])
     structure = {name for name, _ in judge.STRUCTURE}
     for group in filter(None, args.drop.split(",")):
@@ -111,20 +163,27 @@ def main() -> None:
         if not cols:
             raise SystemExit(f"--drop: no feature group {group!r}")
         x[:, cols] = 0.0
-    y = np.array([label for _, _, label in rows])
-    writer = np.array([cases[i].writer for i, _, _ in rows])
-    real = np.array([i == j for i, j, _ in rows])
+    y = np.array([row[2] for row in rows])
+    writer = np.array([row[3] for row in rows])
+    kind = np.array([row[4] for row in rows])
+    real = kind == 0
     kept = real & (y == 0)
+    in_store = (kind == 2) & (y == 0)
+    # Weights only with store pairs: a fit without them stays the same file as before.
+    weight = {"sample_weight": np.where(kind == 2, args.store_weight, 1.0)} \
+        if (kind == 2).any() else None
 
     def fit(mask: np.ndarray) -> judge.Judge:
         """A judge fitted on the pairs of ``mask`` (its thresholds set later)."""
         if args.hidden == 0:
-            lr = LogisticRegression(C=args.c, max_iter=5000).fit(x[mask], y[mask])
+            lr = LogisticRegression(C=args.c, max_iter=5000).fit(x[mask], y[mask],
+                                                            **_weighted(weight, mask))
             return judge.Judge.linear(embedder.model_id, lr.coef_[0], float(lr.intercept_[0]),
                                       1.0, 1.0)
         nets = [MLPClassifier(hidden_layer_sizes=(args.hidden,), alpha=args.alpha,
                               max_iter=300, early_stopping=True, random_state=args.seed + m
-                              ).fit(x[mask], y[mask]) for m in range(args.members)]
+                              ).fit(x[mask], y[mask], **_weighted(weight, mask))
+                for m in range(args.members)]
         return judge.Judge(
             embedder.model_id, np.concatenate([n.coefs_[0] for n in nets], axis=1),
             np.concatenate([n.intercepts_[0] for n in nets]),
@@ -144,11 +203,16 @@ def main() -> None:
         held[held_idx] = True
         oof[held] = predict(fit(~held), held)
     write = threshold(oof[kept], args.write_rate)
+    if in_store.any():  # and few of a store's look-alikes
+        write = max(write, threshold(oof[in_store], args.store_rate))
     read = threshold(oof[kept], args.read_rate)
     ups = real & (y == 1)
     report = {
         "writers": writers, "pairs": len(rows), "updates": int(ups.sum()),
-        "kept_pairs": int(kept.sum()), "other_case_pairs": int((~real).sum()),
+        "kept_pairs": int(kept.sum()), "other_case_pairs": int((kind == 1).sum()),
+        "store_pairs": int((kind == 2).sum()), "store_updates": int(((kind == 2) & (y == 1)).sum()),
+        "store_splits": args.store_splits, "store_rate": args.store_rate,
+        "store_weight": args.store_weight,
         "model": "logistic regression" if args.hidden == 0 else
         f"{args.members} x MLP({args.hidden}) alpha {args.alpha}",
         "c": args.c, "seed": args.seed, "negatives": args.negatives, "dropped": args.drop,
@@ -160,7 +224,11 @@ def main() -> None:
             "updates_at_read": round(float((oof[ups] >= read).mean()), 4),
             "kept_at_write": round(float((oof[kept] >= write).mean()), 4),
             "kept_at_read": round(float((oof[kept] >= read).mean()), 4),
-            "other_case_at_read": round(float((oof[~real] >= read).mean()), 4),
+            "other_case_at_read": round(float((oof[kind == 1] >= read).mean()), 4),
+            **({"store_kept_at_write": round(float((oof[in_store] >= write).mean()), 4),
+                "store_updates_at_write": round(float((oof[(kind == 2) & (y == 1)] >= write
+                                                       ).mean()), 4)}
+               if in_store.any() else {}),
             # What other write rates would give: the trade-off --write-rate picks from.
             "trade_off": [{"write_rate": r, "write": (t := threshold(oof[kept], r)),
                            "updates_at_write": round(float((oof[ups] >= t).mean()), 4)}

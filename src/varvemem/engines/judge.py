@@ -7,7 +7,8 @@ regression is the special case :meth:`Judge.linear`) over the pair's features: t
 vectors (their product, their distance, each alone: what a sentence that changes something
 reads like, in any language) and a few signals of structure (:data:`STRUCTURE`, one row per
 signal). Its weights ship in the wheel (``judge_<encoder>.npz``), fitted by
-``training/judge/train.py`` on cases written by other hands (``training/truth``), with the
+``training/judge/train.py`` on cases written by other hands (``training/truth``) and on the
+labelled pairs of one person's store (``training/judge/store_pairs.jsonl``), with the
 thresholds it was calibrated to: ``write`` (supersede: few look-alikes retired) and ``read``
 (mark the older of two hits served together). Whatever it says, two statements about records
 with different identifiers never replace each other (:func:`.language.records.other_record`;
