@@ -2,8 +2,10 @@
 
     .venv/bin/python training/judge/train.py            # writes src/varvemem/engines/judge_usem3.npz
 
-Reproducible: the same cases, seed and embedder give the same file. Only the train and dev
-writers of training/truth/splits.json are read; the held-out writers (truth.HELD_OUT) never are.
+Reproducible: the same cases, seed and embedder give the same file. Only the writers of
+``--splits`` of training/truth/splits.json (train, dev and ids) and the stores of
+``--store-splits`` of training/relevance/splits.json (train and dev) are read; the held-out
+writers and stores (``HELD_OUT`` of each benchmark) never are.
 
 Pairs: each case's (new, old) with its label (update: 1; both and unrelated: 0; same: left
 out, either answer serves the fact), ``--negatives`` pairs of a case's new statement with
@@ -22,7 +24,7 @@ groups of writers, each predicted by a fit on the rest: the thresholds are set o
 fit has seen); ``write`` is the lowest threshold at which
 at most ``--write-rate`` of the cases' both-true pairs and ``--store-rate`` of the stores'
 would be retired, ``read`` the lowest at which
-at most ``--read-rate`` of them would be marked at read time. The shipped model is then
+at most ``--read-rate`` of the cases' both-true pairs would be marked at read time. The shipped model is then
 fitted on every pair.
 """
 
@@ -169,7 +171,8 @@ def main() -> None:
     real = kind == 0
     kept = real & (y == 0)
     in_store = (kind == 2) & (y == 0)
-    # Weights only with store pairs: a fit without them stays the same file as before.
+    # Weights only with store pairs: without them the fit is the one before them (the report
+    # alone differs, by the store keys).
     weight = {"sample_weight": np.where(kind == 2, args.store_weight, 1.0)} \
         if (kind == 2).any() else None
 
