@@ -23,9 +23,8 @@ Calibration: each writer's pairs are predicted by a model fitted on other writer
 groups of writers, each predicted by a fit on the rest: the thresholds are set on words no
 fit has seen); ``write`` is the lowest threshold at which
 at most ``--write-rate`` of the cases' both-true pairs and ``--store-rate`` of the stores'
-would be retired, ``read`` the lowest at which
-at most ``--read-rate`` of the cases' both-true pairs would be marked at read time. The shipped model is then
-fitted on every pair.
+would be retired, ``read`` the lowest at which at most ``--read-rate`` of the cases'
+both-true pairs would be marked at read time. The shipped model is then fitted on every pair.
 """
 
 from __future__ import annotations
@@ -93,10 +92,6 @@ def store_pairs(path: Path, splits: list[str]) -> list[tuple[str, str, str, int]
             out.append((w, said[f"{w}-{row['new']}"], said[f"{w}-{row['old']}"],
                         int(row["label"] == "update")))
     return out
-
-
-def _weighted(weight: dict[str, np.ndarray] | None, mask: np.ndarray) -> dict[str, np.ndarray]:
-    return {k: v[mask] for k, v in (weight or {}).items()}
 
 
 def threshold(p: np.ndarray, rate: float) -> float:
@@ -171,21 +166,23 @@ def main() -> None:
     real = kind == 0
     kept = real & (y == 0)
     in_store = (kind == 2) & (y == 0)
-    # Weights only with store pairs: without them the fit is the one before them (the report
-    # alone differs, by the store keys).
-    weight = {"sample_weight": np.where(kind == 2, args.store_weight, 1.0)} \
-        if (kind == 2).any() else None
+    weight = np.where(kind == 2, args.store_weight, 1.0)
+
+    def weighted(mask: np.ndarray) -> dict[str, np.ndarray]:
+        """Sample weights only with store pairs: without them the fit is the one before them
+        (the report alone differs, by the store keys)."""
+        return {"sample_weight": weight[mask]} if stores else {}
 
     def fit(mask: np.ndarray) -> judge.Judge:
         """A judge fitted on the pairs of ``mask`` (its thresholds set later)."""
         if args.hidden == 0:
             lr = LogisticRegression(C=args.c, max_iter=5000).fit(x[mask], y[mask],
-                                                            **_weighted(weight, mask))
+                                                            **weighted(mask))
             return judge.Judge.linear(embedder.model_id, lr.coef_[0], float(lr.intercept_[0]),
                                       1.0, 1.0)
         nets = [MLPClassifier(hidden_layer_sizes=(args.hidden,), alpha=args.alpha,
                               max_iter=300, early_stopping=True, random_state=args.seed + m
-                              ).fit(x[mask], y[mask], **_weighted(weight, mask))
+                              ).fit(x[mask], y[mask], **weighted(mask))
                 for m in range(args.members)]
         return judge.Judge(
             embedder.model_id, np.concatenate([n.coefs_[0] for n in nets], axis=1),
