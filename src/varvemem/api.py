@@ -439,8 +439,8 @@ class Memory:
                min_relevance: float | None = None) -> list[SearchHit]:
         """Hybrid search: vector + BM25 + tags, re-ranked by ``profile`` (default: settings).
         Returns at most ``top_k`` hits, none when no hit reaches the relevance floor; with
-        the relevance judge (``retrieval.relevance = "learned"``) only the hits it finds at
-        least ``min_relevance`` likely to answer the query (default
+        the relevance judge (``retrieval.relevance = "learned"``, the default) only the
+        statements it finds at least ``min_relevance`` likely to answer the query (default
         ``retrieval.min_relevance``; each hit's ``scores.relevance``). ``min_relevance=0``
         drops nothing, the floor included.
         ``tags`` both restrict (a hit carries at least one) and score (S_tag). ``as_of`` asks

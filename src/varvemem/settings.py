@@ -229,12 +229,14 @@ class RetrievalSettings(_Section):
     # and English, pure cross-language paraphrases as low as 0.25), none for the others (their
     # cosines run on other scales: set it after measuring). 0 turns it off.
     relevance_floor: float | None = Field(None, ge=0.0, le=2.0)
-    # How a search decides which hits answer: ``floor`` (default), the floor above alone (all
-    # or nothing per search); ``learned``, past the floor the relevance judge fitted for the
-    # embedder judges each statement (engines/relevance.py), which the ``learned`` profile
-    # ranks by. Off by default: it is fitted for statements, not turns of talk
-    # (docs/BENCHMARKS.md, "Relevance on other people's words").
-    relevance: Literal["learned", "floor"] = "floor"
+    # How a search decides which hits answer: ``learned`` (default), past the floor the
+    # relevance judge fitted for the embedder judges each statement (engines/relevance.py)
+    # and only those judged relevant are returned, which the ``learned`` profile also ranks
+    # by; turns of talk, tool calls and events are not judged (it is fitted for statements)
+    # and are never cut. ``floor``: the floor above alone (all or nothing per search), also
+    # for an embedder no judge is fitted for (docs/BENCHMARKS.md, "Per-hit relevance by
+    # default").
+    relevance: Literal["learned", "floor"] = "learned"
     # The least relevance a judged hit returned has (``learned``). Unset: the judge's fitted
     # one. (A search's own ``min_relevance=0`` drops nothing, the floor included.)
     min_relevance: float | None = Field(None, ge=0.0, le=1.0)

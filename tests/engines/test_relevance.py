@@ -5,15 +5,21 @@ judges other people's words is ``varvemem bench relevance``'s held-out figures.)
 
 from __future__ import annotations
 
+import json
 import math
 import random
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from importlib import resources
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from varvemem import Memory, ValidationError
+from varvemem.benchmarks import relevance as bench
 from varvemem.engines import relevance
+from varvemem.language import asks
+from varvemem.model import MemoryRecord, MemoryType, Tier
 
 FACTS = [
     "My dentist is Dr. Hale on Park Road, appointments by phone 0113 496 0021.",
@@ -127,3 +133,83 @@ def test_a_report_is_found_by_the_day_it_names_not_the_day_it_was_written(
     hits = mem.search(f"what did we roll back on {day}?", min_relevance=0.0)
     assert hits[0].memory.memory_id == late
     assert {h.memory.memory_id: h.scores.time_match for h in hits}[other] == 0.0
+
+
+@pytest.mark.parametrize(("query", "kind"), [
+    ("Chen Hao's phone number?", "phone"), ("刘洋生日是哪天？", "birthday"),
+    ("what port does notification-svc listen on?", "port"), ("房租多少钱一个月", "price"),
+    ("How many shards does the staging Redis have?", "count"), ("健身房幾點開門", "clock time"),
+])
+def test_a_question_asks_for_a_kind_of_answer(query: str, kind: str) -> None:
+    assert kind in {k.kind for k in asks.asked(query)}
+
+
+def test_a_hit_without_the_kind_asked_is_marked_and_one_with_it_is_not() -> None:
+    phone = asks.asked("What's Chen Hao's mobile?")
+    assert relevance.holds(phone, "Chen Hao: 138 1234 5678")  # a value of the kind
+    assert relevance.holds(phone, "陈浩的手机号我存在通讯录了")  # its noun, other language
+    assert not relevance.holds(phone, "Chen Hao is the DBA on the payments team.")
+    assert asks.asked("who is my dentist?") == ()
+    q = relevance.Query("What's Chen Hao's mobile?", frozenset({"chen", "hao", "mobil"}),
+                        frozenset({"chen", "hao"}), False, phone)
+    rows = relevance.features(q, [relevance.Hit(_record(text), 0.5, 0.5, 1.0, 0.5, 0.0)
+                                  for text in ("Chen Hao: 138 1234 5678",
+                                               "Chen Hao is the DBA on the payments team.")])
+    absent = relevance.FEATURES.index("kind_absent")
+    assert rows[:, relevance.FEATURES.index("kind_asked")].tolist() == [1.0, 1.0]
+    assert rows[:, absent].tolist() == [0.0, 1.0]
+
+
+def _record(text: str) -> MemoryRecord:
+    t = datetime(2026, 3, 1, tzinfo=UTC)
+    return MemoryRecord(memory_id=text[:8], content=text, memory_type=MemoryType.KNOWLEDGE,
+                        tier=Tier.LONG_TERM, created_at=t, updated_at=t, valid_from=t)
+
+
+def test_by_default_each_statement_is_judged_and_turns_are_never_cut(make_memory) -> None:
+    mem = make_memory()
+    assert mem.settings.retrieval.relevance == "learned"
+    for text in FACTS:
+        mem.add(text)
+    hits = mem.search("what's the number to book the dentist?", top_k=8)
+    assert 1 <= len(hits) < 8  # the judged ones, not a quota
+    assert all(h.scores.relevance is not None for h in hits)
+    assert any("0113 496 0021" in h.memory.content for h in hits)
+    for text in ("we should try the new ramen place on Friday", "ok sounds good",
+                 "the ramen place is on Hyde Street", "haha sure"):
+        mem.add(text, type="dialogue", session="chat-1", tenant="talk")
+    turns = mem.search("where is the ramen place?", top_k=4, tenant="talk")
+    assert len(turns) == 4 and all(h.scores.relevance is None for h in turns)
+    floor = make_memory(retrieval={"relevance": "floor"})
+    assert len(floor.search("what's the number to book the dentist?", top_k=8)) == 8
+
+
+@pytest.mark.parametrize(("old", "new", "question"), [
+    ("IT helpdesk extension is 8021, ask for Kevin.",
+     "IT helpdesk: ext 8360. They pick up 9 to 6.", "What's the IT helpdesk extension?"),
+    ("Office cleaning vendor is Jieyun Services, contact Mr. Zhou 138-1762-0043.",
+     "Heads up: we switched cleaning vendors, it's BrightHome Facility Mgmt starting March 1.",
+     "Which company does our office cleaning?"),
+])
+def test_a_newer_statement_of_a_returned_claim_is_returned_with_it(make_memory, clock, old: str,
+                                                                    new: str, question: str
+                                                                    ) -> None:
+    mem = make_memory()
+    mem.add(old)
+    clock.now += timedelta(days=30)
+    newer = mem.add(new).memory_id
+    hits = mem.search(question)  # (the judge alone finds the newer one less relevant)
+    assert hits and hits[0].memory.memory_id == newer  # never the older one served alone
+
+
+def test_the_shipped_judge_read_no_held_out_writer() -> None:
+    data = Path(__file__).resolve().parents[2] / "training" / "relevance"
+    held = {w for s in bench.HELD_OUT for w in bench.split_writers(data, s)}
+    assert {"r7", "r15", "r17", "c8"} <= held
+    shipped = json.loads(resources.files("varvemem.engines").joinpath(
+        "relevance_judges.json").read_text("utf-8"))
+    for d in shipped:  # "train r1,r2,... + dev r5,r6,c5"
+        judge = relevance.Judge.from_json(d)
+        read = {w for part in judge.fitted.split("+") for w in part.split()[-1].split(",")}
+        assert read and not read & held, judge.fitted
+        assert 0.0 < judge.threshold < 0.5

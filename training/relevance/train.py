@@ -10,10 +10,11 @@ Rows: each question of a train writer is searched as ``bench relevance`` searche
 writer's memories added at their times, the clock at the question's time, default settings
 but no judge) and each of the first ``RELEVANCE_WINDOW`` hits gives one row of features,
 labelled 1 when the writer named it an answer. The model is a logistic regression
-(``--c``), fitted on train, one per kind of memory of ``relevance.KINDS`` (statements; the
-chat writers' turns are read for no fit, see KINDS). The threshold (``min_relevance``) is
-the lowest of ``--thresholds`` at which answerable dev questions get at most ``--others``
-other hits (issue 40's search target). The shipped model is then fitted on train and dev.
+(``--c``), one per kind of memory of ``relevance.KINDS`` (statements; the chat writers'
+turns are read for no fit, see KINDS). The threshold (``min_relevance``) is the lowest of
+``--thresholds`` at which the answerable questions of the train and dev writers, each
+judged by a fit on the others, get at most ``--others`` other hits (issue 40's search
+target). The shipped model is then fitted on them all.
 """
 
 from __future__ import annotations
@@ -103,16 +104,16 @@ def main() -> None:
     ap.add_argument("--c", type=float, default=1.0)
     ap.add_argument("--others", type=float, default=1.5)
     ap.add_argument("--thresholds", type=float, nargs="+",
-                    default=[0.005, 0.01, 0.02, 0.03, 0.04]
-                    + [round(0.05 * i, 2) for i in range(1, 20)])
+                    default=[0.005, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09]
+                    + [round(0.05 * i, 2) for i in range(2, 20)])
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
     train = bench.split_writers(args.data, "train")
     dev = bench.split_writers(args.data, "dev")
-    xt, yt, _, kt, model_id = rows(train, args.data)
-    xd, yd, kd, kinds_d, _ = rows(dev, args.data)
-    answerable = {(w.name, q.id) for w in bench.load(args.data, dev) for q in w.questions
+    x, y, keys, kinds, model_id = rows(train + dev, args.data)
+    answerable = {(w.name, q.id) for w in bench.load(args.data, train + dev) for q in w.questions
                   if q.answers}
+    writer = np.array([k[0] for k in keys])
 
     def fit(x: np.ndarray, y: np.ndarray, kind: str, threshold: float, fitted: str
             ) -> relevance.Judge:
@@ -126,18 +127,22 @@ def main() -> None:
 
     out = []
     for kind in relevance.KINDS:
-        t_rows = np.array([k == kind for k in kt])
-        d_rows = np.array([k == kind for k in kinds_d])
-        judge = fit(xt[t_rows], yt[t_rows], kind, 0.5, "")
-        xk, yk = xd[d_rows], yd[d_rows]
-        keys = [k for k, r in zip(kd, d_rows) if r]
-        pd = np.where(yk >= 0, judge.probability(np.nan_to_num(xk)), 0.0)
+        mine = np.array([k == kind for k in kinds])
+        xk, yk = x[mine], y[mine]
+        keys_k, writers = [k for k, r in zip(keys, mine) if r], writer[mine]
+        # Each writer's questions judged by a fit on the other writers (train and dev): the
+        # threshold is set on words no fit has seen, over every writer, not two.
+        p = np.zeros(len(yk))
+        for name in sorted(set(writers)):
+            here = writers == name
+            judge = fit(xk[~here], yk[~here], kind, 0.5, "")
+            p[here] = np.where(yk[here] >= 0, judge.probability(np.nan_to_num(xk[here])), 0.0)
         # Today's order: the weighted sum's ranking, nothing cut.
         first = 1.0 / (1.0 + np.nan_to_num(xk[:, relevance.FEATURES.index("rank")]))
-        now = figures(np.where(yk >= 0, first, 0.0), yk, keys, answerable, 0.0)
+        now = figures(np.where(yk >= 0, first, 0.0), yk, keys_k, answerable, 0.0)
         print(f"[{kind}] weighted sum, no cut: " + ", ".join(f"{k} {v:.3f}"
                                                             for k, v in now.items()))
-        table = {t: figures(pd, yk, keys, answerable, t) for t in args.thresholds}
+        table = {t: figures(p, yk, keys_k, answerable, t) for t in args.thresholds}
         for t, f in table.items():
             print(f"[{kind}] threshold {t:g}: " + ", ".join(f"{k} {v:.3f}"
                                                             for k, v in f.items()))
@@ -145,9 +150,9 @@ def main() -> None:
         # question, with the most answers returned (the lowest threshold that keeps it).
         ok = [t for t, f in table.items() if f["others"] <= args.others]
         chosen = min(ok) if ok else max(table)
-        print(f"[{kind}] chosen threshold {chosen:.2f} (dev: {table[chosen]})")
-        final = fit(np.concatenate([xt[t_rows], xk]), np.concatenate([yt[t_rows], yk]), kind,
-                    chosen, f"train {','.join(train)} + dev {','.join(dev)}")
+        print(f"[{kind}] chosen threshold {chosen:.2f} (each writer by a fit on the others: "
+              f"{table[chosen]})")
+        final = fit(xk, yk, kind, chosen, f"train {','.join(train)} + dev {','.join(dev)}")
         for name, c in zip(relevance.FEATURES, final.coef):
             print(f"  {name:15s} {c:+.3f}")
         out.append(final.to_json())

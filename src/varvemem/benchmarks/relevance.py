@@ -43,8 +43,8 @@ SAME_FAMILIES = ("same_synonym", "same_abbrev", "same_order", "same_colloquial",
 TRAP_FAMILIES = ("trap_environment", "trap_person", "trap_document", "trap_opposite",
                  "trap_narrower", "trap_broader")
 LANGS = ("en", "zh", "en>zh", "zh>en")
-SPLITS = ("train", "dev", "test", "fresh")
-HELD_OUT = ("test", "fresh")  # read as numbers only
+SPLITS = ("train", "dev", "test", "fresh", "fresh2")
+HELD_OUT = ("test", "fresh", "fresh2")  # read as numbers only
 
 Progress = Callable[[str, int, int], None]
 

@@ -57,12 +57,13 @@ def resolve(hits: Sequence[SearchHit], cfg: ConflictSettings,
             lex: claims.Lexicon | None = None,
             stored: Mapping[str, bytes] | None = None,
             verdicts: Mapping[tuple[str, str], Verdict] | None = None,
-            read: float = 1.0) -> list[SearchHit]:
+            read: float = 1.0, after: dict[str, str] | None = None) -> list[SearchHit]:
     """``hits`` with each conflicting older hit marked, its score lowered to its newer one's
     and placed right after it (the order stays by score). ``stored``: the hits' stored
     statements by id (``Memories.statements``); a hit without one is parsed. ``verdicts``:
     the learned judge's, by (newer id, older id): at ``read`` or above the older is marked,
-    at ``cfg.judge_order`` or above it only goes after the newer."""
+    at ``cfg.judge_order`` or above it only goes after the newer. ``after``, when given,
+    receives the id of each hit put after a newer one, with the newer one's."""
     out = list(hits)
     if not cfg.enabled:
         return out
@@ -99,6 +100,8 @@ def resolve(hits: Sequence[SearchHit], cfg: ConflictSettings,
                 elif why is None and verdict.p >= cfg.judge_order:
                     old.score = min(old.score, new.score)  # the newer first, unmarked
                     behind.add(old.memory.memory_id)
+                    (after if after is not None else {})[old.memory.memory_id] = \
+                        new.memory.memory_id
             if why is None or ((verdict is None or verdict.veto is None) and other_record(
                     new.memory.content, old.memory.content, True) is not None):
                 continue  # nothing found, or two records the judge did not look at
@@ -108,6 +111,8 @@ def resolve(hits: Sequence[SearchHit], cfg: ConflictSettings,
             # The older ranks no higher than the newer: it goes right after it.
             old.score = min(old.score, new.score)
             behind.add(old.memory.memory_id)
+            if after is not None:
+                after[old.memory.memory_id] = new.memory.memory_id
     # Stable: ties keep their order, a hit put behind after the one that outranks it.
     out.sort(key=lambda h: (-h.score, h.memory.memory_id in behind))
     return out

@@ -23,8 +23,10 @@ from typing import Any
 
 import numpy as np
 
+from ..language import asks
 from ..model import MemoryRecord, MemoryType
 from ..text import date_terms, identifiers, term_set
+from .claims import Lexicon, slots, values
 from .rerank import script
 
 # What the judge reads of one hit, in this order. ``query`` features are the same for every
@@ -48,6 +50,11 @@ FEATURES: tuple[str, ...] = (
     "id_asked",        # 1 when the query names an identifier (pg-3, eks-stg-2)
     "id_shared",       # 1 when the hit holds one of them
     "length",          # log(1 + the hit's distinct terms)
+    "kind_asked",      # 1 when the query asks for a kind of answer (a phone, a port, a price)
+    "kind_absent",     # 1 when it does and the hit holds none of them (no noun, no value)
+    "script_gap",      # the best cosine among the hits of its own script minus its own
+    "attribute_asked",   # 1 when the query names an attribute (a port, a cluster, an owner)
+    "attribute_absent",  # 1 when it does and the hit states none of them
 )
 
 
@@ -59,6 +66,13 @@ class Query:
     terms: frozenset[str]
     subject: frozenset[str]
     timed: bool
+    asks: tuple[asks.AnswerKind, ...] = ()
+    lexicon: Lexicon | None = None  # the attribute words: the query's and each hit's
+
+    @property
+    def attributes(self) -> frozenset[str]:
+        """The attributes the query names (none without a lexicon)."""
+        return stated(self, self.text)
 
 
 @dataclass(frozen=True)
@@ -82,8 +96,12 @@ def features(query: Query, hits: Sequence[Hit]) -> np.ndarray:
     sd = float(cos.std())
     best_cos, best_score = float(cos.max()), max(h.score for h in hits)
     qscript = script(query.text)
+    scripts = [script(h.memory.content) for h in hits]
+    best_by_script = {sc: max(float(c) for c, s2 in zip(cos, scripts) if s2 == sc)
+                      for sc in set(scripts)}
     q_ids = set(identifiers(query.text))
     n_terms = len(query.terms)
+    attrs = query.attributes
     for i, h in enumerate(hits):
         m = h.memory
         own = term_set(" ".join([m.content, *m.tags, *m.keywords]))
@@ -102,8 +120,22 @@ def features(query: Query, hits: Sequence[Hit]) -> np.ndarray:
             math.log1p(i), best_score - h.score,
             float(bool(q_ids)), float(bool(q_ids & set(identifiers(m.content)))),
             math.log1p(len(own)),
+            float(bool(query.asks)), float(bool(query.asks) and not holds(query.asks, m.content)),
+            best_by_script[scripts[i]] - h.cosine,
+            float(bool(attrs)), float(bool(attrs) and not attrs & stated(query, m.content)),
         )
     return out
+
+
+def stated(query: Query, text: str) -> frozenset[str]:
+    """The attributes ``text`` states, by the query's lexicon (none without one)."""
+    return slots(text, query.lexicon).attributes if query.lexicon else frozenset()
+
+
+def holds(kinds: Sequence[asks.AnswerKind], text: str) -> bool:
+    """Whether ``text`` holds an answer of one of ``kinds``: names it, or has a value of it."""
+    found = {v.kind for v in values(text)}
+    return any(asks.named(k, text) or found & set(k.values) for k in kinds)
 
 
 def subject_absent(subject: frozenset[str], found: frozenset[str]) -> bool:

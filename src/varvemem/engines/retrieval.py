@@ -17,6 +17,7 @@ import numpy as np
 from ..embeddings import Embedder
 from ..embeddings.second import SecondModel, second_model
 from ..filters import archive_clauses, predicate, vector_part
+from ..language import asks
 from ..model import (
     MemoryRecord,
     ScoreBreakdown,
@@ -306,7 +307,7 @@ class RetrievalEngine:
         lex = claims.lexicon_for(self.settings.update.attribute_words)
         query = relevance.Query(ranking.query, frozenset(ranking.terms),
                                 claims.query_subject(ranking.query, lex),
-                                ranking.window is not None)
+                                ranking.window is not None, asks.asked(ranking.query), lex)
         return query, [relevance.Hit(
             h.memory, ranking.vec_hits.get(h.memory.memory_id, 0.0),
             max(h.scores.keyword, h.scores.cross_keyword or 0.0),
@@ -343,10 +344,16 @@ class RetrievalEngine:
         floor = 0.0 if min_relevance == 0 else self.relevance_floor()
         if floor > 0 and max((h.scores.evidence or 0.0 for h in hits), default=0.0) < floor:
             return []
+        kept: set[str] | None = None
         if judges is not None:  # then each hit a judge reads is judged
-            hits = [h for h in hits if h.scores.relevance is None or h.scores.relevance >= (
+            judged = [h for h in hits if h.scores.relevance is None or h.scores.relevance >= (
                 self.min_relevance(h, judges) if min_relevance is None else min_relevance)
-                    ][:ranking.top_k]
+                      ][:ranking.top_k]
+            kept = {h.memory.memory_id for h in judged}
+            # Conflicts are read among the hits ranked down to the last one kept: a newer
+            # statement of a kept hit's claim (one it is put after) is returned with it,
+            # judged or not: else the older one would be served alone.
+            hits = hits[:max(ranking.top_k, hits.index(judged[-1]) + 1)] if judged else []
         cfg = self.settings.conflicts
         ids = conflicts.candidates(hits, cfg)
         stored = self.stores.records.statements(ranking.flt.tenant, ids) if len(ids) > 1 else {}
@@ -354,9 +361,15 @@ class RetrievalEngine:
         read = cfg.judge_read if cfg.judge_read is not None else \
             choice.judge.read if choice.judge is not None else 1.0
         verdicts = self._judged(hits, choice.judge, read) if choice.judge is not None else {}
-        return conflicts.resolve(
+        after: dict[str, str] = {}
+        resolved = conflicts.resolve(
             hits, cfg, claims.lexicon_for(self.settings.update.attribute_words), stored,
-            verdicts, read)
+            verdicts, read, after)
+        if kept is None:
+            return resolved
+        while newer := {after[i] for i in kept if i in after} - kept:
+            kept |= newer
+        return [h for h in resolved if h.memory.memory_id in kept][:ranking.top_k]
 
     def judge(self) -> judging.Choice:
         """The learned judge (``update.judge``) that marks conflicting hits, or why none."""
