@@ -441,8 +441,9 @@ class Memory:
         Returns at most ``top_k`` hits, none when no hit reaches the relevance floor; with
         the relevance judge (``retrieval.relevance = "learned"``, the default) only the
         statements it finds at least ``min_relevance`` likely to answer the query (default
-        ``retrieval.min_relevance``; each hit's ``scores.relevance``). ``min_relevance=0``
-        drops nothing, the floor included.
+        ``retrieval.min_relevance``; each hit's ``scores.relevance``), and the newer
+        statement of a returned one's claim ranked among them, whatever its relevance.
+        ``min_relevance=0`` drops nothing, the floor included.
         ``tags`` both restrict (a hit carries at least one) and score (S_tag). ``as_of`` asks
         what was true at that time; superseded memories are excluded unless asked for.
         ``include_archive`` also reads the archive (every archived memory of the tenant: slow).

@@ -232,10 +232,10 @@ class RetrievalSettings(_Section):
     # How a search decides which hits answer: ``learned`` (default), past the floor the
     # relevance judge fitted for the embedder judges each statement (engines/relevance.py)
     # and only those judged relevant are returned, which the ``learned`` profile also ranks
-    # by; turns of talk, tool calls and events are not judged (it is fitted for statements)
-    # and are never cut. ``floor``: the floor above alone (all or nothing per search), also
-    # for an embedder no judge is fitted for (docs/BENCHMARKS.md, "Per-hit relevance by
-    # default").
+    # by; turns of talk, tool calls, events, Q&A pairs and derived experiences are not judged
+    # (it is fitted for statements) and are returned where the weighted sum ranks them. ``floor``: the floor
+    # above alone (all or nothing per search), also for an embedder no judge is fitted for
+    # (docs/BENCHMARKS.md, "Per-hit relevance by default").
     relevance: Literal["learned", "floor"] = "learned"
     # The least relevance a judged hit returned has (``learned``). Unset: the judge's fitted
     # one. (A search's own ``min_relevance=0`` drops nothing, the floor included.)

@@ -218,7 +218,7 @@ def test_delete_user_asks_first_and_reports_what_went_where(tmp_path: Path) -> N
                              text=True, timeout=120)
     assert refused.returncode == 1 and "cannot be undone" in refused.stdout
     assert len(json.loads(run(home, "search", "VPN token 工位", "--user", "xiaolin",
-                              "--json").stdout)["hits"]) == 2
+                              "--min-relevance", "0", "--json").stdout)["hits"]) == 2
     report = json.loads(run(home, "delete-user", "xiaolin", "--yes", "--json").stdout)
     assert report["user"] == "xiaolin" and report["live"] == 2 and report["derived"] == 0
     assert json.loads(run(home, "search", "VPN token 工位", "--user", "xiaolin", "--json")

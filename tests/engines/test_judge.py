@@ -136,7 +136,7 @@ def _read_together(make_memory, tmp_path: Path, clock: Clock, p: float, read: fl
     clock.advance(days=30)
     b = mem.add(new)
     assert b.superseded == []
-    hits = mem.search(query, top_k=5)
+    hits = mem.search(query, top_k=5, min_relevance=0.0)  # both, whatever their relevance
     return mem, a, b, hits, [h.memory.memory_id for h in hits]
 
 

@@ -144,13 +144,21 @@ def test_a_question_asks_for_a_kind_of_answer(query: str, kind: str) -> None:
     assert kind in {k.kind for k in asks.asked(query)}
 
 
+@pytest.mark.parametrize("query", [
+    "Who is in charge of payments?", "what's the success rate of the nightly job?",
+    "Where was Mei born?", "the mobile app crashed again", "where is the support report?",
+])
+def test_words_that_mostly_mean_something_else_ask_for_no_kind(query: str) -> None:
+    assert asks.asked(query) == ()
+
+
 def test_a_hit_without_the_kind_asked_is_marked_and_one_with_it_is_not() -> None:
-    phone = asks.asked("What's Chen Hao's mobile?")
+    phone = asks.asked("What's Chen Hao's mobile number?")
     assert relevance.holds(phone, "Chen Hao: 138 1234 5678")  # a value of the kind
     assert relevance.holds(phone, "陈浩的手机号我存在通讯录了")  # its noun, other language
     assert not relevance.holds(phone, "Chen Hao is the DBA on the payments team.")
     assert asks.asked("who is my dentist?") == ()
-    q = relevance.Query("What's Chen Hao's mobile?", frozenset({"chen", "hao", "mobil"}),
+    q = relevance.Query("What's Chen Hao's mobile number?", frozenset({"chen", "hao", "mobil"}),
                         frozenset({"chen", "hao"}), False, phone)
     rows = relevance.features(q, [relevance.Hit(_record(text), 0.5, 0.5, 1.0, 0.5, 0.0)
                                   for text in ("Chen Hao: 138 1234 5678",
@@ -180,6 +188,14 @@ def test_by_default_each_statement_is_judged_and_turns_are_never_cut(make_memory
         mem.add(text, type="dialogue", session="chat-1", tenant="talk")
     turns = mem.search("where is the ramen place?", top_k=4, tenant="talk")
     assert len(turns) == 4 and all(h.scores.relevance is None for h in turns)
+    # in a store of both, a turn is returned where the weighted sum ranks it (a statement
+    # cut does not move a lower turn up)
+    for text in FACTS:
+        mem.add(text, tenant="talk")
+    ranked = [h.memory.memory_id for h in mem.search("where is the ramen place?", top_k=3,
+                                                     tenant="talk", min_relevance=0.0)]
+    both = mem.search("where is the ramen place?", top_k=3, tenant="talk")
+    assert all(h.memory.memory_id in ranked for h in both if h.scores.relevance is None)
     floor = make_memory(retrieval={"relevance": "floor"})
     assert len(floor.search("what's the number to book the dentist?", top_k=8)) == 8
 
@@ -195,11 +211,16 @@ def test_a_newer_statement_of_a_returned_claim_is_returned_with_it(make_memory, 
                                                                     new: str, question: str
                                                                     ) -> None:
     mem = make_memory()
+    for text in FACTS:
+        mem.add(text)
     mem.add(old)
     clock.now += timedelta(days=30)
     newer = mem.add(new).memory_id
-    hits = mem.search(question)  # (the judge alone finds the newer one less relevant)
-    assert hits and hits[0].memory.memory_id == newer  # never the older one served alone
+    # (The judge alone finds the newer one less relevant. The two are read together from
+    # top_k 2: at 1 the search reads one hit, as without the judge.)
+    for top_k in (2, 10):
+        hits = mem.search(question, top_k=top_k)
+        assert hits and hits[0].memory.memory_id == newer  # not the older one alone
 
 
 def test_the_shipped_judge_read_no_held_out_writer() -> None:

@@ -252,7 +252,7 @@ def relevance_cmd(
     data: Path = typer.Option(Path("training/relevance"), "--data",
                               help="The writers' data (training/relevance in a checkout)."),
     split: str = typer.Option("dev", "--split", help="train, dev or a held-out split (numbers "
-                              "only): test, fresh."),
+                              "only): test, fresh, fresh2."),
     writer: list[str] = typer.Option([], "--writer",
                                      help="These writers instead of a split (repeatable)."),
     workdir: Path | None = typer.Option(None, "--workdir",

@@ -100,8 +100,8 @@ def resolve(hits: Sequence[SearchHit], cfg: ConflictSettings,
                 elif why is None and verdict.p >= cfg.judge_order:
                     old.score = min(old.score, new.score)  # the newer first, unmarked
                     behind.add(old.memory.memory_id)
-                    (after if after is not None else {})[old.memory.memory_id] = \
-                        new.memory.memory_id
+                    if after is not None:
+                        after[old.memory.memory_id] = new.memory.memory_id
             if why is None or ((verdict is None or verdict.veto is None) and other_record(
                     new.memory.content, old.memory.content, True) is not None):
                 continue  # nothing found, or two records the judge did not look at

@@ -152,8 +152,10 @@ def subject_absent(subject: frozenset[str], found: frozenset[str]) -> bool:
 # writers' turns (training/relevance, c1-c6) ranked turns no better than the weighted sum on
 # LoCoMo and judged the turns of a small store all irrelevant, so turns, tool calls,
 # platform events and Q&A pairs keep the weighted sum's score and are not cut.
+# Experiences are derived by the lifecycle in a form of their own, which no writer wrote: they
+# keep the weighted sum's score too.
 KINDS: dict[str, tuple[MemoryType, ...]] = {
-    "statement": (MemoryType.KNOWLEDGE, MemoryType.EXPERIENCE),
+    "statement": (MemoryType.KNOWLEDGE,),
 }
 
 

@@ -333,10 +333,11 @@ class RetrievalEngine:
     def returned(self, ranking: Ranking, min_relevance: float | None = None
                  ) -> list[SearchHit]:
         """What :meth:`search` returns of ``ranking``: nothing when no hit reaches the
-        relevance floor (an unrelated query); else, with the relevance judges, the first
-        ``top_k`` hits whose relevance reaches ``min_relevance`` (default:
-        :meth:`min_relevance`), without them the scored hits (``min_relevance`` 0: every
-        scored hit, no floor). Conflicting claims resolved."""
+        relevance floor (an unrelated query); else, with the relevance judges, at most
+        ``top_k`` of the statements whose relevance reaches ``min_relevance`` (default:
+        :meth:`min_relevance`), of the hits no judge reads those among the first ``top_k``,
+        and the newer statement of a returned one's claim; without them the scored hits
+        (``min_relevance`` 0: every scored hit, no floor). Conflicting claims resolved."""
         judges = self.relevance_judges()
         hits = self.judged_hits(ranking) if judges is not None else self.scored_hits(ranking)
         # The relevance floor: a query the store holds nothing about gets nothing, not the
@@ -345,15 +346,16 @@ class RetrievalEngine:
         if floor > 0 and max((h.scores.evidence or 0.0 for h in hits), default=0.0) < floor:
             return []
         kept: set[str] | None = None
-        if judges is not None:  # then each hit a judge reads is judged
-            judged = [h for h in hits if h.scores.relevance is None or h.scores.relevance >= (
-                self.min_relevance(h, judges) if min_relevance is None else min_relevance)
-                      ][:ranking.top_k]
-            kept = {h.memory.memory_id for h in judged}
-            # Conflicts are read among the hits ranked down to the last one kept: a newer
-            # statement of a kept hit's claim (one it is put after) is returned with it,
-            # judged or not: else the older one would be served alone.
-            hits = hits[:max(ranking.top_k, hits.index(judged[-1]) + 1)] if judged else []
+        if judges is not None:
+            returned = [i for i, h in enumerate(hits) if (
+                i < ranking.top_k if h.scores.relevance is None else h.scores.relevance >= (
+                    self.min_relevance(h, judges) if min_relevance is None else min_relevance))
+                        ][:ranking.top_k]
+            kept = {hits[i].memory.memory_id for i in returned}
+            # Conflicts are read among the hits ranked down to the last one returned (at
+            # least top_k, as without the judge): a newer statement of a returned claim
+            # ranked there is found.
+            hits = hits[:max(ranking.top_k, returned[-1] + 1)] if returned else []
         cfg = self.settings.conflicts
         ids = conflicts.candidates(hits, cfg)
         stored = self.stores.records.statements(ranking.flt.tenant, ids) if len(ids) > 1 else {}
@@ -367,6 +369,8 @@ class RetrievalEngine:
             verdicts, read, after)
         if kept is None:
             return resolved
+        # The newer statement of a kept hit's claim (one it was put after) comes with it,
+        # judged relevant or not: else the older one would be served alone.
         while newer := {after[i] for i in kept if i in after} - kept:
             kept |= newer
         return [h for h in resolved if h.memory.memory_id in kept][:ranking.top_k]

@@ -216,7 +216,8 @@ class VarvememRetriever(BaseRetriever):
     and async ``ainvoke`` calls of one memory never run at the same time, and ``ainvoke``
     does not block the event loop.
 
-    The number of documents is ``k`` (or its other name ``top_k``); the filters are
+    The number of documents is ``k`` (or its other name ``top_k``), whatever their relevance
+    unless ``score_threshold`` (``min_relevance``) is given; the filters are
     ``tenant``, ``user``, ``agent``, ``session``, ``types``, ``memory_tags`` and ``profile``;
     ``search_kwargs`` passes any other argument of :meth:`~varvemem.Memory.search` under its
     own name (``{"tags": [...], "since": ..., "include_superseded": True}``), and takes
@@ -267,7 +268,10 @@ class VarvememRetriever(BaseRetriever):
 
     def _search_args(self, call: dict[str, Any]) -> dict[str, Any]:
         """Memory.search's arguments: the defaults, then construction, then the call."""
-        args: dict[str, Any] = {"top_k": self.top_k, **self.search_kwargs}
+        # k documents, as a vector store's retriever returns (its "similarity" search); a
+        # score_threshold (min_relevance) cuts by relevance, as "similarity_score_threshold".
+        args: dict[str, Any] = {"top_k": self.top_k, "min_relevance": 0.0,
+                                **self.search_kwargs}
         for name in self.model_fields_set & _FIELD_ARGS.keys():
             args[_FIELD_ARGS[name]] = getattr(self, name)
         call = dict(call)

@@ -7,9 +7,10 @@ kind's nouns (in either language: "birthday" answers "生日是哪天") or a val
 ``values`` kinds (as :func:`varvemem.engines.claims.values` names them).
 
 ``nouns`` name the thing in a question and in a text that holds it; ``cues`` ask for it in a
-question only ("how much", "几点"). English words match whole, with a plural "s"; Chinese
-words as substrings, in simplified and traditional characters. Adding a word is one string in
-one row.
+question only ("how much", "几点"). English words match whole, with their plural; Chinese
+words as substrings, in simplified and traditional characters (OpenCC's; a regional word of
+its own, "連接埠", is written out). A word that often means something else is left out ("rate":
+"success rate"; "charge": "in charge"). Adding a word is one string in one row.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
-from .lexicon import any_of, chinese_forms
+from .lexicon import chinese_forms
 
 
 @dataclass(frozen=True)
@@ -32,21 +33,21 @@ class AnswerKind:
 
 
 KINDS: tuple[AnswerKind, ...] = (
-    AnswerKind("phone", ("phone", "mobile", "cell", "telephone", "extension", "landline",
-                         "电话", "手机", "分机", "座机", "联系方式"),
-               ("number to call", "call on", "打哪个", "打什么号"), ("phone",)),
-    AnswerKind("email", ("email", "e-mail", "mail address", "邮箱", "电邮", "邮件地址"), (),
-               ("email",)),
+    AnswerKind("phone", ("phone", "phone number", "mobile number", "cell phone", "telephone",
+                         "extension", "ext", "landline", "电话", "手机", "分机", "座机", "联系方式",
+                         "聯絡方式", "電話號碼"),
+               ("number to call", "打哪个", "打什么号"), ("phone", "number")),
+    AnswerKind("email", ("email", "e-mail", "mail address", "邮箱", "电邮", "邮件地址", "信箱"),
+               (), ("email",)),
     AnswerKind("web address", ("url", "link", "website", "web page", "网址", "链接", "网站",
-                               "网页"), (), ("url", "host")),
-    AnswerKind("port", ("port", "端口"), (), ("number",)),
+                               "网页", "連結"), (), ("url", "host")),
+    AnswerKind("port", ("port", "端口", "連接埠"), (), ("number",)),
     AnswerKind("version", ("version", "版本"), (), ("number", "host", "id")),
-    AnswerKind("price", ("price", "cost", "fee", "charge", "salary", "rent", "rate", "deposit",
-                         "价格", "价钱", "费用", "收费", "工资", "薪资", "月薪", "年薪", "房租",
-                         "租金", "押金", "报价"),
-               ("how much", "多少钱", "几块钱", "多少块"), ("amount", "number")),
-    AnswerKind("birthday", ("birthday", "date of birth", "生日", "出生日期"),
-               ("born", "出生"), ("date",)),
+    AnswerKind("price", ("price", "cost", "fee", "salary", "salaries", "rent", "deposit",
+                         "价格", "价钱", "费用", "收费", "工资", "薪资", "薪水", "月薪", "年薪",
+                         "房租", "租金", "押金", "报价"),
+               ("how much", "多少钱", "几块钱", "多少块", "幾多錢"), ("amount", "number")),
+    AnswerKind("birthday", ("birthday", "date of birth", "生日", "出生日期"), (), ("date",)),
     AnswerKind("count", (), ("how many", "number of", "几个", "多少个", "几台", "几家", "几位",
                              "多少人", "几片", "几次"), ("number",)),
     AnswerKind("clock time", ("opening hours", "营业时间"),
@@ -56,12 +57,22 @@ KINDS: tuple[AnswerKind, ...] = (
 )
 
 
+def _forms(word: str) -> tuple[str, ...]:
+    if not word.isascii():
+        return chinese_forms(word)
+    head, _, last = word.rpartition(" ")
+    plural = last[:-1] + "ies" if last.endswith("y") else last + "s"
+    return (word, f"{head} {plural}".strip())
+
+
 @cache
 def _pattern(words: tuple[str, ...]) -> re.Pattern[str]:
-    forms = [f for w in words for f in (chinese_forms(w) if not w.isascii() else
-                                         (w, w + "s") if " " not in w else (w,))]
-    return re.compile(any_of(sorted(set(forms), key=lambda w: (-len(w), w))),
-                      re.IGNORECASE)
+    forms = sorted({f for w in words for f in _forms(w)}, key=lambda w: (-len(w), w))
+    latin = [r"\s+".join(map(re.escape, f.split())) for f in forms if f.isascii()]
+    other = [re.escape(f) for f in forms if not f.isascii()]
+    # Latin words whole ("port" is not in "report"); an apostrophe may follow ("phone's").
+    parts = ([r"(?<![\w'])(?:" + "|".join(latin) + r")(?!\w)"] if latin else []) + other
+    return re.compile("|".join(parts) if parts else "(?!)", re.IGNORECASE)
 
 
 def asked(question: str) -> tuple[AnswerKind, ...]:

@@ -190,11 +190,10 @@ def words(role: Role, lang: Lang | None = None) -> tuple[str, ...]:
 def alternation(role: Role, lang: Lang | None = None, *, bounded: bool = True) -> str:
     """``(?:...)`` matching any word of ``role``; ``bounded``: Latin words only as whole
     words (Chinese has no spaces to bound them)."""
-    return any_of(words(role, lang), bounded)
+    return _alternation(words(role, lang), bounded)
 
 
-def any_of(ws: Iterable[str], bounded: bool = True) -> str:
-    """``(?:...)`` matching any of ``ws`` (as :func:`alternation`, for a table's own words)."""
+def _alternation(ws: Iterable[str], bounded: bool) -> str:
     # Latin words share one pair of bounds: a lookaround per word makes the pattern slow.
     latin = [w for w in ws if w.isascii()] if bounded else []
     other = [w for w in ws if w not in latin]
