@@ -439,8 +439,10 @@ class Memory:
                min_relevance: float | None = None) -> list[SearchHit]:
         """Hybrid search: vector + BM25 + tags, re-ranked by ``profile`` (default: settings).
         Returns at most ``top_k`` hits, none when no hit reaches the relevance floor; with
-        the relevance judge (``retrieval.relevance = "learned"``, the default) only the
-        statements it finds at least ``min_relevance`` likely to answer the query (default
+        the relevance judge (``retrieval.relevance = "learned"``, the default) the hits no
+        judge reads (turns, tool calls, events, pairs, experiences) among the first
+        ``top_k`` and only the statements it finds at least ``min_relevance`` likely to
+        answer the query (default
         ``retrieval.min_relevance``; each hit's ``scores.relevance``), and the newer
         statement of a returned one's claim ranked among them, whatever its relevance.
         ``min_relevance=0`` drops nothing, the floor included.

@@ -221,7 +221,7 @@ def test_delete_user_asks_first_and_reports_what_went_where(tmp_path: Path) -> N
                               "--min-relevance", "0", "--json").stdout)["hits"]) == 2
     report = json.loads(run(home, "delete-user", "xiaolin", "--yes", "--json").stdout)
     assert report["user"] == "xiaolin" and report["live"] == 2 and report["derived"] == 0
-    assert json.loads(run(home, "search", "VPN token 工位", "--user", "xiaolin", "--json")
-                      .stdout)["hits"] == []
+    assert json.loads(run(home, "search", "VPN token 工位", "--user", "xiaolin",
+                          "--min-relevance", "0", "--json").stdout)["hits"] == []
     assert json.loads(run(home, "get", kept, "--json").stdout)["content"].startswith("The office")
     assert "session_turns" in run(home, "delete-user", "nobody", "--yes").stdout

@@ -137,6 +137,7 @@ def test_a_report_is_found_by_the_day_it_names_not_the_day_it_was_written(
 
 @pytest.mark.parametrize(("query", "kind"), [
     ("Chen Hao's phone number?", "phone"), ("刘洋生日是哪天？", "birthday"),
+    ("when are the kids' birthdays?", "birthday"), ("what are the salaries in Q3?", "price"),
     ("what port does notification-svc listen on?", "port"), ("房租多少钱一个月", "price"),
     ("How many shards does the staging Redis have?", "count"), ("健身房幾點開門", "clock time"),
 ])

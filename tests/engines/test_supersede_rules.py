@@ -326,9 +326,8 @@ def test_ledger_lines_stay_separate_records(mem: Memory, records: list[str]) -> 
     ids = [mem.add(r).memory_id for r in records]
     assert len(set(ids)) == len(ids)
     assert all(mem.get(i).valid_to is None for i in ids)
-    for text, mid in zip(records, ids):  # each found by its own words (another line of the
-        # same invoice may go first: read-time conflicts order them, as at any top_k)
-        assert mid in [h.memory.memory_id for h in mem.search(text, top_k=3)]
+    for text, mid in zip(records, ids):
+        assert mem.search(text, top_k=1)[0].memory.memory_id == mid
 
 
 def test_a_negation_retires_the_value_it_names_for_its_subject_only(mem: Memory) -> None:

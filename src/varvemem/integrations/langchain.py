@@ -216,8 +216,9 @@ class VarvememRetriever(BaseRetriever):
     and async ``ainvoke`` calls of one memory never run at the same time, and ``ainvoke``
     does not block the event loop.
 
-    The number of documents is ``k`` (or its other name ``top_k``), whatever their relevance
-    unless ``score_threshold`` (``min_relevance``) is given; the filters are
+    The number of documents is ``k`` (or its other name ``top_k``), as a vector store's
+    retriever gives: nothing is cut, neither by relevance nor by the relevance floor, unless
+    ``score_threshold`` (``min_relevance``) is given; the filters are
     ``tenant``, ``user``, ``agent``, ``session``, ``types``, ``memory_tags`` and ``profile``;
     ``search_kwargs`` passes any other argument of :meth:`~varvemem.Memory.search` under its
     own name (``{"tags": [...], "since": ..., "include_superseded": True}``), and takes

@@ -10,7 +10,9 @@ kind's nouns (in either language: "birthday" answers "生日是哪天") or a val
 question only ("how much", "几点"). English words match whole, with their plural; Chinese
 words as substrings, in simplified and traditional characters (OpenCC's; a regional word of
 its own, "連接埠", is written out). A word that often means something else is left out ("rate":
-"success rate"; "charge": "in charge"). Adding a word is one string in one row.
+"success rate"; "charge": "in charge"; "born": "where was she born"). A phone number is also
+held by a plain number: the value reader reads "13812345678" and "ext 8360" as numbers.
+Adding a word is one string in one row.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ KINDS: tuple[AnswerKind, ...] = (
                                "网页", "連結"), (), ("url", "host")),
     AnswerKind("port", ("port", "端口", "連接埠"), (), ("number",)),
     AnswerKind("version", ("version", "版本"), (), ("number", "host", "id")),
-    AnswerKind("price", ("price", "cost", "fee", "salary", "salaries", "rent", "deposit",
+    AnswerKind("price", ("price", "cost", "fee", "salary", "rent", "deposit",
                          "价格", "价钱", "费用", "收费", "工资", "薪资", "薪水", "月薪", "年薪",
                          "房租", "租金", "押金", "报价"),
                ("how much", "多少钱", "几块钱", "多少块", "幾多錢"), ("amount", "number")),
@@ -61,7 +63,8 @@ def _forms(word: str) -> tuple[str, ...]:
     if not word.isascii():
         return chinese_forms(word)
     head, _, last = word.rpartition(" ")
-    plural = last[:-1] + "ies" if last.endswith("y") else last + "s"
+    plural = last[:-1] + "ies" if last.endswith("y") and last[-2:-1] not in "aeiou" \
+        else last + "s"  # "salaries", "birthdays"
     return (word, f"{head} {plural}".strip())
 
 
