@@ -347,15 +347,15 @@ class RetrievalEngine:
             return []
         kept: set[str] | None = None
         if judges is not None:
-            returned = [i for i, h in enumerate(hits) if (
+            picked = [i for i, h in enumerate(hits) if (
                 i < ranking.top_k if h.scores.relevance is None else h.scores.relevance >= (
                     self.min_relevance(h, judges) if min_relevance is None else min_relevance))
                         ][:ranking.top_k]
-            kept = {hits[i].memory.memory_id for i in returned}
+            kept = {hits[i].memory.memory_id for i in picked}
             # Conflicts are read among the hits ranked down to the last one returned (at
             # least top_k, as without the judge): a newer statement of a returned claim
             # ranked there is found.
-            hits = hits[:max(ranking.top_k, returned[-1] + 1)] if returned else []
+            hits = hits[:max(ranking.top_k, picked[-1] + 1)] if picked else []
         cfg = self.settings.conflicts
         ids = conflicts.candidates(hits, cfg)
         stored = self.stores.records.statements(ranking.flt.tenant, ids) if len(ids) > 1 else {}
