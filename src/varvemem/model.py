@@ -213,6 +213,12 @@ class ScoreBreakdown(_Model):
     # How far the memory was created within the time the query names ("last week", "昨天"):
     # 1 inside, 0 outside (``retrieval.time_words``). None when the query names no time.
     time_match: float | None = None
+    # What the time asked multiplies the score by: 1 - retrieval.time_words.weight x (1 -
+    # time_match). None when the query names no time.
+    time_factor: float | None = None
+    # Set by read-time conflict resolution: the score of a newer hit of the same claim this
+    # one was put after; its score is at most this. None when it was put after none.
+    ceiling: float | None = None
     # Set by the re-scorer (``retrieval.rerank``). ``cross_keyword``: a memory in another
     # script than the query shares none of its words; it is given the best S_kw of the
     # candidates in the query's script that are no closer to it in meaning (``keyword`` stays
@@ -223,7 +229,7 @@ class ScoreBreakdown(_Model):
     # How likely the hit answers the query (:mod:`varvemem.engines.relevance`), 0..1; None
     # where no relevance judge ran. Under a ``learned`` profile: relevance = sigmoid(bias +
     # sum(contributions)), one contribution per feature the judge read, and the score is
-    # relevance x ttl_weight (lowered to a newer conflicting hit's, when ``conflict`` says so).
+    # relevance x ttl_weight (at most ``ceiling``). Every score is scoring.combine of these.
     relevance: float | None = None
     contributions: dict[str, float] | None = None
     bias: float | None = None
@@ -262,8 +268,8 @@ class SearchHit(_Model):
 
 
 _HIT_SCORE_KEYS = ("relevance", "semantic", "keyword", "tag", "recency", "importance",
-                   "reliability", "ttl_weight", "quality", "evidence", "time_match", "cross_keyword",
-                   "second_semantic")
+                   "reliability", "ttl_weight", "quality", "evidence", "time_match",
+                   "time_factor", "ceiling", "cross_keyword", "second_semantic")
 
 
 AddStatus = Literal["created", "duplicate", "merged"]

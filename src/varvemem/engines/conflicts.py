@@ -59,11 +59,12 @@ def resolve(hits: Sequence[SearchHit], cfg: ConflictSettings,
             verdicts: Mapping[tuple[str, str], Verdict] | None = None,
             read: float = 1.0, after: dict[str, str] | None = None) -> list[SearchHit]:
     """``hits`` with each conflicting older hit marked, its score lowered to its newer one's
-    and placed right after it (the order stays by score). ``stored``: the hits' stored
-    statements by id (``Memories.statements``); a hit without one is parsed. ``verdicts``:
-    the learned judge's, by (newer id, older id): at ``read`` or above the older is marked,
-    at ``cfg.judge_order`` or above it only goes after the newer. ``after``, when given,
-    receives the id of each hit put after a newer one, with the newer one's."""
+    (its breakdown's ``ceiling``) and placed right after it (the order stays by score).
+    ``stored``: the hits' stored statements by id (``Memories.statements``); a hit without
+    one is parsed. ``verdicts``: the learned judge's, by (newer id, older id): at ``read``
+    or above the older is marked, at ``cfg.judge_order`` or above it only goes after the
+    newer. ``after``, when given, receives the id of each hit put after a newer one, with
+    the newer one's."""
     out = list(hits)
     if not cfg.enabled:
         return out
@@ -98,7 +99,7 @@ def resolve(hits: Sequence[SearchHit], cfg: ConflictSettings,
                 if why is None and verdict.p >= read:
                     why = f"judged an update ({verdict.reason()})"
                 elif why is None and verdict.p >= cfg.judge_order:
-                    old.score = min(old.score, new.score)  # the newer first, unmarked
+                    _cap(old, new.score)  # the newer first, unmarked
                     behind.add(old.memory.memory_id)
                     if after is not None:
                         after[old.memory.memory_id] = new.memory.memory_id
@@ -109,10 +110,16 @@ def resolve(hits: Sequence[SearchHit], cfg: ConflictSettings,
             old.scores.conflict = f"likely superseded by {new.memory.memory_id} " \
                                   f"(said {said_on}): {why}"
             # The older ranks no higher than the newer: it goes right after it.
-            old.score = min(old.score, new.score)
+            _cap(old, new.score)
             behind.add(old.memory.memory_id)
             if after is not None:
                 after[old.memory.memory_id] = new.memory.memory_id
     # Stable: ties keep their order, a hit put behind after the one that outranks it.
     out.sort(key=lambda h: (-h.score, h.memory.memory_id in behind))
     return out
+
+
+def _cap(old: SearchHit, score: float) -> None:
+    """``old`` scores no higher than ``score`` (a newer hit's): its breakdown's ceiling."""
+    old.scores.ceiling = score if old.scores.ceiling is None else min(old.scores.ceiling, score)
+    old.score = min(old.score, score)

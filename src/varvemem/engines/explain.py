@@ -75,7 +75,8 @@ class ExplainEngine:
             judged = self.retrieval.judged_hits(ranking)
             at = next((i for i, h in enumerate(judged) if h.memory.memory_id == mid), None)
             if at is not None and judged[at].scores.relevance is not None:
-                return self._judged(out, judged[at], at, self.retrieval.min_relevance(
+                return self._judged(out, self.retrieval.with_evidence(ranking, judged[at]), at,
+                                    self.retrieval.min_relevance(
                     judged[at], judges) if min_relevance is None else min_relevance)
         return self._scored(out, rec, ranking, scored, floor)
 

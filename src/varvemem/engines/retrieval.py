@@ -231,7 +231,8 @@ class RetrievalEngine:
             if window is not None and r.memory_id in full:
                 parts.time_match = time_match(window, full[r.memory_id],
                                               cfg.time_words.margin_hours)
-            total = scoring.combine(parts, prof, cfg.time_words.weight)
+                parts.time_factor = scoring.time_factor(parts.time_match, cfg.time_words.weight)
+            total = scoring.combine(parts, prof)
             if total <= 0.0 or total < prof.min_score:
                 ranking.unscored[r.memory_id] = (total, parts)
                 continue
@@ -240,7 +241,7 @@ class RetrievalEngine:
         rerank = Reranker(cfg.rerank, self.second_model)  # a second look at the best few
         if rerank.active():
             ranked = rerank.rescore(query, ranked, vec_hits,
-                                    lambda p: scoring.combine(p, prof, cfg.time_words.weight),
+                                    lambda p: scoring.combine(p, prof),
                                     lambda ids: self.stores.records.contents(flt.tenant, ids))
         ranking.ranked = ranked
         ranking.subject = claims.query_subject(query, claims.lexicon_for(
@@ -261,17 +262,33 @@ class RetrievalEngine:
                         subject=ranking.subject, absent_factor=cfg.absent_subject_factor)
 
     def scored_hits(self, ranking: Ranking, depth: int | None = None) -> list[SearchHit]:
-        """The first ``depth`` (default ``top_k``) of ``ranking`` as hits with their
-        evidence, before relevance and conflict resolution."""
+        """The first ``depth`` (default ``top_k``) of ``ranking`` as hits, before relevance
+        and conflict resolution; those among the first ``top_k`` with their evidence (the
+        others' is read when asked: :meth:`with_evidence`)."""
         ranked = ranking.ranked[:depth or ranking.top_k]
         full = ranking.full
         full.update(self.stores.records.get_many(
             ranking.flt.tenant, [r.memory_id for _, r, _ in ranked if r.memory_id not in full]))
-        return [SearchHit(memory=full[r.memory_id], score=total,
-                          scores=parts.model_copy(update={"evidence": self.evidence_of(
-                              ranking, full[r.memory_id], parts)}),
+        hits = [SearchHit(memory=full[r.memory_id], score=total, scores=parts.model_copy(),
                           channels=ranking.channels[r.memory_id])
                 for total, r, parts in ranked if r.memory_id in full]
+        for h in hits[:ranking.top_k]:
+            self.with_evidence(ranking, h)
+        return hits
+
+    def with_evidence(self, ranking: Ranking, hit: SearchHit) -> SearchHit:
+        """``hit`` with its evidence (:meth:`evidence_of`) in its breakdown. Read only for the
+        hits that may be returned or decide the floor: it parses the hit's text."""
+        if hit.scores.evidence is None:
+            hit.scores.evidence = self.evidence_of(ranking, hit.memory, hit.scores)
+        return hit
+
+    def reaches_floor(self, ranking: Ranking, hits: Sequence[SearchHit], floor: float) -> bool:
+        """Whether one of ``hits`` has evidence of at least ``floor``; their evidence is read
+        in order, until one has."""
+        return any((h.scores.evidence or 0.0) >= floor for h in hits) or any(
+            (self.with_evidence(ranking, h).scores.evidence or 0.0) >= floor
+            for h in hits if h.scores.evidence is None)
 
     def judged_hits(self, ranking: Ranking) -> list[SearchHit]:
         """The hits the relevance judge reads together (the first
@@ -296,7 +313,7 @@ class RetrievalEngine:
                 h.scores.contributions = dict(zip(relevance.FEATURES,
                                                   judge.contributions(row[None])[0].tolist()))
                 h.scores.bias = judge.bias
-                h.score = p * h.scores.ttl_weight
+                h.score = scoring.combine(h.scores, ranking.profile)
         if learned:
             hits.sort(key=lambda h: (-h.score, -h.memory.created_at.timestamp()))
         return hits
@@ -343,7 +360,7 @@ class RetrievalEngine:
         # The relevance floor: a query the store holds nothing about gets nothing, not the
         # least unrelated memories (``min_relevance`` 0: nothing is dropped).
         floor = 0.0 if min_relevance == 0 else self.relevance_floor()
-        if floor > 0 and max((h.scores.evidence or 0.0 for h in hits), default=0.0) < floor:
+        if floor > 0 and not self.reaches_floor(ranking, hits, floor):
             return []
         kept: set[str] | None = None
         if judges is not None:
@@ -367,13 +384,13 @@ class RetrievalEngine:
         resolved = conflicts.resolve(
             hits, cfg, claims.lexicon_for(self.settings.update.attribute_words), stored,
             verdicts, read, after)
-        if kept is None:
-            return resolved
-        # The newer statement of a kept hit's claim (one it was put after) comes with it,
-        # judged relevant or not: else the older one would be served alone.
-        while newer := {after[i] for i in kept if i in after} - kept:
-            kept |= newer
-        return [h for h in resolved if h.memory.memory_id in kept][:ranking.top_k]
+        if kept is not None:
+            # The newer statement of a kept hit's claim (one it was put after) comes with it,
+            # judged relevant or not: else the older one would be served alone.
+            while newer := {after[i] for i in kept if i in after} - kept:
+                kept |= newer
+            resolved = [h for h in resolved if h.memory.memory_id in kept][:ranking.top_k]
+        return [self.with_evidence(ranking, h) for h in resolved]
 
     def judge(self) -> judging.Choice:
         """The learned judge (``update.judge``) that marks conflicting hits, or why none."""

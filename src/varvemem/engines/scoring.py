@@ -45,14 +45,48 @@ def semantic_score(cosine: float) -> float:
     return min(1.0, max(0.0, (cosine + 1.0) / 2.0))
 
 
-def combine(parts: ScoreBreakdown, profile: Profile, time_weight: float = 0.0) -> float:
-    """The final score of one hit under ``profile``, in 0..1. The keyword component is
-    S_kw, or the one imputed to a hit in another script than its query where higher
-    (``parts.cross_keyword``, :mod:`.rerank`). When the query names a time
-    (``parts.time_match`` set), the score is multiplied by ``1 - time_weight x (1 -
-    time_match)`` (``retrieval.time_words.weight``)."""
-    factor = 1.0 if parts.time_match is None else 1.0 - time_weight * (1.0 - parts.time_match)
-    return _combine(parts, profile) * factor
+def combine(parts: ScoreBreakdown, profile: Profile) -> float:
+    """A hit's score from its breakdown and ``profile``, in 0..1: the one formula every
+    score of a search reproduces (``retrieval.default_profile`` and the profile's weights
+    are settings; everything else is in ``parts``)::
+
+        base  = relevance x ttl_weight                   learned profile, a judged hit
+              = clamp(relevance_part x ttl_weight x quality)     multiplicative
+              = clamp(sum of weight x component) x ttl_weight    weighted (and learned,
+                                                                 a hit no judge read)
+        score = min(base x time_factor, ceiling)
+
+    The keyword component is S_kw, or the one imputed to a hit in another script than its
+    query where higher (``parts.cross_keyword``, :mod:`.rerank`). ``time_factor`` (1 when
+    unset) is :func:`time_factor`; the learned base leaves it out (the time asked is one of
+    the judge's features). ``ceiling`` (none when unset) is the score of a newer hit of the
+    same claim that read-time conflict resolution put this one after."""
+    if profile.mode == "learned" and parts.relevance is not None:
+        base = parts.relevance * parts.ttl_weight
+    else:
+        base = _combine(parts, profile) * (1.0 if parts.time_factor is None
+                                           else parts.time_factor)
+    return base if parts.ceiling is None else min(base, parts.ceiling)
+
+
+def formula(profile: Profile) -> str:
+    """:func:`combine` under ``profile``, in words (the inspector shows it)."""
+    tail = " x time factor, at most the ceiling"
+    if profile.mode == "multiplicative":
+        rs = profile.relevance_semantic
+        return (f"multiplicative: (semantic x {rs:.2f} + keyword x {1 - rs:.2f}) x TTL weight "
+                f"x quality{tail}")
+    weighted = f"weighted sum of the components x TTL weight{tail}"
+    if profile.mode == "learned":
+        return ("learned: relevance x TTL weight, at most the ceiling (a hit no judge reads: "
+                f"{weighted})")
+    return weighted
+
+
+def time_factor(time_match: float | None, weight: float) -> float | None:
+    """What a time the query names multiplies a score by: ``1 - weight x (1 -
+    time_match)`` (``retrieval.time_words.weight``); None when it names none."""
+    return None if time_match is None else 1.0 - weight * (1.0 - time_match)
 
 
 def _combine(parts: ScoreBreakdown, profile: Profile) -> float:

@@ -326,6 +326,8 @@ class HitScores(BaseModel):
     quality: float | None = None
     evidence: float | None = None
     time_match: float | None = None
+    time_factor: float | None = None
+    ceiling: float | None = None
     cross_keyword: float | None = None
     second_semantic: float | None = None
     relevance: float | None = None

@@ -15,6 +15,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import RedirectResponse
 
 from ..api import Memory
+from ..engines import scoring
 from ..errors import AuthError, ConfigError, NotFoundError, ValidationError
 from ..keys import ApiKey
 from ..model import MemoryRecord, MemoryType, ScoreBreakdown, Tier
@@ -153,7 +154,8 @@ def components(scores: Any, weights: dict[str, float] | None) -> list[tuple[str,
     out: list[tuple[str, float, float | None]] = [
         (n, float(get(n, 0.0) or 0.0), (weights or {}).get(n)) for n in data.COMPONENTS]
     out.append(("ttl_weight", float(get("ttl_weight", 1.0) or 0.0), None))
-    for extra in ("quality", "time_match", "cross_keyword"):
+    for extra in ("quality", "time_match", "time_factor", "cross_keyword", "relevance",
+                  "ceiling"):
         value = get(extra)
         if value is not None:
             out.append((extra, float(value), None))
@@ -167,10 +169,8 @@ def _weights(service_settings: Any, profile: str | None) -> tuple[dict[str, floa
         raise ValidationError(str(exc)) from None
     if prof.mode == "multiplicative":
         rs = prof.relevance_semantic
-        return ({"semantic": rs, "keyword": round(1 - rs, 6)},
-                f"multiplicative: (semantic x {rs:.2f} + keyword x {1 - rs:.2f}) x TTL weight "
-                "x quality")
-    return prof.weights.model_dump(), "weighted sum of the components x TTL weight"
+        return {"semantic": rs, "keyword": round(1 - rs, 6)}, scoring.formula(prof)
+    return prof.weights.model_dump(), scoring.formula(prof)
 
 
 @router.get("/search")
