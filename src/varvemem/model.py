@@ -256,7 +256,7 @@ class SearchHit(_Model):
             "scores": {
                 k: round(v, 6)
                 for k, v in self.scores.model_dump().items()
-                if v is not None and k in _HIT_SCORE_KEYS
+                if v is not None and k in HIT_SCORE_KEYS
             },
             "channels": self.channels,
             "created_at": m.created_at.isoformat(),
@@ -267,9 +267,12 @@ class SearchHit(_Model):
         }
 
 
-_HIT_SCORE_KEYS = ("relevance", "semantic", "keyword", "tag", "recency", "importance",
-                   "reliability", "ttl_weight", "quality", "evidence", "time_match",
-                   "time_factor", "ceiling", "cross_keyword", "second_semantic")
+# The components of a breakdown, as a hit's JSON ``scores`` and REST's ``HitScores`` give
+# them: every field of :class:`ScoreBreakdown` that holds one number in 0..1, so a new one is
+# added there only (``bias``, a logit, goes beside ``contributions``).
+HIT_SCORE_KEYS: tuple[str, ...] = tuple(
+    name for name, f in ScoreBreakdown.model_fields.items()
+    if f.annotation in (float, float | None) and name != "bias")
 
 
 AddStatus = Literal["created", "duplicate", "merged"]

@@ -16,7 +16,7 @@ from tests.conftest import Clock
 from varvemem import Memory
 from varvemem.embeddings.usem3 import USEEmbedder
 from varvemem.engines import scoring
-from varvemem.model import ScoreBreakdown
+from varvemem.model import HIT_SCORE_KEYS, ScoreBreakdown
 from varvemem.settings import Settings
 
 # Told over ten days, in both languages: standing facts, a value that changes without a cue
@@ -118,3 +118,16 @@ def test_a_breakdown_without_factors_is_the_plain_weighted_sum() -> None:
     assert scoring.time_factor(None, 0.5) is None
     assert scoring.time_factor(1.0, 0.5) == 1.0
     assert scoring.time_factor(0.0, 0.5) == 0.5
+
+
+def test_a_hit_json_and_the_rest_model_carry_every_component(told: Memory) -> None:
+    from varvemem.server.schemas import HitScores
+
+    hits = told.search("payments queue", top_k=10, min_relevance=0)
+    older = next(h for h in hits if "rabbit-q-2" in h.memory.content)
+    got = older.to_json()["scores"]
+    assert {"ceiling", "relevance", "semantic", "ttl_weight"} <= set(got)
+    assert HitScores(**got).model_dump(exclude_none=True) == got
+    numbers = {k for k, v in older.scores.model_dump().items()
+               if isinstance(v, float) and k != "bias"}
+    assert numbers <= set(got) == {k for k in HIT_SCORE_KEYS if k in got}

@@ -4,7 +4,7 @@ they fit), and the error body every refusal carries."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -15,6 +15,7 @@ from pydantic import (
     StringConstraints,
     ValidationInfo,
     WithJsonSchema,
+    create_model,
     field_validator,
 )
 from pydantic.json_schema import SkipJsonSchema
@@ -22,6 +23,7 @@ from pydantic.json_schema import SkipJsonSchema
 from ..engines.faq import AskResult
 from ..engines.lifecycle import ConsolidationReport
 from ..model import (
+    HIT_SCORE_KEYS,
     AddResult,
     HistoryEntry,
     IngestReport,
@@ -313,24 +315,13 @@ class History(BaseModel):
     items: list[HistoryEntry]
 
 
-class HitScores(BaseModel):
-    """A hit's score components (each in 0..1), those computed for it."""
-
-    semantic: float | None = None
-    keyword: float | None = None
-    tag: float | None = None
-    recency: float | None = None
-    importance: float | None = None
-    reliability: float | None = None
-    ttl_weight: float | None = None
-    quality: float | None = None
-    evidence: float | None = None
-    time_match: float | None = None
-    time_factor: float | None = None
-    ceiling: float | None = None
-    cross_keyword: float | None = None
-    second_semantic: float | None = None
-    relevance: float | None = None
+if TYPE_CHECKING:
+    class HitScores(BaseModel):
+        """A hit's score components (each in 0..1), those computed for it."""
+else:  # one optional number per field of the breakdown that holds one (model.HIT_SCORE_KEYS)
+    HitScores = create_model(
+        "HitScores", __doc__="A hit's score components (each in 0..1), those computed for it.",
+        **{k: (float | None, None) for k in HIT_SCORE_KEYS})
 
 
 class Hit(BaseModel):
