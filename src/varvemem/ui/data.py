@@ -12,8 +12,10 @@ from ..api import Memory
 from ..engines.faq import QaStatus
 from ..engines.lifecycle import ConsolidationReport
 from ..model import JobSchedule, MemoryRecord, WhyNot
+from ..settings import Weights
 
-COMPONENTS = ("semantic", "keyword", "tag", "recency", "importance", "reliability")
+# The components a weighted profile weighs, one per weight (settings.Weights).
+COMPONENTS = tuple(Weights.model_fields)
 
 
 @dataclass

@@ -18,7 +18,7 @@ from ..api import Memory
 from ..engines import scoring
 from ..errors import AuthError, ConfigError, NotFoundError, ValidationError
 from ..keys import ApiKey
-from ..model import MemoryRecord, MemoryType, ScoreBreakdown, Tier
+from ..model import HIT_SCORE_KEYS, MemoryRecord, MemoryType, ScoreBreakdown, Tier
 from . import UI_PREFIX, data, forms
 from .auth import (
     COOKIE,
@@ -147,15 +147,15 @@ async def overview(request: Request) -> Response:
 
 # -- search and why not ------------------------------------------------------------------------
 def components(scores: Any, weights: dict[str, float] | None) -> list[tuple[str, float, float | None]]:
-    """(name, value, weight) of each component a profile weighs, then the TTL weight."""
+    """(name, value, weight) of each component a profile weighs, then the TTL weight, then
+    each other component the hit has (:data:`HIT_SCORE_KEYS`)."""
     if scores is None:
         return []
     get = scores.get if isinstance(scores, dict) else (lambda k, d=None: getattr(scores, k, d))
     out: list[tuple[str, float, float | None]] = [
         (n, float(get(n, 0.0) or 0.0), (weights or {}).get(n)) for n in data.COMPONENTS]
     out.append(("ttl_weight", float(get("ttl_weight", 1.0) or 0.0), None))
-    for extra in ("quality", "time_match", "time_factor", "cross_keyword", "relevance",
-                  "ceiling"):
+    for extra in (k for k in HIT_SCORE_KEYS if k not in data.COMPONENTS and k != "ttl_weight"):
         value = get(extra)
         if value is not None:
             out.append((extra, float(value), None))
