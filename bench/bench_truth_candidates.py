@@ -394,7 +394,8 @@ def check_home(home: Path, meta: dict[str, Any], cases: Sequence[Case], scopes: 
                                                          list[CaseFacts], dict[str, Any]]:
     from varvemem import Memory, _validate
     from varvemem.engines import claims
-    from varvemem.engines.update import _FACT_TYPES, UpdateEngine
+    from varvemem.engines.update import UpdateEngine
+    from varvemem.model import TYPES
     from varvemem.settings import Settings
     from varvemem.text import index_terms
 
@@ -463,7 +464,7 @@ def check_home(home: Path, meta: dict[str, Any], cases: Sequence[Case], scopes: 
         p = prepared(eng, [c])[0]
         rec = p.record
         f.judged_at_all = rec.memory_type in settings.update.supersede_types \
-            and rec.memory_type in _FACT_TYPES and not claims.is_question(eng._said(rec))
+            and TYPES[rec.memory_type].states_facts and not claims.is_question(eng._said(rec))
         f.duplicate = eng._exact_duplicate(rec, []) == meta["olds"][cases[c].id]
         eng._find_neighbours([p])
         similar = eng._similar(p, [])

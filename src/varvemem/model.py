@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from enum import Enum
 from typing import Any, Literal
@@ -103,6 +104,42 @@ class MemoryType(str, Enum):
     EVENT = "event"
     EXPERIENCE = "experience"
     QA = "qa"
+
+
+@dataclass(frozen=True)
+class TypeTraits:
+    """What the engines ask of a memory type: one row of :data:`TYPES`."""
+
+    session_window: bool  # TIER-1 while its session runs: the active window, the session cache
+    states_facts: bool  # may state a claim a newer memory changes (claim rules, conflicts)
+    statement: bool  # a statement of knowledge: the learned judge reads it, its days are read
+    episode: bool  # tells what happened: failures are found in it, lessons drawn from it
+    resolves: bool  # may tell that a failure was resolved
+    written: bool  # written down, not said in talk: a change cue alone may supersede by it
+    derived: bool  # made by varvemem from other memories: erasure follows its sources
+
+
+# What each memory type is. A new type is one row here (and its defaults in the settings:
+# importance, start tier, TTL).
+TYPES: dict[MemoryType, TypeTraits] = {
+    MemoryType.DIALOGUE: TypeTraits(session_window=True, states_facts=True, statement=False,
+                                    episode=True, resolves=True, written=False, derived=False),
+    MemoryType.TOOL_CALL: TypeTraits(session_window=True, states_facts=False, statement=False,
+                                     episode=True, resolves=True, written=False, derived=False),
+    MemoryType.KNOWLEDGE: TypeTraits(session_window=False, states_facts=True, statement=True,
+                                     episode=False, resolves=True, written=True, derived=False),
+    MemoryType.EVENT: TypeTraits(session_window=False, states_facts=True, statement=False,
+                                 episode=True, resolves=True, written=False, derived=False),
+    MemoryType.EXPERIENCE: TypeTraits(session_window=False, states_facts=True, statement=True,
+                                      episode=False, resolves=False, written=True, derived=True),
+    MemoryType.QA: TypeTraits(session_window=False, states_facts=False, statement=False,
+                              episode=False, resolves=False, written=True, derived=True),
+}
+
+
+def types_where(trait: Callable[[TypeTraits], bool]) -> tuple[MemoryType, ...]:
+    """The memory types whose traits pass ``trait`` (``types_where(lambda t: t.episode)``)."""
+    return tuple(t for t, traits in TYPES.items() if trait(traits))
 
 
 class Tier(str, Enum):
@@ -433,7 +470,6 @@ class SearchFilter(VectorFilter):
     # least ``min_importance`` and, when ``since`` is set, to have entered the tier (else been
     # created) at or after it.
     tier_limits: list[TierLimit] = Field(default_factory=list)
-
 
 
 class Verdict(str, Enum):

@@ -15,14 +15,12 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..language.records import other_record
-from ..model import MemoryType, SearchHit
+from ..model import TYPES, MemoryType, SearchHit
 from ..settings import ConflictSettings
 from . import claims, statements
 
 if TYPE_CHECKING:  # reading records loads no numpy
     from .judge import Verdict
-
-_FACTS = (MemoryType.KNOWLEDGE, MemoryType.DIALOGUE, MemoryType.EVENT, MemoryType.EXPERIENCE)
 
 
 def candidates(hits: Sequence[SearchHit], cfg: ConflictSettings) -> list[str]:
@@ -34,7 +32,7 @@ def candidates(hits: Sequence[SearchHit], cfg: ConflictSettings) -> list[str]:
 
 def _fact(h: SearchHit) -> bool:
     m = h.memory
-    return m.valid_to is None and m.superseded_by is None and m.memory_type in _FACTS \
+    return m.valid_to is None and m.superseded_by is None and TYPES[m.memory_type].states_facts \
         and h.channels != ["archive"]
 
 

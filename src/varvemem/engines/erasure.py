@@ -22,7 +22,7 @@ from datetime import datetime
 from pydantic import BaseModel
 
 from ..errors import ValidationError
-from ..model import MemoryRecord, MemoryType, Tier
+from ..model import TYPES, MemoryRecord, MemoryType, Tier, types_where
 from ..settings import Settings
 from ..stores import Stores, StoreTx
 from ..stores.base import Selection
@@ -31,7 +31,6 @@ from .lifecycle import ACTOR, LifecycleEngine
 from .timeline import snapshot
 from .update import UpdateEngine, orphans, record_change, reinstate, replaced_by
 
-_DERIVED = [MemoryType.EXPERIENCE, MemoryType.QA]
 _BATCH = 500
 
 
@@ -160,8 +159,9 @@ class ErasureEngine:
         """The tenant's derived memories (live, superseded or archived) that quote a memory of
         ``gone`` or name ``user``, transitively, by id (``gone`` itself excluded)."""
         candidates = {r.memory_id: r for r in self._records(
-            Selection(tenant=tenant, types=_DERIVED, current_only=False))}
-        candidates.update((i, r) for i, r in archived.items() if r.memory_type in _DERIVED)
+            Selection(tenant=tenant, types=list(types_where(lambda t: t.derived)),
+                      current_only=False))}
+        candidates.update((i, r) for i, r in archived.items() if TYPES[r.memory_type].derived)
         found: dict[str, MemoryRecord] = {}
         reach = set(gone)
         while True:

@@ -32,7 +32,6 @@ from ..errors import JudgeError
 from ..language.quantities import Quantity, compare, quantities
 from ..language.records import other_record
 from ..language.segment import has_cjk, is_hedged, sentences
-from ..model import MemoryType
 from ..text import index_terms
 from . import claims, rules
 
@@ -40,10 +39,6 @@ if TYPE_CHECKING:  # numpy loads with the first judgement, not with `varvemem st
     import numpy as np
 
 FORMAT = 2  # the layout of a judge file; a file of another format is refused
-# The statements the judge alone may retire or mark: knowledge, not turns of talk or events.
-JUDGED = (MemoryType.KNOWLEDGE, MemoryType.EXPERIENCE)
-
-
 @dataclass
 class Side:
     """One statement of a pair, parsed once however many pairs it is in."""

@@ -31,6 +31,7 @@ from ..model import (
     Scope,
     Tier,
     VectorFilter,
+    types_where,
 )
 from ..settings import Settings
 from ..stores import Stores, StoreTx
@@ -43,7 +44,6 @@ ACTOR = "lifecycle"
 log = logging.getLogger("varvemem.llm")  # the abstraction's LLM fallback
 _LIVE_TIERS = [t for t in Tier if t is not Tier.ARCHIVE]
 # What abstraction learns from: the records of what happened, not documents or Q&A pairs.
-_ABSTRACT_FROM = [MemoryType.DIALOGUE, MemoryType.TOOL_CALL, MemoryType.EVENT]
 
 
 @dataclass(frozen=True)
@@ -363,7 +363,7 @@ class LifecycleEngine:
         sessions: dict[tuple[str, str], list[str]] = {}
         resolvers: list[MemoryRecord] = []
         sel = Selection(tenant=tenant, tiers=[Tier.SHORT_TERM, Tier.MID_TERM],
-                        types=_ABSTRACT_FROM, importance_above=cfg.promote_above,
+                        types=list(types_where(lambda t: t.episode)), importance_above=cfg.promote_above,
                         not_abstracted=True)
         for batch in self._select(sel, run):
             for r in batch:

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from ..model import MemoryRecord, MemoryType, SearchFilter
+from ..model import TYPES, MemoryRecord, MemoryType, SearchFilter
 from ..settings import Settings
 from ..stores import Stores, StoreTx
 from . import update as _update
@@ -25,9 +25,6 @@ from .importance import signals
 ACTOR = "outcome"
 RULE = "resolution-after-failure"
 # What a failure can be: the records of what happened (not documents, Q&A pairs, experiences).
-_FAILURE_TYPES = (MemoryType.DIALOGUE, MemoryType.TOOL_CALL, MemoryType.EVENT)
-_RESOLVER_TYPES = (MemoryType.DIALOGUE, MemoryType.TOOL_CALL, MemoryType.EVENT,
-                   MemoryType.KNOWLEDGE)
 
 
 def is_resolution(content: str, settings: Settings) -> bool:
@@ -49,7 +46,7 @@ def resolve(tx: StoreTx, stores: Stores, settings: Settings,
     if not cfg.outcome_signals or cfg.outcome_max_failures < 1:
         return
     for i, rec in enumerate(records):
-        if rec.memory_type in _RESOLVER_TYPES and is_resolution(rec.content, settings):
+        if TYPES[rec.memory_type].resolves and is_resolution(rec.content, settings):
             failures = _failures(stores, settings, rec, records[:i], now)
             if failures:
                 _apply(tx, settings, rec, failures, now)
@@ -86,7 +83,7 @@ def _failures(stores: Stores, settings: Settings, rec: MemoryRecord,
             found.setdefault(r.memory_id, (r, "shared tag " + ", ".join(
                 sorted(set(keys) & set(r.tags)))))
     out = [(r, route) for r, route in found.values()
-           if r.memory_id != rec.memory_id and r.memory_type in _FAILURE_TYPES
+           if r.memory_id != rec.memory_id and TYPES[r.memory_type].episode
            and r.valid_to is None and since <= r.created_at <= rec.created_at
            and r.scope.user in (None, rec.scope.user)
            and rec.memory_id not in r.metadata.get("resolved_by", [])

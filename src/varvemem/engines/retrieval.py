@@ -19,6 +19,7 @@ from ..embeddings.second import SecondModel, second_model
 from ..filters import archive_clauses, predicate, vector_part
 from ..language import asks
 from ..model import (
+    TYPES,
     MemoryRecord,
     ScoreBreakdown,
     SearchFilter,
@@ -404,7 +405,7 @@ class RetrievalEngine:
         theirs) whose cosine reaches ``update.judge_gate``, by their ids."""
         cfg = self.settings.conflicts
         pairs = [(a, b) for a, b in conflicts.pairs(hits[:cfg.judge_window], cfg)
-                 if a.memory.memory_type in judging.JUDGED and b.memory.memory_type in judging.JUDGED]
+                 if TYPES[a.memory.memory_type].statement and TYPES[b.memory.memory_type].statement]
         if not pairs:
             return {}
         vecs = self.stores.vectors.vectors(sorted({h.memory.memory_id for p in pairs for h in p}))
@@ -576,7 +577,7 @@ def time_match(window: timewords.TimeWindow, memory: MemoryRecord, margin_hours:
     by when it was said; a statement that reports no day by when it was said, or 1 when it
     names a weekday of the time asked (a schedule holds on its days: "what's on
     Wednesday?")."""
-    if memory.memory_type not in judging.JUDGED:
+    if not TYPES[memory.memory_type].statement:
         return window.match(memory.created_at, margin_hours)
     days = memory.metadata.get(HAPPENED)
     try:

@@ -25,6 +25,7 @@ from ..errors import LLMError, UnknownMemoryError, ValidationError, VarvememErro
 from ..language.records import other_record
 from ..llm import ChatClient
 from ..model import (
+    TYPES,
     AddResult,
     Draft,
     HistoryAction,
@@ -230,11 +231,6 @@ def word_overlap(a: str, b: str) -> float:
 
 def new_id() -> str:
     return "mem_" + uuid.uuid4().hex
-
-
-_ACTIVE_TYPES = (MemoryType.DIALOGUE, MemoryType.TOOL_CALL)  # TIER-1 while their session runs
-# Statements of fact: the offline claim rules compare these with each other, across types.
-_FACT_TYPES = (MemoryType.KNOWLEDGE, MemoryType.DIALOGUE, MemoryType.EVENT, MemoryType.EXPERIENCE)
 
 
 @dataclass
@@ -581,7 +577,7 @@ class UpdateEngine:
         if mtype is MemoryType.TOOL_CALL and expires is None and life.tool_call_ttl_hours \
                 and imp < life.important_at:
             expires = created + timedelta(hours=life.tool_call_ttl_hours)
-        tier = d.tier or (Tier.ACTIVE if d.scope.session and mtype in _ACTIVE_TYPES
+        tier = d.tier or (Tier.ACTIVE if d.scope.session and TYPES[mtype].session_window
                           else self.cfg.tier_by_type[mtype])
         record = MemoryRecord(
             memory_id=new_id(), content=d.content.strip(), memory_type=mtype,
@@ -608,7 +604,7 @@ class UpdateEngine:
             p.vector = v
             p.steps["embed"] = path
             rec = p.record
-            if reader is not None and rec.memory_type in judging.JUDGED \
+            if reader is not None and TYPES[rec.memory_type].statement \
                     and HAPPENED not in rec.metadata:
                 report = reports.read(reader, rec.content, v, rec.created_at)
                 if report is not None:  # its days, for time questions to match
@@ -797,7 +793,7 @@ class UpdateEngine:
         calls an update, merged with the judge's decision in the transaction. On an LLM
         failure the judge's decision stands (``p.llm_error`` says so)."""
         text = self._said(p.record)
-        if p.record.memory_type not in _FACT_TYPES or claims.is_question(text):
+        if not TYPES[p.record.memory_type].states_facts or claims.is_question(text):
             return
         found, _ = self._rules_supersede(p, similar)
         decided, _, verdicts = self._judged(p, similar, found, [], judge)
@@ -829,7 +825,7 @@ class UpdateEngine:
         if choice.judge is None:
             fallback = choice.label() if fallback == "rules" else fallback
             found = self._other_records(p.record, found)
-        elif p.record.memory_type in _FACT_TYPES and not claims.is_question(self._said(p.record)):
+        elif TYPES[p.record.memory_type].states_facts and not claims.is_question(self._said(p.record)):
             found, alone, _ = self._judged(p, similar, found, accepted, choice.judge)
             version = choice.judge.version
             if p.llm_asked is not None:  # the LLM answered the pairs the judge was unsure of
@@ -856,7 +852,7 @@ class UpdateEngine:
         """Whether the judge (or the LLM it asks) may retire ``r`` by ``rec`` with no rule:
         statements of knowledge, not ledger lines, not near duplicates, and not beside what
         a transition or a negation naming the old value finds (the rules find its holder)."""
-        return rec.memory_type in judging.JUDGED and r.memory_type in judging.JUDGED \
+        return TYPES[rec.memory_type].statement and TYPES[r.memory_type].statement \
             and not new.names_old_value and not (new.ledger and old.ledger) \
             and not self._near(r, 1.0, rec)
 
@@ -891,13 +887,13 @@ class UpdateEngine:
         batch = {q.record.memory_id: q for q in accepted}
         pool = {r.memory_id: r for r, cos in similar if cos >= cfg.judge_gate}
         pool.update(self._current(dict(found), rec.scope.tenant, batch))
-        cands = [r for r in pool.values() if r.memory_type in _FACT_TYPES
+        cands = [r for r in pool.values() if TYPES[r.memory_type].states_facts
                  and r.memory_type in cfg.supersede_types and r.created_at <= rec.created_at
                  and r.memory_id != rec.memory_id
                  # What it may act on: a rule's finding, or what it may retire alone.
                  and (r.memory_id in found
-                      or (rec.memory_type in judging.JUDGED
-                          and r.memory_type in judging.JUDGED))]
+                      or (TYPES[rec.memory_type].statement
+                          and TYPES[r.memory_type].statement))]
         stored = self.stores.vectors.vectors([r.memory_id for r in cands
                                               if r.memory_id not in batch])
         vecs = {i: q.vector for i, q in batch.items() if q.vector is not None} | stored
@@ -946,7 +942,7 @@ class UpdateEngine:
                     v = vecs.get(mid)
                     found[mid] = (r, float(v @ p.vector) if v is not None else -1.0)
         pool = [(r, cos) for r, cos in found.values()
-                if r.memory_type in _FACT_TYPES and r.memory_type in self.cfg.supersede_types
+                if TYPES[r.memory_type].states_facts and r.memory_type in self.cfg.supersede_types
                 and r.created_at <= rec.created_at and r.memory_id != rec.memory_id]
         said = self._statements(s.tenant, [r for r, _ in pool], p.stale_statements)
         return [(r, cos) for r, cos in pool if not said[r.memory_id].question], said
@@ -969,7 +965,8 @@ class UpdateEngine:
     def _statement(self, rec: MemoryRecord) -> bytes | None:
         """What is stored of ``rec`` for the rules to read later (:mod:`.statements`); None
         for what they never compare."""
-        if rec.memory_type not in _FACT_TYPES or rec.memory_type not in self.cfg.supersede_types \
+        if not TYPES[rec.memory_type].states_facts \
+                or rec.memory_type not in self.cfg.supersede_types \
                 or not self.cfg.supersede_rules:
             return None
         return statements.stored(self._said(rec), self.lexicon(), self.cfg.claim_subject_span)
@@ -993,7 +990,7 @@ class UpdateEngine:
         on = set(cfg.supersede_rules)
         if claims.is_question(text):
             return {}, ""
-        fact = rec.memory_type in _FACT_TYPES
+        fact = TYPES[rec.memory_type].states_facts
         t = claims.transition(text) if fact and "transition" in on else None
         neg = claims.negation(text) if fact and "negation" in on else None
         new = claims.claim(text, cfg.claim_subject_span)
@@ -1033,7 +1030,7 @@ class UpdateEngine:
                     found[r.memory_id] = why
             if found:
                 return found, ""
-        written = rec.memory_type in (MemoryType.KNOWLEDGE, MemoryType.EXPERIENCE, MemoryType.QA)
+        written = TYPES[rec.memory_type].written
         if "cue" in on and rules.is_update(text) and (new.values or written):
             for r, cos in self._supersede_candidates(rec, similar, cfg.supersede_threshold):
                 if r.memory_type is MemoryType.EVENT:

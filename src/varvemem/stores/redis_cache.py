@@ -19,7 +19,7 @@ from urllib.parse import quote
 
 from ..engines.ids import composite_key
 from ..errors import StorageError
-from ..model import MemoryRecord, MemoryType, Scope
+from ..model import MemoryRecord, MemoryType, Scope, types_where
 from ..settings import redact_url
 from .base import ActiveCache, AnswerCache, AnswerKey, ChangeSubscriber, Memories, TxChanges
 
@@ -32,7 +32,7 @@ except ImportError as _exc:  # pragma: no cover - the optional extra
                       f"pip install 'varvemem[redis]' ({_exc})") from None
 
 log = logging.getLogger("varvemem")
-_TYPES = (MemoryType.DIALOGUE, MemoryType.TOOL_CALL)
+_TYPES = types_where(lambda t: t.session_window)
 # A window is a sorted set of memory ids by time plus a hash of their records. Scripts run
 # atomically: a write goes only into a window that exists (was filled from the store), so a
 # window is always the store's newest ``keep``.
