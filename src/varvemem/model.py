@@ -122,18 +122,14 @@ class TypeTraits:
 # What each memory type is. A new type is one row here (and its defaults in the settings:
 # importance, start tier, TTL).
 TYPES: dict[MemoryType, TypeTraits] = {
-    MemoryType.DIALOGUE: TypeTraits(session_window=True, states_facts=True, statement=False,
-                                    episode=True, resolves=True, written=False, derived=False),
-    MemoryType.TOOL_CALL: TypeTraits(session_window=True, states_facts=False, statement=False,
-                                     episode=True, resolves=True, written=False, derived=False),
-    MemoryType.KNOWLEDGE: TypeTraits(session_window=False, states_facts=True, statement=True,
-                                     episode=False, resolves=True, written=True, derived=False),
-    MemoryType.EVENT: TypeTraits(session_window=False, states_facts=True, statement=False,
-                                 episode=True, resolves=True, written=False, derived=False),
-    MemoryType.EXPERIENCE: TypeTraits(session_window=False, states_facts=True, statement=True,
-                                      episode=False, resolves=False, written=True, derived=True),
-    MemoryType.QA: TypeTraits(session_window=False, states_facts=False, statement=False,
-                              episode=False, resolves=False, written=True, derived=True),
+    #                           session_window, states_facts, statement, episode, resolves,
+    #                           written, derived
+    MemoryType.DIALOGUE:   TypeTraits(True , True , False, True , True , False, False),
+    MemoryType.TOOL_CALL:  TypeTraits(True , False, False, True , True , False, False),
+    MemoryType.KNOWLEDGE:  TypeTraits(False, True , True , False, True , True , False),
+    MemoryType.EVENT:      TypeTraits(False, True , False, True , True , False, False),
+    MemoryType.EXPERIENCE: TypeTraits(False, True , True , False, False, True , True),
+    MemoryType.QA:         TypeTraits(False, False, False, False, False, True , True),
 }
 
 
