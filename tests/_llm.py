@@ -33,7 +33,7 @@ from varvemem.llm import ChatClient
 from varvemem.settings import LLMSettings, Settings
 
 # The first words of each step's system prompt (src/varvemem/engines/update.py, abstraction.py,
-# faq.py, history.py).
+# faq.py, faq_confidence.py, history.py).
 TASKS: dict[str, str] = {
     "classify": "Classify an agent memory.",
     "score": "Rate how important this memory is",
@@ -42,8 +42,9 @@ TASKS: dict[str, str] = {
     "abstract": "You turn an agent's related memories into one reusable lesson",
     "answer": "You answer a user's question for a support assistant.",
     "summarise": "Summarise this answer of a support assistant",
+    "same_question": "You decide whether one stored answer can serve two questions.",
 }
-JSON_TASKS = frozenset(TASKS) - {"answer"}
+JSON_TASKS = frozenset(TASKS) - {"answer", "same_question"}
 JSON_SUFFIX = "\nAnswer with one JSON object only."
 MODEL = "mock-model"
 
@@ -104,6 +105,10 @@ def parse(task: str, system: str, user: str) -> dict[str, Any]:
         context, sep, question = user.rpartition("\n\nQuestion: ")
         assert sep and question.strip(), f"answer prompt without a question: {user!r}"
         return {"context": context, "question": question}
+    if task == "same_question":
+        stored, sep, asked = user.partition("\nQuestion B: ")
+        assert sep and stored.startswith("Question A: "), f"pair prompt malformed: {user!r}"
+        return {"stored": stored[len("Question A: "):], "asked": asked}
     if task == "summarise":
         limit = re.search(r"at most (\d+) characters", system)
         assert limit and user.strip(), "summary asked without a text or a length"

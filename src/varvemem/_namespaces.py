@@ -13,7 +13,7 @@ from . import _validate
 
 if TYPE_CHECKING:  # the engines are imported by the Memory that builds them, on first use
     from .api import Memory
-    from .engines.faq import FaqEngine, QaStatus
+    from .engines.faq import AskResult, FaqEngine, QaStatus
     from .engines.inbox import DrainReport, InboxEngine, Receipt
     from .engines.update import UpdateEngine
     from .model import MemoryRecord, SearchHit, TTLMode
@@ -70,6 +70,15 @@ class QA:
         """The best pairs for ``question``: relevance x TTL weight x score (profile ``faq``)."""
         _validate.query(self._mem.settings, question, top_k, "faq")
         return self._engine.search(question, top_k, self._mem._tenant(tenant))
+
+    def match(self, question: str, *, user: str | None = None,
+              tenant: str | None = None) -> AskResult:
+        """The pair :meth:`Memory.ask` would reuse for ``question`` (route ``reuse``), else
+        route ``normal`` with why the nearest pair was refused in ``evidence``; it answers
+        nothing and records nothing (``faq.reuse_judge = "llm"`` still asks the LLM)."""
+        text = _validate.text(question, "question")
+        scope = self._mem._scope(tenant, user, None, None)
+        return self._engine.match(text, user, scope.tenant)
 
     def update(self, memory_id: str, *, question: str | None = None, answer: str | None = None,
                score: float | None = None, keywords: Sequence[str] | None = None,

@@ -220,7 +220,7 @@ class _Call(Generic[P, R]):
 class AsyncQA(_Facade):
     """``amem.qa``: :class:`varvemem._namespaces.QA` as coroutines."""
 
-    _READS = frozenset({"all", "search", "report"})
+    _READS = frozenset({"all", "search", "report", "match"})
     # export writes files; its callers expect the pairs of one moment.
     _WRITES = frozenset({"save", "update", "feedback", "export", "import_folder"})
 
@@ -230,6 +230,7 @@ class AsyncQA(_Facade):
     save = _Call(QA.save)
     all = _Call(QA.all)
     search = _Call(QA.search)
+    match = _Call(QA.match)
     update = _Call(QA.update)
     feedback = _Call(QA.feedback)
     report = _Call(QA.report)

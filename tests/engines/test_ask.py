@@ -10,6 +10,7 @@ from tests._llm import Call, ChatServer, importance, llm_alone, status, supersed
 from tests.conftest import stores_of
 
 from varvemem import Memory, Settings, ValidationError
+from varvemem.engines.faq_confidence import read_same
 from varvemem.engines.intent import chit_chat
 
 
@@ -354,3 +355,73 @@ def test_chit_chat_in_its_many_forms(text: str, kind: str) -> None:
 ])
 def test_a_question_with_small_talk_is_still_a_question(text: str) -> None:
     assert chit_chat(text) is None
+
+
+# -- reuse judged by the LLM (faq.reuse_judge = "llm") ------------------------------------------
+def _llm_reuse(home, embedder, clock, **responders) -> tuple[Memory, ChatServer]:
+    server = ChatServer(score=importance(0.83), **responders)
+    mem = Memory(settings=Settings.load(home=home, faq={"reuse_judge": "llm"}),
+                 embedder=embedder, clock=clock, llm=server.client())
+    mem.save_qa("How do I reset my password?", "Open Settings > Security, click Reset.", 0.9)
+    return mem, server
+
+
+def test_with_an_llm_it_judges_whether_the_nearest_pair_asks_the_same(home, embedder,
+                                                                      clock) -> None:
+    def same(call: Call) -> str:
+        assert call.fields["stored"] == "How do I reset my password?"
+        return "SAME" if "忘了" in call.fields["asked"] else "DIFFERENT"
+
+    mem, server = _llm_reuse(home, embedder, clock, same_question=same,
+                             answer=lambda call: "Ask your admin (the mock's words).")
+    with mem:
+        res = mem.ask("密码忘了怎么重置？")  # another language: the LLM reads both
+        assert res.route == "reuse" and res.answer == "Open Settings > Security, click Reset."
+        assert res.evidence is not None and res.evidence["judge"] == "llm"
+        other = mem.ask("How do I reset my colleague's password?")
+        assert other.route == "normal" and other.evidence is not None
+        assert other.evidence["refused"] == "confidence"
+        assert other.evidence["veto"] == "the LLM judged another question"
+    assert server.of("same_question")[0].fields["asked"] == "密码忘了怎么重置？"
+    assert len(server.of("same_question")) == 2  # one call an ask, the nearest pair only
+
+
+@pytest.mark.parametrize("reply,why", [
+    (status(503, "busy"), "the LLM failed"),
+    (lambda call: "Hmm, hard to say.", "the LLM answered neither SAME nor DIFFERENT"),
+])
+def test_an_llm_that_fails_or_says_neither_reuses_nothing(home, embedder, clock, reply,
+                                                          why: str) -> None:
+    mem, _ = _llm_reuse(home, embedder, clock, same_question=reply,
+                        answer=lambda call: "Ask your admin.")
+    with mem:
+        res = mem.ask("I forgot my password, how can I reset it?")
+        assert res.route == "normal" and res.evidence is not None
+        assert res.evidence["veto"].startswith(why)
+
+
+def test_without_an_llm_the_llm_judge_falls_back_to_the_calibrated_one(make_memory) -> None:
+    mem = make_memory(faq={"reuse_judge": "llm"})
+    mem.save_qa("How do I reset my password?", "Open Settings > Security, click Reset.", 0.9)
+    res = mem.ask("I forgot my password, how can I reset it?")
+    assert res.route == "reuse" and res.evidence is not None
+    assert res.evidence["judge"] == "calibrated"
+
+
+@pytest.mark.parametrize("answer,verdict", [
+    ("SAME", True), ("different", False), ("Not the same.", False), ("**SAME**", True),
+    ("Sure: SAME", True), ("DIFFERENT - another person", False), ("", None), ("相同", None),
+    ("They are not same", False),
+])
+def test_the_llm_verdict_is_read_from_whatever_it_answers(answer: str,
+                                                          verdict: bool | None) -> None:
+    assert read_same(answer) is verdict
+
+
+def test_match_says_what_ask_would_reuse_and_changes_nothing(mem: Memory) -> None:
+    before = [(r.memory_id, r.retrieval_count) for r in mem.get_all()]
+    hit = mem.qa.match("I forgot my password, how can I reset it?")
+    assert hit.route == "reuse" and hit.answer == "Open Settings > Security, click Reset."
+    miss = mem.qa.match("what is the VPN address of the Berlin office?")
+    assert miss.route == "normal" and miss.answer == ""
+    assert [(r.memory_id, r.retrieval_count) for r in mem.get_all()] == before

@@ -248,14 +248,15 @@ def play_questions(mem: Memory, clock: _Clock, w: Writer, ids: dict[str, str],
     return out
 
 
-def play_asks(mem: Memory, w: Writer) -> list[dict[str, Any]]:
+def play_asks(mem: Memory, w: Writer, match: bool = False) -> list[dict[str, Any]]:
     """The writer's FAQ saved as validated pairs (tenant ``<writer>-faq``), then each ask:
-    which pair ``ask`` reused, if any."""
+    which pair ``ask`` reused, if any (``match``: which pair ``qa.match`` names, so that no
+    answer is made and no pair added: an LLM then judges pairs and writes nothing)."""
     tenant = f"{w.name}-faq"
     pair = {mem.qa.save(f.question, f.answer, score=0.9, tenant=tenant): f.id for f in w.faqs}
     out = []
     for a in w.asks:
-        res = mem.ask(a.text, tenant=tenant)
+        res = mem.qa.match(a.text, tenant=tenant) if match else mem.ask(a.text, tenant=tenant)
         reused = pair.get(res.sources[0]) if res.route == "reuse" and res.sources else None
         out.append({"id": a.id, "writer": w.name, "family": a.family, "lang": a.lang,
                     "same": a.faq is not None, "reused": reused is not None,
@@ -311,11 +312,12 @@ def score_asks(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run(folder: Path, root: Path, *, split: str | None = None,
-        writers: Sequence[str] | None = None, progress: Progress | None = None
-        ) -> dict[str, Any]:
+        writers: Sequence[str] | None = None, progress: Progress | None = None,
+        faq_only: bool = False) -> dict[str, Any]:
     """Play the writers of ``split`` (or ``writers``) in one home under ``root``; their
     figures, and for writers not held out (:data:`HELD_OUT`) each question's and ask's
-    outcome."""
+    outcome. ``faq_only``: the FAQ asks alone, each through ``qa.match`` (no memories added,
+    no question searched, no answer made)."""
     names = list(writers) if writers else split_writers(folder, split or "dev")
     data = load(folder, names)
     started = time.perf_counter()
@@ -324,9 +326,10 @@ def run(folder: Path, root: Path, *, split: str | None = None,
     asks: list[dict[str, Any]] = []
     with Memory(home=root / "relevance", clock=clock) as mem:
         for i, w in enumerate(data, 1):
-            ids = fill(mem, clock, w)
-            questions += play_questions(mem, clock, w, ids)
-            asks += play_asks(mem, w)
+            if not faq_only:
+                ids = fill(mem, clock, w)
+                questions += play_questions(mem, clock, w, ids)
+            asks += play_asks(mem, w, match=faq_only)
             if progress:
                 progress("relevance", i, len(data))
     out: dict[str, Any] = {

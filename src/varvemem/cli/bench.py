@@ -258,6 +258,9 @@ def relevance_cmd(
     workdir: Path | None = typer.Option(None, "--workdir",
                                         help="Keep the benchmark's home here."),
     json_out: bool = typer.Option(False, "--json", help="One JSON object on stdout."),
+    faq_only: bool = typer.Option(False, "--faq-only", help="Only the FAQ asks, each through "
+                                  "qa.match: no memory added, no answer made (measures "
+                                  "faq.reuse_judge = \"llm\" with an LLM configured)."),
 ) -> None:
     """Search and FAQ reuse on questions written by other hands: answers first, other hits,
     unanswerable questions left empty, paraphrases reused and traps refused (held-out
@@ -267,7 +270,7 @@ def relevance_cmd(
     writers = [w for v in writer for w in split_csv(v) or []]
     with _workdir(workdir) as root, _progress() as progress:
         result = relevance.run(data, root, split=None if writers else split,
-                               writers=writers or None, progress=progress)
+                               writers=writers or None, progress=progress, faq_only=faq_only)
     if json_out:
         print_json(result)
         return

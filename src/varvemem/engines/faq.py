@@ -42,6 +42,7 @@ from ..stores.base import Selection
 from . import scoring
 from .faq_confidence import (
     PAIR_FEATURES,
+    SAME_QUESTION_PROMPT,
     Confidence,
     PairJudge,
     SecondOpinion,
@@ -50,6 +51,8 @@ from .faq_confidence import (
     language,
     pair_features,
     pair_judge,
+    read_same,
+    same_question_prompt,
 )
 from .ids import composite_key
 from .intent import chit_chat
@@ -369,10 +372,20 @@ class FaqEngine:
             key = self._answer_key(question, user, tenant)
             self.stores.answers.put(key, rec.memory_id, rec.content_hash)
 
-    def _reuse(self, question: str, user: str | None,
-               tenant: str) -> tuple[AskResult | None, dict[str, Any] | None]:
-        """The stored pair whose calibrated confidence (:mod:`.faq_confidence`) says it asks
-        the same, or None and why the nearest pair was refused (None: no pair near)."""
+    def match(self, question: str, user: str | None, tenant: str) -> AskResult:
+        """What ``ask``'s reuse step decides for ``question``, and no more: route ``reuse``
+        with the pair it would reuse, else route ``normal`` with no answer and why the
+        nearest pair was refused (``evidence``; None: no pair near). Nothing is recorded,
+        cached or retired, and no answer is made (an LLM may still judge the pair)."""
+        found, refused = self._reuse(question, user, tenant, dry=True)
+        return found or AskResult(route="normal", answer="", reason="no pair reused",
+                                  evidence=refused)
+
+    def _reuse(self, question: str, user: str | None, tenant: str, dry: bool = False
+               ) -> tuple[AskResult | None, dict[str, Any] | None]:
+        """The stored pair whose confidence (:mod:`.faq_confidence`, ``faq.reuse_judge``)
+        says it asks the same, or None and why the nearest pair was refused (None: no pair
+        near). ``dry``: a pair whose sources changed is not retired, a reuse not cached."""
         cfg = self.cfg
         qvec: np.ndarray = self._embedder().embed_query(question)
         flt = SearchFilter(tenant=tenant, types=[MemoryType.QA],
@@ -388,11 +401,17 @@ class FaqEngine:
         if not current:
             return None, None
         judge = pair_judge(self._embedder().model_id) if cfg.reuse_judge == "learned" else None
+        used = "learned" if judge is not None else \
+            "llm" if cfg.reuse_judge == "llm" and self.llm is not None else "calibrated"
         if judge is not None:
             scored = self._judged(question, current, judge)
             conf, _, rec = max(scored, key=lambda t: (t[0].value, t[1]))
             at_least = judge.threshold if cfg.reuse_judge_min is None else cfg.reuse_judge_min
             accept = conf.value >= at_least
+        elif used == "llm":
+            scored = [self._asked(question, *max(current, key=lambda t: t[1]))]
+            conf, _, rec = scored[0]
+            accept = conf.value == 1.0
         else:
             scored = [(confidence(question, r.question or "", cos), cos, r) for r, cos in current]
             conf, _, rec = max(scored, key=lambda t: (t[0].value, t[1]))
@@ -405,20 +424,41 @@ class FaqEngine:
         if not accept:
             # Say why the nearest pair (the one a cosine alone would reuse) was not.
             conf, _, rec = max(scored, key=lambda t: t[1])
-        evidence = {**conf.explain(), "pair": rec.memory_id, "question": rec.question}
+        evidence = {**conf.explain(), "judge": used, "pair": rec.memory_id,
+                    "question": rec.question}
         if not accept:
             return None, {**evidence, "refused": "confidence"}
         if (rec.score or 0.0) < cfg.reuse_min_score:
             return None, {**evidence, "refused": "score"}
         if not self._sources_intact(rec):
-            self._retire(rec)
+            if not dry:
+                self._retire(rec)
             return None, {**evidence, "refused": "a source changed"}  # answered anew
-        self._promote_to_cache(question, user, tenant, rec)
+        if not dry:
+            self._promote_to_cache(question, user, tenant, rec)
         return AskResult(route="reuse", answer=rec.answer or "", sources=[rec.memory_id],
                          confidence=round(conf.value, 4), evidence=evidence,
                          matched={"id": rec.memory_id, "question": rec.question,
                                   "score": rec.score},
                          reason="a validated answer to the same question"), None
+
+    def _asked(self, question: str, rec: MemoryRecord, cos: float
+               ) -> tuple[Confidence, float, MemoryRecord]:
+        """The LLM's verdict on ``rec`` (the nearest pair, at cosine ``cos``) as a
+        :class:`Confidence`: 1 when it says the two ask the same, else 0, with why in its
+        veto (it said different, said neither, or failed: then nothing is reused)."""
+        assert self.llm is not None
+        lang = language(question)
+        try:
+            answer = self.llm.complete(SAME_QUESTION_PROMPT,
+                                       same_question_prompt(rec.question or "", question))
+        except VarvememError as exc:
+            logging.getLogger("varvemem.llm").warning("the FAQ reuse check failed: %s", exc)
+            return Confidence(0.0, lang, {"cosine": cos}, f"the LLM failed: {exc}"), cos, rec
+        same = read_same(answer)
+        why = "" if same else "the LLM judged another question" if same is False else \
+            f"the LLM answered neither SAME nor DIFFERENT: {answer.strip()[:80]!r}"
+        return Confidence(float(bool(same)), lang, {"cosine": cos}, why), cos, rec
 
     @staticmethod
     def _judged(question: str, near: list[tuple[MemoryRecord, float]], judge: PairJudge

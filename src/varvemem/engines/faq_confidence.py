@@ -513,3 +513,30 @@ def pair_judge(model_id: str) -> PairJudge | None:
                              tuple(d["coef"]), float(d["bias"]), float(d["threshold"]),
                              d["fitted"])
     return None
+
+
+# The LLM's judgement of a pair (``faq.reuse_judge = "llm"``): the prompt measured with a small
+# local model (docs/BENCHMARKS.md, "Scores that add up, and where the encoders stop"). One call
+# a pair, answered in one word; a server that ignores the instruction is read as best it can.
+SAME_QUESTION_PROMPT = (
+    "You decide whether one stored answer can serve two questions. Answer SAME only if both "
+    "questions ask for exactly the same information: same person, same place or system, same "
+    "document or item, same action (not its opposite), and neither is narrower or broader. "
+    "The questions may be in different languages. Otherwise answer DIFFERENT. Reply with one "
+    "word: SAME or DIFFERENT.")
+
+_SAME_OR_NOT = re.compile(r"\b(not\s+(?:the\s+)?same|same|different)\b", re.IGNORECASE)
+
+
+def same_question_prompt(stored: str, asked: str) -> str:
+    """The user message of :data:`SAME_QUESTION_PROMPT` for a stored and an asked question."""
+    return f"Question A: {stored}\nQuestion B: {asked}"
+
+
+def read_same(answer: str) -> bool | None:
+    """The verdict in an answer to :data:`SAME_QUESTION_PROMPT`: True for SAME, False for
+    DIFFERENT (or "not the same"), None when it says neither (its first such word counts)."""
+    m = _SAME_OR_NOT.search(answer)
+    if m is None:
+        return None
+    return m.group(1).lower() == "same"
