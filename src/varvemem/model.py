@@ -112,7 +112,7 @@ class TypeTraits:
 
     session_window: bool  # TIER-1 while its session runs: the active window, the session cache
     states_facts: bool  # may state a claim a newer memory changes (claim rules, conflicts)
-    statement: bool  # a statement of knowledge: the learned judge reads it, its days are read
+    statement: bool  # a statement of knowledge: the supersession judge reads it, and its days
     episode: bool  # tells what happened: failures are found in it, lessons drawn from it
     resolves: bool  # may tell that a failure was resolved
     written: bool  # written down, not said in talk: a change cue alone may supersede by it
@@ -301,8 +301,8 @@ class SearchHit(_Model):
 
 
 # The components of a breakdown, as a hit's JSON ``scores`` and REST's ``HitScores`` give
-# them: every field of :class:`ScoreBreakdown` that holds one number in 0..1, so a new one is
-# added there only (``bias``, a logit, goes beside ``contributions``).
+# them: every field of :class:`ScoreBreakdown` that holds one number, so a new one is added
+# there only (``bias``, the learned profile's logit, goes beside ``contributions``).
 HIT_SCORE_KEYS: tuple[str, ...] = tuple(
     name for name, f in ScoreBreakdown.model_fields.items()
     if f.annotation in (float, float | None) and name != "bias")

@@ -120,15 +120,21 @@ def fields(rows: Sequence[tuple[str, str]]) -> Group:
                    for name, value in rows))
 
 
+# What a hit's line shows of its breakdown: the weighted components by short names, then
+# whatever else of model.HIT_SCORE_KEYS the hit has that its score is made of.
+_WEIGHED = {"semantic": "sem", "keyword": "kw", "tag": "tag", "recency": "rec",
+            "importance": "imp", "reliability": "rel"}
+_NAMES = {"time_match": "time"}
+_NOT_IN_SCORE = ("ttl_weight", "evidence", "second_semantic")  # ttl shown under 1 only
+
+
 def _components(h: SearchHit) -> str:
-    s = h.scores
-    parts = [f"{name}={value:.2f}" for name, value in (
-        ("sem", s.semantic), ("kw", s.keyword), ("tag", s.tag), ("rec", s.recency),
-        ("imp", s.importance), ("rel", s.reliability))]
-    if s.ttl_weight < 1:
-        parts.append(f"ttl={s.ttl_weight:.2f}")
-    if s.quality is not None:
-        parts.append(f"quality={s.quality:.2f}")
-    if s.time_match is not None:
-        parts.append(f"time={s.time_match:.2f}")
+    from ..model import HIT_SCORE_KEYS
+
+    values = h.scores.model_dump()
+    parts = [f"{short}={values[k]:.2f}" for k, short in _WEIGHED.items()]
+    if h.scores.ttl_weight < 1:
+        parts.append(f"ttl={h.scores.ttl_weight:.2f}")
+    parts += [f"{_NAMES.get(k, k)}={values[k]:.2f}" for k in HIT_SCORE_KEYS
+              if k not in _WEIGHED and k not in _NOT_IN_SCORE and values[k] is not None]
     return " ".join(parts)

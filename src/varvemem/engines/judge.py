@@ -39,6 +39,8 @@ if TYPE_CHECKING:  # numpy loads with the first judgement, not with `varvemem st
     import numpy as np
 
 FORMAT = 2  # the layout of a judge file; a file of another format is refused
+
+
 @dataclass
 class Side:
     """One statement of a pair, parsed once however many pairs it is in."""

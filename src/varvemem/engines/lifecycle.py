@@ -43,7 +43,6 @@ from .update import UpdateEngine, content_hash, orphans, record_change, reinstat
 ACTOR = "lifecycle"
 log = logging.getLogger("varvemem.llm")  # the abstraction's LLM fallback
 _LIVE_TIERS = [t for t in Tier if t is not Tier.ARCHIVE]
-# What abstraction learns from: the records of what happened, not documents or Q&A pairs.
 
 
 @dataclass(frozen=True)

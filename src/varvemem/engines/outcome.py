@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from ..model import TYPES, MemoryRecord, MemoryType, SearchFilter
+from ..model import TYPES, MemoryRecord, SearchFilter, types_where
 from ..settings import Settings
 from ..stores import Stores, StoreTx
 from . import update as _update
@@ -24,7 +24,6 @@ from .importance import signals
 
 ACTOR = "outcome"
 RULE = "resolution-after-failure"
-# What a failure can be: the records of what happened (not documents, Q&A pairs, experiences).
 
 
 def is_resolution(content: str, settings: Settings) -> bool:
@@ -63,7 +62,7 @@ def _failures(stores: Stores, settings: Settings, rec: MemoryRecord,
     if rec.scope.session:
         # The stored copy first (it holds what an earlier resolution of this batch wrote),
         # then this batch's own records.
-        session = [r for t in (MemoryType.DIALOGUE, MemoryType.TOOL_CALL)
+        session = [r for t in types_where(lambda x: x.session_window)
                    for r in stores.records.recent_in_session(
                        rec.scope, t, cfg.outcome_candidates, exact=False, until=rec.created_at)]
         session += [r for r in earlier if r.scope.session == rec.scope.session

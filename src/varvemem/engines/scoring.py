@@ -50,16 +50,18 @@ def combine(parts: ScoreBreakdown, profile: Profile) -> float:
     score of a search reproduces (``retrieval.default_profile`` and the profile's weights
     are settings; everything else is in ``parts``)::
 
-        base  = relevance x ttl_weight                   learned profile, a judged hit
-              = clamp(relevance_part x ttl_weight x quality)     multiplicative
+        score = min(relevance x ttl_weight, ceiling)     learned profile, a judged hit
+        score = min(base x time_factor, ceiling)         others, where base is
+        base  = clamp(relevance_part x ttl_weight x quality)     multiplicative
               = clamp(sum of weight x component) x ttl_weight    weighted (and learned,
                                                                  a hit no judge read)
-        score = min(base x time_factor, ceiling)
 
     The keyword component is S_kw, or the one imputed to a hit in another script than its
-    query where higher (``parts.cross_keyword``, :mod:`.rerank`). ``time_factor`` (1 when
-    unset) is :func:`time_factor`; the learned base leaves it out (the time asked is one of
-    the judge's features). ``ceiling`` (none when unset) is the score of a newer hit of the
+    query where higher (``parts.cross_keyword``, :mod:`.rerank`); ``relevance_part`` is
+    ``relevance_semantic x max(0, 2 x semantic - 1) + (1 - relevance_semantic) x keyword``
+    and ``quality`` is the importance when unset. ``time_factor`` (1 when unset) is
+    :func:`time_factor`; a judged hit's learned score leaves it out (the time asked is one
+    of the judge's features). ``ceiling`` (none when unset) is the score of a newer hit of the
     same claim that read-time conflict resolution put this one after."""
     if profile.mode == "learned" and parts.relevance is not None:
         base = parts.relevance * parts.ttl_weight
@@ -71,11 +73,11 @@ def combine(parts: ScoreBreakdown, profile: Profile) -> float:
 
 def formula(profile: Profile) -> str:
     """:func:`combine` under ``profile``, in words (the inspector shows it)."""
-    tail = " x time factor, at most the ceiling"
+    tail = " x time factor, at most the ceiling (keyword: the larger of keyword and cross_keyword)"
     if profile.mode == "multiplicative":
         rs = profile.relevance_semantic
-        return (f"multiplicative: (semantic x {rs:.2f} + keyword x {1 - rs:.2f}) x TTL weight "
-                f"x quality{tail}")
+        return (f"multiplicative: (max(0, 2 x semantic - 1) x {rs:.2f} + keyword x {1 - rs:.2f})"
+                f" x TTL weight x quality (importance without one){tail}")
     weighted = f"weighted sum of the components x TTL weight{tail}"
     if profile.mode == "learned":
         return ("learned: relevance x TTL weight, at most the ceiling (a hit no judge reads: "

@@ -317,10 +317,10 @@ class History(BaseModel):
 
 if TYPE_CHECKING:
     class HitScores(BaseModel):
-        """A hit's score components (each in 0..1), those computed for it."""
+        """A hit's score components, those computed for it (model.HIT_SCORE_KEYS)."""
 else:  # one optional number per field of the breakdown that holds one (model.HIT_SCORE_KEYS)
     HitScores = create_model(
-        "HitScores", __doc__="A hit's score components (each in 0..1), those computed for it.",
+        "HitScores", __doc__="A hit's score components, those computed for it.",
         **{k: (float | None, None) for k in HIT_SCORE_KEYS})
 
 
