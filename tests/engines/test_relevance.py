@@ -235,3 +235,51 @@ def test_the_shipped_judge_read_no_held_out_writer() -> None:
         read = {w for part in judge.fitted.split("+") for w in part.split()[-1].split(",")}
         assert read and not read & held, judge.fitted
         assert 0.0 < judge.threshold < 0.5
+
+
+# -- under the relevance floor (retrieval.min_relevance_under_floor) -----------------------------
+HOME_FACTS = ["我的车停在地库 B1 层，车位号 58", "网费每个月 129 元，从招商银行卡自动扣",
+              "Bin collection is every Tuesday morning", "Dr. Patel is our GP at Riverside"]
+
+
+@pytest.fixture
+def home_notes(make_memory) -> Memory:
+    mem = make_memory()
+    for text in HOME_FACTS:
+        mem.add(text)
+    return mem
+
+
+def test_a_statement_judged_relevant_is_returned_though_no_hit_reaches_the_floor(
+        home_notes: Memory) -> None:
+    # Across languages the evidence (cosine + shared terms) stays under the floor; the judge
+    # reads the pair and returns it.
+    query, expected = "where did I park the car?", "车位号 58"
+    judge = home_notes._retrieval.relevance_judges()["statement"]  # type: ignore[index]
+    assert 0 < judge.threshold < judge.under_floor < 1  # the fit's, by default
+    home_notes.settings.retrieval.min_relevance_under_floor = 0.25
+    hits = home_notes.search(query)
+    assert hits and expected in hits[0].memory.content
+    assert (hits[0].scores.evidence or 0.0) < home_notes._retrieval.relevance_floor()
+    assert (hits[0].scores.relevance or 0.0) >= 0.25
+    why = home_notes.why_not(hits[0].memory.memory_id, query)
+    assert why.verdict.value == "returned"
+    # Set to 1, nothing comes back under the floor.
+    home_notes.settings.retrieval.min_relevance_under_floor = 1.0
+    assert home_notes.search(query) == []
+    why = home_notes.why_not(hits[0].memory.memory_id, query)
+    assert why.rule == "min_relevance_under_floor" and "no hit reached" in why.reason
+
+
+@pytest.mark.parametrize("query", ["who painted the Mona Lisa?", "怎么包饺子？",
+                                   "what's the wifi password?"])
+def test_under_the_floor_unrelated_questions_still_get_nothing(home_notes: Memory,
+                                                              query: str) -> None:
+    assert home_notes.search(query) == []
+
+
+def test_min_relevance_under_floor_is_checked(make_memory) -> None:
+    from varvemem.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="min_relevance_under_floor"):
+        make_memory(retrieval={"min_relevance_under_floor": 1.5})

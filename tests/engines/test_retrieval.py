@@ -272,10 +272,23 @@ def test_a_related_query_passes_the_floor_and_says_why(filled: Memory, query: st
 
 
 def test_the_floor_is_a_setting(make_memory) -> None:
-    mem = make_memory(retrieval={"relevance_floor": 0})
+    mem = make_memory(retrieval={"relevance_floor": 0, "relevance": "floor"})
     mem.add("The order service pulls images with the regcred secret")
-    assert mem.search("who painted the Mona Lisa?")  # off: the old padding
+    assert mem.search("who painted the Mona Lisa?")  # floor and judge off: the old padding
+    mem.settings.retrieval.relevance = "learned"
+    assert mem.search("who painted the Mona Lisa?") == []  # the judge alone: nothing
     mem.settings.retrieval.relevance_floor = 1.5
+    # Under the floor only a statement judged relevant enough for it comes back
+    # (retrieval.min_relevance_under_floor); at 1, nothing does.
+    hits = mem.search("which secret does the order service use?")
+    assert [h.memory.content for h in hits] == ["The order service pulls images with the "
+                                                "regcred secret"]
+    assert hits[0].scores.relevance is not None and hits[0].scores.relevance >= \
+        mem._retrieval.relevance_judges()["statement"].under_floor  # type: ignore[index]
+    mem.settings.retrieval.min_relevance_under_floor = 1.0
+    assert mem.search("which secret does the order service use?") == []
+    mem.settings.retrieval.relevance = "floor"  # the floor alone: all or nothing
+    mem.settings.retrieval.min_relevance_under_floor = None
     assert mem.search("which secret does the order service use?") == []
     with pytest.raises(ConfigError, match="relevance_floor"):
         Settings.load(home="/tmp/unused-home", retrieval={"relevance_floor": -1})

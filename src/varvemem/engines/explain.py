@@ -71,25 +71,32 @@ class ExplainEngine:
         if out.verdict is not Verdict.RETURNED:
             return out
         judges = self.retrieval.relevance_judges()
-        if judges is not None and not out.floor.applied:
+        if judges is not None:
             judged = self.retrieval.judged_hits(ranking)
             at = next((i for i, h in enumerate(judged) if h.memory.memory_id == mid), None)
-            if at is not None and judged[at].scores.relevance is not None:
+            under = min_relevance != 0 and floor > 0 and \
+                not self.retrieval.reaches_floor(ranking, judged, floor)
+            if at is not None and judged[at].scores.relevance is not None \
+                    and not (under and mid in ranking.absent):  # else: the floor's say
                 return self._judged(out, self.retrieval.with_evidence(ranking, judged[at]), at,
-                                    self.retrieval.min_relevance(
-                    judged[at], judges) if min_relevance is None else min_relevance)
+                                    self.retrieval.min_relevance(judged[at], judges,
+                                                                 min_relevance, under), under)
         return self._scored(out, rec, ranking, scored, floor)
 
     @staticmethod
-    def _judged(out: WhyNot, hit: SearchHit, at: int, at_least: float) -> WhyNot:
-        """Set ``out``'s verdict for a memory the relevance judge read and did not return."""
+    def _judged(out: WhyNot, hit: SearchHit, at: int, at_least: float,
+                under_floor: bool) -> WhyNot:
+        """Set ``out``'s verdict for a memory the relevance judge read and did not return
+        (``under_floor``: no hit of the search reached the relevance floor)."""
         out.rank, out.score, out.scores = at + 1, hit.score, hit.scores
         out.floor.evidence = hit.scores.evidence
         relevance = hit.scores.relevance or 0.0
         if relevance < at_least:
-            out.verdict, out.rule = Verdict.BELOW_FLOOR, "min_relevance"
+            out.verdict = Verdict.BELOW_FLOOR
+            out.rule = "min_relevance_under_floor" if under_floor else "min_relevance"
             out.reason = (f"judged unlikely to answer the query: relevance {relevance:.4f}, "
-                          f"under min_relevance {at_least:g}")
+                          f"under {out.rule} {at_least:g}" + (
+                              " (no hit reached the relevance floor)" if under_floor else ""))
             return out
         out.verdict = Verdict.RANKED_OUT
         out.reason = (f"ranked out: relevance {relevance:.4f}, but top_k={out.top_k} hits "

@@ -104,9 +104,7 @@ def features(query: Query, hits: Sequence[Hit]) -> np.ndarray:
     attrs = query.attributes
     for i, h in enumerate(hits):
         m = h.memory
-        own = term_set(" ".join([m.content, *m.tags, *m.keywords]))
-        around = term_set(" ".join([*m.context_before, *m.context_after,
-                                    date_terms(m.created_at)])) - own
+        own, around = terms_of(m)
         across = float(qscript is not None and script(m.content) not in (None, qscript))
         out[i] = (
             h.cosine, best_cos - h.cosine, (h.cosine - float(cos.mean())) / sd if sd > 0 else 0.0,
@@ -125,6 +123,21 @@ def features(query: Query, hits: Sequence[Hit]) -> np.ndarray:
             float(bool(attrs)), float(bool(attrs) and not attrs & stated(query, m.content)),
         )
     return out
+
+
+def terms_of(m: MemoryRecord) -> tuple[frozenset[str], frozenset[str]]:
+    """The terms of a memory's own text (with its tags and keywords), and those only around
+    it (neighbouring turns, its date in words)."""
+    own = term_set(" ".join([m.content, *m.tags, *m.keywords]))
+    return own, term_set(" ".join([*m.context_before, *m.context_after,
+                                   date_terms(m.created_at)])) - own
+
+
+def names_no_subject(query: Query, m: MemoryRecord) -> bool:
+    """Whether ``m`` holds none of the query's subject words (:func:`subject_absent`),
+    whatever time it is of."""
+    own, around = terms_of(m)
+    return subject_absent(query.subject, own | around)
 
 
 def stated(query: Query, text: str) -> frozenset[str]:
@@ -176,6 +189,8 @@ class Judge:
     bias: float
     threshold: float  # the fit's recommended ``retrieval.min_relevance``
     fitted: str  # what it was fitted on, for the record
+    # The fit's ``retrieval.min_relevance_under_floor`` (1: nothing under the floor).
+    under_floor: float = 1.0
 
     def probability(self, x: np.ndarray) -> np.ndarray:
         """The relevance of each row of ``x`` in 0..1."""
@@ -193,14 +208,15 @@ class Judge:
         return {"model_id": self.model_id, "kind": self.kind, "features": list(FEATURES),
                 "mean": self.mean.tolist(), "scale": self.scale.tolist(),
                 "coef": self.coef.tolist(), "bias": self.bias, "threshold": self.threshold,
-                "fitted": self.fitted}
+                "under_floor": self.under_floor, "fitted": self.fitted}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Judge:
         if tuple(d["features"]) != FEATURES:
             raise ValueError("the relevance judge was fitted on other features")
         return cls(d["model_id"], d["kind"], np.array(d["mean"]), np.array(d["scale"]),
-                   np.array(d["coef"]), float(d["bias"]), float(d["threshold"]), d["fitted"])
+                   np.array(d["coef"]), float(d["bias"]), float(d["threshold"]), d["fitted"],
+                   float(d.get("under_floor", 1.0)))
 
 
 @lru_cache(maxsize=4)

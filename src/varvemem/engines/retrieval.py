@@ -68,6 +68,9 @@ class Ranking:
     # Candidates that passed the filter but scored 0 or under the profile's ``min_score``.
     unscored: dict[str, tuple[float, ScoreBreakdown]] = field(default_factory=dict)
     subject: frozenset[str] | None = None
+    # The judged hits that name none of the query's subject words, whatever time they are of
+    # (relevance.names_no_subject): under the relevance floor they are not returned.
+    absent: set[str] = field(default_factory=set)
 
 
 class RetrievalEngine:
@@ -302,6 +305,8 @@ class RetrievalEngine:
         hits = self.scored_hits(ranking, max(ranking.top_k, RELEVANCE_WINDOW))
         query, inputs = self.relevance_inputs(ranking, hits)
         x = relevance.features(query, inputs)
+        ranking.absent = {h.memory.memory_id for h in hits
+                          if relevance.names_no_subject(query, h.memory)}
         learned = ranking.profile.mode == "learned"
         for h, row in zip(hits, x):
             kind = relevance.kind_of(h.memory.memory_type)
@@ -339,14 +344,23 @@ class RetrievalEngine:
             return None
         return relevance.shipped(self._embedder().model_id)
 
-    def min_relevance(self, hit: SearchHit, judges: dict[str, relevance.Judge]) -> float:
-        """``retrieval.min_relevance``, else the fitted threshold of the judge of ``hit``'s
-        kind; 0 for a hit no judge reads."""
+    def min_relevance(self, hit: SearchHit, judges: dict[str, relevance.Judge],
+                      asked: float | None = None, under_floor: bool = False) -> float:
+        """The least relevance ``hit`` is returned at: ``asked`` (a search's argument), else
+        ``retrieval.min_relevance``, else the fitted threshold of the judge of its kind; when
+        no hit of the search reaches the floor (``under_floor``), at least
+        ``retrieval.min_relevance_under_floor`` (else the judge's). 0 for a hit no judge
+        reads."""
         kind = relevance.kind_of(hit.memory.memory_type)
         if kind is None:
             return 0.0
-        floor = self.settings.retrieval.min_relevance
-        return judges[kind].threshold if floor is None else floor
+        cfg, judge = self.settings.retrieval, judges[kind]
+        least = asked if asked is not None else \
+            judge.threshold if cfg.min_relevance is None else cfg.min_relevance
+        if under_floor:
+            least = max(least, judge.under_floor if cfg.min_relevance_under_floor is None
+                        else cfg.min_relevance_under_floor)
+        return least
 
     def returned(self, ranking: Ranking, min_relevance: float | None = None
                  ) -> list[SearchHit]:
@@ -361,14 +375,18 @@ class RetrievalEngine:
         # The relevance floor: a query the store holds nothing about gets nothing, not the
         # least unrelated memories (``min_relevance`` 0: nothing is dropped).
         floor = 0.0 if min_relevance == 0 else self.relevance_floor()
-        if floor > 0 and not self.reaches_floor(ranking, hits, floor):
+        under = floor > 0 and not self.reaches_floor(ranking, hits, floor)
+        if under and judges is None:
             return []
         kept: set[str] | None = None
         if judges is not None:
+            # Under the floor only statements judged relevant enough for it, and naming the
+            # query's subject, are returned (another subject's port is no answer).
             picked = [i for i, h in enumerate(hits) if (
-                i < ranking.top_k if h.scores.relevance is None else h.scores.relevance >= (
-                    self.min_relevance(h, judges) if min_relevance is None else min_relevance))
-                        ][:ranking.top_k]
+                i < ranking.top_k and not under if h.scores.relevance is None
+                else h.scores.relevance >= self.min_relevance(h, judges, min_relevance, under)
+                and not (under and h.memory.memory_id in ranking.absent)
+            )][:ranking.top_k]
             kept = {hits[i].memory.memory_id for i in picked}
             # Conflicts are read among the hits ranked down to the last one returned (at
             # least top_k, as without the judge): a newer statement of a returned claim
