@@ -76,8 +76,9 @@ class ExplainEngine:
             at = next((i for i, h in enumerate(judged) if h.memory.memory_id == mid), None)
             under = min_relevance != 0 and floor > 0 and \
                 not self.retrieval.reaches_floor(ranking, judged, floor)
+            # (A judged hit under the floor that names no subject word: the floor's say.)
             if at is not None and judged[at].scores.relevance is not None \
-                    and not (under and mid in ranking.absent):  # else: the floor's say
+                    and not (under and self.retrieval.names_no_subject(ranking, judged[at])):
                 return self._judged(out, self.retrieval.with_evidence(ranking, judged[at]), at,
                                     self.retrieval.min_relevance(judged[at], judges,
                                                                  min_relevance, under), under)

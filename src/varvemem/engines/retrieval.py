@@ -68,9 +68,8 @@ class Ranking:
     # Candidates that passed the filter but scored 0 or under the profile's ``min_score``.
     unscored: dict[str, tuple[float, ScoreBreakdown]] = field(default_factory=dict)
     subject: frozenset[str] | None = None
-    # The judged hits that name none of the query's subject words, whatever time they are of
-    # (relevance.names_no_subject): under the relevance floor they are not returned.
-    absent: set[str] = field(default_factory=set)
+    # What the relevance judge read of the query (:meth:`RetrievalEngine.judged_hits`).
+    question: relevance.Query | None = None
 
 
 class RetrievalEngine:
@@ -305,8 +304,7 @@ class RetrievalEngine:
         hits = self.scored_hits(ranking, max(ranking.top_k, RELEVANCE_WINDOW))
         query, inputs = self.relevance_inputs(ranking, hits)
         x = relevance.features(query, inputs)
-        ranking.absent = {h.memory.memory_id for h in hits
-                          if relevance.names_no_subject(query, h.memory)}
+        ranking.question = query
         learned = ranking.profile.mode == "learned"
         for h, row in zip(hits, x):
             kind = relevance.kind_of(h.memory.memory_type)
@@ -323,6 +321,13 @@ class RetrievalEngine:
         if learned:
             hits.sort(key=lambda h: (-h.score, -h.memory.created_at.timestamp()))
         return hits
+
+    @staticmethod
+    def names_no_subject(ranking: Ranking, hit: SearchHit) -> bool:
+        """Whether a judged ``hit`` names none of the query's subject words, whatever time it
+        is of (:func:`relevance.names_no_subject`): under the floor it is not returned."""
+        return ranking.question is not None and \
+            relevance.names_no_subject(ranking.question, hit.memory)
 
     def relevance_inputs(self, ranking: Ranking, hits: Sequence[SearchHit]
                          ) -> tuple[relevance.Query, list[relevance.Hit]]:
@@ -385,7 +390,7 @@ class RetrievalEngine:
             picked = [i for i, h in enumerate(hits) if (
                 i < ranking.top_k and not under if h.scores.relevance is None
                 else h.scores.relevance >= self.min_relevance(h, judges, min_relevance, under)
-                and not (under and h.memory.memory_id in ranking.absent)
+                and not (under and self.names_no_subject(ranking, h))
             )][:ranking.top_k]
             kept = {hits[i].memory.memory_id for i in picked}
             # Conflicts are read among the hits ranked down to the last one returned (at
