@@ -438,7 +438,10 @@ class Memory:
                query_vector: np.ndarray | None = None, record: bool = True,
                min_relevance: float | None = None) -> list[SearchHit]:
         """Hybrid search: vector + BM25 + tags, re-ranked by ``profile`` (default: settings).
-        Returns at most ``top_k`` hits, none when no hit reaches the relevance floor; with
+        Returns at most ``top_k`` hits; when no hit reaches the relevance floor none, or
+        with the judge only the statements it finds at least
+        ``retrieval.min_relevance_under_floor`` relevant that do not lack the query's
+        subject words; with
         the relevance judge (``retrieval.relevance = "learned"``, the default) the hits no
         judge reads (turns, tool calls, events, pairs, experiences) among the first
         ``top_k`` and only the statements it finds at least ``min_relevance`` likely to
@@ -607,9 +610,11 @@ class Memory:
     def ask(self, question: str, *, session: str | None = None, user: str | None = None,
             tenant: str | None = None) -> AskResult:
         """Answer ``question`` by the cheapest honest route (seed 2's L3). ``skip``: chit-chat
-        gets a short reply, no retrieval. ``reuse``: a Q&A pair's calibrated confidence of
-        being the question asked (:mod:`varvemem.engines.faq_confidence`) is at least
-        ``faq.reuse_confidence`` and its score at least ``faq.reuse_min_score``: its answer,
+        gets a short reply, no retrieval. ``reuse``: a Q&A pair is judged the question asked
+        (``faq.reuse_judge``: by default its calibrated confidence,
+        :mod:`varvemem.engines.faq_confidence`, at least ``faq.reuse_confidence``; or the
+        learned judge; or, with an LLM configured, the LLM) and its score is at least
+        ``faq.reuse_min_score``: its answer,
         straight from memory (``AskResult.evidence`` says why). ``normal``: retrieval and
         the packed context; with an LLM configured it answers from that context and the
         answer becomes a new pair (FLOW-1),

@@ -411,7 +411,10 @@ def test_without_an_llm_the_llm_judge_falls_back_to_the_calibrated_one(make_memo
 @pytest.mark.parametrize("answer,verdict", [
     ("SAME", True), ("different", False), ("Not the same.", False), ("**SAME**", True),
     ("Sure: SAME", True), ("DIFFERENT - another person", False), ("", None), ("相同", None),
-    ("They are not same", False),
+    ("They are not same", False), ("They aren't the same", False),
+    ("Both ask about the same system, but different actions: DIFFERENT", False),
+    ("<think>they look the same</think>DIFFERENT", False),
+    ("<think>maybe different</think>SAME", True), ("答案是SAME", True),
 ])
 def test_the_llm_verdict_is_read_from_whatever_it_answers(answer: str,
                                                           verdict: bool | None) -> None:
@@ -425,3 +428,18 @@ def test_match_says_what_ask_would_reuse_and_changes_nothing(mem: Memory) -> Non
     miss = mem.qa.match("what is the VPN address of the Berlin office?")
     assert miss.route == "normal" and miss.answer == ""
     assert [(r.memory_id, r.retrieval_count) for r in mem.get_all()] == before
+
+
+def test_match_follows_ask_for_chit_chat_and_a_disabled_memory(mem: Memory,
+                                                               make_memory) -> None:
+    assert mem.qa.match("谢谢！").route == "skip"
+    off = make_memory(faq={"enabled": False})
+    off.save_qa("How do I reset my password?", "Settings.", 0.9)
+    assert off.qa.match("How do I reset my password?").route == "normal"
+
+
+def test_the_llm_is_not_asked_about_the_same_question(home, embedder, clock) -> None:
+    mem, server = _llm_reuse(home, embedder, clock, same_question=status(503, "down"))
+    with mem:
+        assert mem.ask("How do I reset my password?").route == "reuse"
+    assert server.of("same_question") == []

@@ -230,9 +230,11 @@ def test_the_shipped_judge_read_no_held_out_writer() -> None:
     assert {"r7", "r15", "r17", "c8"} <= held
     shipped = json.loads(resources.files("varvemem.engines").joinpath(
         "relevance_judges.json").read_text("utf-8"))
-    for d in shipped:  # "train r1,r2,... + dev r5,r6,c5"
+    for d in shipped:  # "train r1,r2,... + dev r5,r6,c5; 30 questions of the others ..."
         judge = relevance.Judge.from_json(d)
-        read = {w for part in judge.fitted.split("+") for w in part.split()[-1].split(",")}
+        writers = judge.fitted.split(";")[0]
+        read = {w for part in writers.split("+") for w in part.split()[-1].split(",")}
+        assert {"r1", "r5", "c5"} <= read, judge.fitted
         assert read and not read & held, judge.fitted
         assert 0.0 < judge.threshold < 0.5
 
@@ -264,6 +266,10 @@ def test_a_statement_judged_relevant_is_returned_though_no_hit_reaches_the_floor
     assert (hits[0].scores.relevance or 0.0) >= 0.25
     why = home_notes.why_not(hits[0].memory.memory_id, query)
     assert why.verdict.value == "returned"
+    other = next(r for r in home_notes.get_all() if "Dr. Patel" in r.content)
+    why = home_notes.why_not(other.memory_id, query)  # the search returned one, not this
+    assert why.verdict.value == "below_floor" and "no hit reached the relevance floor" in \
+        why.reason and "returned nothing" not in why.reason, why.reason
     # Set to 1, nothing comes back under the floor.
     home_notes.settings.retrieval.min_relevance_under_floor = 1.0
     assert home_notes.search(query) == []

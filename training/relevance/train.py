@@ -194,7 +194,7 @@ def main() -> None:
         under = min(off) if off else 1.0
         print(f"[{kind}] under the floor: {under:.2f} ({table.get(under)})")
         final = replace(fit(xk, yk, kind, chosen, f"train {','.join(train)} + dev "
-                            f"{','.join(dev)}, {args.foreign} questions of the others each"),
+                            f"{','.join(dev)}; {args.foreign} questions of the others asked of each"),
                         under_floor=under)
         for name, c in zip(relevance.FEATURES, final.coef):
             print(f"  {name:15s} {c:+.3f}")

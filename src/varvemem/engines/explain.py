@@ -76,12 +76,19 @@ class ExplainEngine:
             at = next((i for i, h in enumerate(judged) if h.memory.memory_id == mid), None)
             under = min_relevance != 0 and floor > 0 and \
                 not self.retrieval.reaches_floor(ranking, judged, floor)
-            # (A judged hit under the floor that names no subject word: the floor's say.)
-            if at is not None and judged[at].scores.relevance is not None \
-                    and not (under and self.retrieval.names_no_subject(ranking, judged[at])):
-                return self._judged(out, self.retrieval.with_evidence(ranking, judged[at]), at,
-                                    self.retrieval.min_relevance(judged[at], judges,
-                                                                 min_relevance, under), under)
+            hit = judged[at] if at is not None else None
+            absent = under and hit is not None and self.retrieval.names_no_subject(ranking, hit)
+            if hit is not None and hit.scores.relevance is not None and not absent:
+                return self._judged(out, self.retrieval.with_evidence(ranking, hit), at or 0,
+                                    self.retrieval.min_relevance(hit, judges, min_relevance,
+                                                                 under), under)
+            if under and hits and hit is not None:  # others came back under the floor
+                out.verdict, out.rule = Verdict.BELOW_FLOOR, "relevance_floor"
+                out.reason = (f"no hit reached the relevance floor {floor:g}: under it only "
+                              "statements judged relevant that name the query's subject are "
+                              "returned, and " + ("this one names none of its subject words"
+                                                  if absent else "this one is not judged"))
+                return out
         return self._scored(out, rec, ranking, scored, floor)
 
     @staticmethod

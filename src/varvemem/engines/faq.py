@@ -373,11 +373,17 @@ class FaqEngine:
             self.stores.answers.put(key, rec.memory_id, rec.content_hash)
 
     def match(self, question: str, user: str | None, tenant: str) -> AskResult:
-        """What ``ask``'s reuse step decides for ``question``, and no more: route ``reuse``
-        with the pair it would reuse, else route ``normal`` with no answer and why the
-        nearest pair was refused (``evidence``; None: no pair near). Nothing is recorded,
-        cached or retired, and no answer is made (an LLM may still judge the pair)."""
-        found, refused = self._reuse(question, user, tenant, dry=True)
+        """What ``ask``'s routes decide for ``question`` short of answering: ``skip`` for
+        chit-chat, ``reuse`` with the pair its reuse step would reuse (the exact-question
+        cache is not read), else ``normal`` with no answer and why the nearest pair was
+        refused (``evidence``; None: no pair near, or ``faq.enabled`` off). Nothing is
+        recorded, cached or retired, and no answer is made (an LLM may still judge the
+        pair)."""
+        chat = chit_chat(question)
+        if chat is not None:
+            return AskResult(route="skip", answer=chat[1], reason=f"chit-chat ({chat[0]})")
+        found, refused = self._reuse(question, user, tenant, dry=True) if self.cfg.enabled \
+            else (None, None)
         return found or AskResult(route="normal", answer="", reason="no pair reused",
                                   evidence=refused)
 
@@ -449,6 +455,8 @@ class FaqEngine:
         veto (it said different, said neither, or failed: then nothing is reused)."""
         assert self.llm is not None
         lang = language(question)
+        if pair_features(question, rec.question or "", cos, cos, 0)[1]["equal"]:  # certain
+            return Confidence(1.0, lang, {"cosine": cos, "equal": 1.0}), cos, rec
         try:
             answer = self.llm.complete(SAME_QUESTION_PROMPT,
                                        same_question_prompt(rec.question or "", question))

@@ -525,7 +525,9 @@ SAME_QUESTION_PROMPT = (
     "The questions may be in different languages. Otherwise answer DIFFERENT. Reply with one "
     "word: SAME or DIFFERENT.")
 
-_SAME_OR_NOT = re.compile(r"\b(not\s+(?:the\s+)?same|same|different)\b", re.IGNORECASE)
+_VERDICT_WORD = re.compile(r"same|different", re.IGNORECASE)
+_NEGATION = re.compile(r"\bnot\b|n't\b|\bno\b|不", re.IGNORECASE)
+_THINKING = re.compile(r"<think>.*?</think>", re.IGNORECASE | re.DOTALL)
 
 
 def same_question_prompt(stored: str, asked: str) -> str:
@@ -534,9 +536,12 @@ def same_question_prompt(stored: str, asked: str) -> str:
 
 
 def read_same(answer: str) -> bool | None:
-    """The verdict in an answer to :data:`SAME_QUESTION_PROMPT`: True for SAME, False for
-    DIFFERENT (or "not the same"), None when it says neither (its first such word counts)."""
-    m = _SAME_OR_NOT.search(answer)
-    if m is None:
+    """The verdict in an answer to :data:`SAME_QUESTION_PROMPT`: True only for a plain SAME
+    (the word "same", no "different" and no negation anywhere: "not the same", "they aren't
+    the same" are no reuse), False when it says DIFFERENT, None when it says neither. A
+    reasoning model's ``<think>`` block is left out. Reuse errs on the side of no."""
+    said = _THINKING.sub(" ", answer)
+    words = {w.lower() for w in _VERDICT_WORD.findall(said)}
+    if not words:
         return None
-    return m.group(1).lower() == "same"
+    return "different" not in words and _NEGATION.search(said) is None

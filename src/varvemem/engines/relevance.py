@@ -8,7 +8,9 @@ logistic function fitted on questions written by other hands (``training/relevan
 ``training/relevance/train.py``), one fit per embedder (cosines differ in scale by model).
 
 A search returns the hits whose relevance reaches ``retrieval.min_relevance``; ``top_k`` is a
-maximum, not a quota.
+maximum, not a quota. When no hit reaches the relevance floor, a statement needs
+``Judge.under_floor`` (``retrieval.min_relevance_under_floor``) and must not lack the query's
+subject words (:func:`names_no_subject`).
 """
 
 from __future__ import annotations
@@ -134,8 +136,9 @@ def terms_of(m: MemoryRecord) -> tuple[frozenset[str], frozenset[str]]:
 
 
 def names_no_subject(query: Query, m: MemoryRecord) -> bool:
-    """Whether ``m`` holds none of the query's subject words (:func:`subject_absent`),
-    whatever time it is of."""
+    """Whether ``m`` holds none of the query's subject words of its own script
+    (:func:`subject_absent`: False for a query with none, or none in that script), whatever
+    time it is of."""
     own, around = terms_of(m)
     return subject_absent(query.subject, own | around)
 

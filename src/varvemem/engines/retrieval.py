@@ -369,8 +369,10 @@ class RetrievalEngine:
 
     def returned(self, ranking: Ranking, min_relevance: float | None = None
                  ) -> list[SearchHit]:
-        """What :meth:`search` returns of ``ranking``: nothing when no hit reaches the
-        relevance floor (an unrelated query); else, with the relevance judges, at most
+        """What :meth:`search` returns of ``ranking``: when no hit reaches the relevance floor
+        (an unrelated query), nothing, or with the relevance judges only the statements they
+        find relevant enough for it (:meth:`min_relevance`) that do not lack the query's
+        subject words; else, with the relevance judges, at most
         ``top_k`` of the statements whose relevance reaches ``min_relevance`` (default:
         :meth:`min_relevance`), of the hits no judge reads those among the first ``top_k``,
         and the newer statement of a returned one's claim; without them the scored hits
