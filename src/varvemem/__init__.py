@@ -11,6 +11,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 from ._platform import require_posix
+from ._version import __version__ as __version__
 
 require_posix()  # one clear error on Windows, before an import deep in the stores fails
 
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
     )
     from .settings import Settings
 
-__version__ = "0.1.0"
 
 # Each public name and the module (relative to this package) that defines it.
 _LAZY: dict[str, str] = {

@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, overload
 
 from . import _validate
+from ._args import Args
 from ._namespaces import QA, Inbox, shortcut
 from ._validate import enum_of, enums_of, utc
 from .embeddings import check_installed, create_embedder
 from .engines import extract
 from .engines.reads import ReadEngine
-from .errors import ConflictError, ValidationError
+from .errors import ValidationError
 from .model import (
     AddResult,
     Draft,
@@ -28,7 +29,6 @@ from .model import (
     MemoryRecord,
     MemoryType,
     Overview,
-    Scope,
     SearchFilter,
     SearchHit,
     Tier,
@@ -122,6 +122,7 @@ class Memory:
         self._llm = llm
         self._stores = Stores(settings, self._model_id)
         self._reads = ReadEngine(settings, self._stores, self._now)
+        self._args = Args(settings, self._reads)
         if settings.update.judge == "learned" and settings.update.judge_path is not None:
             from .engines import judge  # a judge file the user named is checked at start
 
@@ -185,14 +186,14 @@ class Memory:
     @_OnFirstUse
     def qa(self) -> QA:
         """L2: scored Q&A pairs (``save``, ``all``, ``search``, ``update``, ``feedback``, ...)."""
-        return QA(self, self._faq)
+        return QA(self._args, self._faq)
 
     @_OnFirstUse
     def inbox(self) -> Inbox:
         """INT-1: the webhook inbox (``receive``, ``process``, ``counts``, ``events``, ...)."""
         from .engines.inbox import InboxEngine
 
-        return Inbox(self, InboxEngine(self.settings, self._stores, self._update, self._now,
+        return Inbox(self._args, InboxEngine(self.settings, self._stores, self._update, self._now,
                                        self._stores.records), self._update)
 
     @_OnFirstUse
@@ -200,7 +201,7 @@ class Memory:
         """L1: per-session Markdown history (``save``, ``load_session``, ``compress_history``)."""
         from .history import SessionHistory
 
-        return SessionHistory(self._session_log, self.settings.history, self._now, self._tenant,
+        return SessionHistory(self._session_log, self.settings.history, self._now, self._args.tenant,
                               self._llm)
 
     # -- plumbing ------------------------------------------------------------------------------
@@ -226,23 +227,6 @@ class Memory:
     def notices(self) -> list[str]:
         """Things the stores did on their own that a user should hear about (e.g. a rebuild)."""
         return self._stores.notices
-
-    def _scope(self, tenant: str | None, user: str | None, agent: str | None,
-               session: str | None) -> Scope:
-        for name, value in (("user", user), ("agent", agent), ("session", session)):
-            if value is not None and (not isinstance(value, str) or not value.strip()):
-                raise ValidationError(f"{name} must be non-empty text or None")
-            _validate.valid_text(value, name)
-        return Scope(tenant=self._tenant(tenant), user=user, agent=agent, session=session)
-
-    def _tenant(self, tenant: str | None) -> str:
-        """``None`` means the default tenant; an empty tenant is refused, never defaulted."""
-        if tenant is None:
-            return self.settings.default_tenant
-        if not isinstance(tenant, str) or not tenant.strip():
-            raise ValidationError("tenant must be non-empty text")
-        _validate.valid_text(tenant, "tenant")
-        return tenant
 
     def close(self) -> None:
         """Persist the vector index and close the store (and the LLM client made here)."""
@@ -270,7 +254,7 @@ class Memory:
             score: float | None = None) -> AddResult:
         """Remember one thing. Returns the new id, or the existing one for a duplicate."""
         draft = _validate.draft(content, type=type, tags=tags, source=source, importance=importance,
-                            scope=self._scope(tenant, user, agent, session), tier=tier,
+                            scope=self._args.scope(tenant, user, agent, session), tier=tier,
                             ttl_mode=ttl_mode, ttl_days=ttl_days, metadata=metadata,
                             supersedes=supersedes, created_at=created_at, question=question,
                             answer=answer, score=score)
@@ -280,7 +264,7 @@ class Memory:
                  vectors: np.ndarray | None = None, **defaults: Any) -> list[AddResult]:
         """Bulk add, embedded in batches. Items are strings or dicts of :meth:`add`'s arguments;
         ``defaults`` apply to every item. ``vectors`` (one unit vector per item) skips embedding."""
-        return self._update.add(_validate.drafts(items, defaults, self._scope), vectors=vectors)
+        return self._update.add(_validate.drafts(items, defaults, self._args.scope), vectors=vectors)
 
     def add_messages(self, messages: Iterable[Mapping[str, Any]], *, user: str | None = None,
                      agent: str | None = None, session: str | None = None,
@@ -289,7 +273,7 @@ class Memory:
         """Remember a conversation: one dialogue memory per ``{"role", "content"}`` message (a
         message over ``update.max_content_bytes`` becomes several, its ``part`` of ``parts``
         in their metadata)."""
-        drafts = extract.from_messages(messages, self._scope(tenant, user, agent, session),
+        drafts = extract.from_messages(messages, self._args.scope(tenant, user, agent, session),
                                        source="user",
                                        max_bytes=self.settings.update.max_content_bytes,
                                        tags=list(tags or []), created_at=created_at)
@@ -306,7 +290,7 @@ class Memory:
         if important:
             importance = max(importance or 0.0, self.settings.lifecycle.important_at)
         draft = extract.from_tool_call(name, arguments, result,
-                                       self._scope(tenant, user, agent, session),
+                                       self._args.scope(tenant, user, agent, session),
                                        tags=list(tags or []), importance=importance,
                                        created_at=created_at)
         return self._update.add([draft])[0]
@@ -316,7 +300,7 @@ class Memory:
                   tags: Sequence[str] | None = None, importance: float | None = None,
                   created_at: datetime | None = None) -> AddResult:
         """Remember a platform event (pipeline run, PR comment, alert, any JSON object)."""
-        draft = extract.from_event(event, self._scope(tenant, user, agent, None), source=source,
+        draft = extract.from_event(event, self._args.scope(tenant, user, agent, None), source=source,
                                    tags=list(tags or []), importance=importance,
                                    created_at=created_at)
         return self._update.add([draft])[0]
@@ -334,7 +318,7 @@ class Memory:
         if isinstance(paths, (str, Path)):
             paths = [paths]
         return self._update.ingest_paths([Path(p) for p in paths],
-                                         self._scope(tenant, None, None, None),
+                                         self._args.scope(tenant, None, None, None),
                                          normalise_tags(tags), progress)
 
     def ingest_text(self, text: str, source: str, *, tags: Sequence[str] | None = None,
@@ -349,7 +333,7 @@ class Memory:
         _validate.valid_text(text, "content")
         _validate.valid_text(source, "source")
         report = IngestReport(files=1)
-        self._update.ingest_text(text, source, self._scope(tenant, None, None, None),
+        self._update.ingest_text(text, source, self._args.scope(tenant, None, None, None),
                                  normalise_tags(tags), report, progress=progress)
         return report
 
@@ -360,7 +344,7 @@ class Memory:
         """Change a memory in place (history keeps the old values). A new content is re-embedded."""
         reason, actor = _validate.optional_text(reason, "reason"), \
             _validate.optional_text(actor, "actor")
-        rec = self._live(memory_id, tenant)
+        rec = self._args.live(memory_id, tenant)
         if content is not None and not isinstance(content, str):
             raise ValidationError("content must be text")
         if content is not None and content.strip() != rec.content:
@@ -383,7 +367,7 @@ class Memory:
         if not isinstance(weight, (int, float)) or not low < weight <= high:
             raise ValidationError(f"feedback weight {weight!r} is not in (0, 1]")
         reason = _validate.optional_text(reason, "reason")
-        return self._update.feedback(self._live(memory_id, tenant), helpful, weight, reason)
+        return self._update.feedback(self._args.live(memory_id, tenant), helpful, weight, reason)
 
     def delete(self, memory_id: str, *, reason: str = "", tenant: str | None = None) -> None:
         """Delete a memory, also from the archive. Its last state stays in :meth:`history`.
@@ -397,13 +381,6 @@ class Memory:
             self._update.delete(rec, reason)
         self._erasure.after_delete([rec], reason)
 
-    def _live(self, memory_id: str, tenant: str | None) -> MemoryRecord:
-        """The memory, which must not be archived (changing one needs a restore first)."""
-        rec = self.get(memory_id, tenant=tenant)
-        if rec.tier is Tier.ARCHIVE:
-            raise ConflictError(f"memory {memory_id} is archived; restore it first")
-        return rec
-
     # -- reads ---------------------------------------------------------------------------------
     def get(self, memory_id: str, *, tenant: str | None = None, with_embedding: bool = False,
             as_of: datetime | None = None) -> MemoryRecord:
@@ -412,8 +389,7 @@ class Memory:
         as it was *recorded* at that time, replayed from :meth:`history` (see
         :func:`varvemem.engines.timeline.record_at`); ``search(as_of=...)`` asks what was
         *valid* then instead."""
-        return self._reads.get(self._tenant(tenant), _validate.memory_id(memory_id),
-                               with_embedding, utc(as_of, "as_of"))
+        return self._args.get(memory_id, tenant, with_embedding, as_of)
 
     def resolve_id(self, prefix: str, *, tenant: str | None = None) -> str:
         """The full id of the tenant's memory whose id starts with ``prefix``: ``mem_`` and at
@@ -421,11 +397,11 @@ class Memory:
         deleted memories (their history remains) count. :class:`NotFoundError` when none
         matches; :class:`ValidationError` when the prefix is too short, or when several
         match (they are listed)."""
-        return self._reads.resolve_id(self._tenant(tenant), _validate.memory_id(prefix, "id"))
+        return self._reads.resolve_id(self._args.tenant(tenant), _validate.memory_id(prefix, "id"))
 
     def history(self, memory_id: str, *, tenant: str | None = None) -> list[HistoryEntry]:
         """Every change to the memory, oldest first (also after it was deleted)."""
-        return self._reads.history(self._tenant(tenant), _validate.memory_id(memory_id))
+        return self._reads.history(self._args.tenant(tenant), _validate.memory_id(memory_id))
 
     def search(self, query: str, *, top_k: int | None = None,
                type: str | MemoryType | Sequence[str | MemoryType] | None = None,
@@ -476,7 +452,7 @@ class Memory:
             _validate.valid_text(value, name)
         try:
             return SearchFilter(
-                tenant=self._tenant(tenant), user=user, agent=agent, session=session,
+                tenant=self._args.tenant(tenant), user=user, agent=agent, session=session,
                 types=enums_of(MemoryType, type, "memory type"), tiers=enums_of(Tier, tier, "tier"),
                 tags=normalise_tags(tags) or None, created_after=utc(since, "since"),
                 created_before=utc(until, "until"), as_of=utc(as_of, "as_of"),
@@ -566,7 +542,7 @@ class Memory:
         """The active tier of a session: its last ``lifecycle.active_turns`` dialogue turns
         and last ``lifecycle.active_tool_calls`` unexpired tool calls, oldest first, as of
         ``as_of`` (default now; nothing said after it)."""
-        return self._reads.session_window(self._scope(tenant, user, agent, session),
+        return self._reads.session_window(self._args.scope(tenant, user, agent, session),
                                           utc(as_of, "as_of") or self._now())
 
     def stats(self, *, tenant: str | None = None) -> dict[str, Any]:
@@ -574,7 +550,7 @@ class Memory:
         supersession (``judge``: the learned judge's version, or the rules and why)."""
         from .engines.judge import describe
 
-        out = self._reads.stats(self._tenant(tenant))
+        out = self._reads.stats(self._args.tenant(tenant))
         u, model = self.settings.update, out["embedder"]
         # The store's model, else the configured one's name: no embedder is built for it.
         out["judge"] = describe(u.judge, u.judge_path, model["model"] if model else
@@ -589,7 +565,7 @@ class Memory:
         events by status; each lifecycle job's last run and next due time."""
         _validate.count(days, "days", 1, OVERVIEW_DAYS_MAX)
         _validate.count(recent, "recent", 0, OVERVIEW_RECENT_MAX)
-        return self._reads.overview(self._tenant(tenant), days, recent, self._now(),
+        return self._reads.overview(self._args.tenant(tenant), days, recent, self._now(),
                                     self._lifecycle.schedule())
 
     def check_store(self) -> None:
@@ -621,7 +597,7 @@ class Memory:
         without one the context itself is the answer, labelled so. With ``session`` the
         exchange is also appended to the L1 history."""
         text = _validate.text(question, "question")
-        scope = self._scope(tenant, user, None, session)
+        scope = self._args.scope(tenant, user, None, session)
         res = self._faq.ask(text, session, user, scope.tenant)
         if session is not None:
             self.sessions.save(session, [{"role": "user", "content": text},
@@ -647,7 +623,7 @@ class Memory:
         if isinstance(jobs, str):
             jobs = [jobs]
         return self._lifecycle.consolidate(list(jobs) if jobs else None,
-                                           None if tenant is None else self._tenant(tenant),
+                                           None if tenant is None else self._args.tenant(tenant),
                                            dry_run, at)
 
     def due_jobs(self) -> list[str]:
@@ -661,7 +637,7 @@ class Memory:
 
     def close_session(self, session: str, *, tenant: str | None = None) -> int:
         """End a session now: its active memories move to short-term. Returns how many."""
-        scope = self._scope(tenant, None, None, session)
+        scope = self._args.scope(tenant, None, None, session)
         assert scope.session is not None
         return self._lifecycle.end_session(scope.tenant, scope.session, self._now(), "closed")
 
@@ -675,11 +651,11 @@ class Memory:
         rec = self.get(memory_id, tenant=tenant)
         if rec.tier is not Tier.ARCHIVE and (rec.valid_to is not None or rec.superseded_by):
             return self._update.undo_supersession(rec, reason, actor)
-        return self._lifecycle.restore(self._tenant(tenant), memory_id, self._now())
+        return self._lifecycle.restore(self._args.tenant(tenant), memory_id, self._now())
 
     def tier_counts(self, *, tenant: str | None = None) -> dict[str, int]:
         """Memories by tier, of one tenant or (``None``) of all."""
-        return self._lifecycle.tier_counts(None if tenant is None else self._tenant(tenant))
+        return self._lifecycle.tier_counts(None if tenant is None else self._args.tenant(tenant))
 
     # -- users -------------------------------------------------------------------------------------
     def get_all(self, *, tenant: str | None = None, user: str | None = None,
@@ -691,7 +667,7 @@ class Memory:
             raise ValidationError("limit must be in 1..10000")
         _validate.valid_text(user, "user")
         _validate.valid_text(after, "after")
-        sel = Selection(tenant=self._tenant(tenant), user=user,
+        sel = Selection(tenant=self._args.tenant(tenant), user=user,
                         types=enums_of(MemoryType, types, "type"), tiers=enums_of(Tier, tiers, "tier"),
                         current_only=not include_superseded)
         return self._reads.page(sel, limit, after)
@@ -711,7 +687,7 @@ class Memory:
                                   or since < 0):
             raise ValidationError("since must be a position from an earlier changes() (an "
                                   "integer >= 0) or None")
-        return self._reads.changes(self._tenant(tenant), since,
+        return self._reads.changes(self._args.tenant(tenant), since,
                                    enums_of(MemoryType, types, "type"))
 
     def delete_user(self, user: str, *, tenant: str | None = None,
@@ -727,7 +703,7 @@ class Memory:
             raise ValidationError("user must be non-empty text")
         _validate.valid_text(user, "user")
         reason = _validate.optional_text(reason, "reason")
-        return self._erasure.erase_user(self._tenant(tenant), user, reason)
+        return self._erasure.erase_user(self._args.tenant(tenant), user, reason)
 
     # -- maintenance ---------------------------------------------------------------------------
     def reindex(self, *, re_embed: bool = False,

@@ -192,6 +192,10 @@ class SecondModelSettings(_Section):
     threads: int = Field(1, ge=1, le=256)
     cache_size: int = Field(10_000, ge=0, le=10_000_000)
 
+    def embedder(self) -> EmbedderSettings:
+        """The ``embedder.*`` settings the second model is made from."""
+        return EmbedderSettings(name=self.name, threads=self.threads)
+
 
 TOP_K_MAX = 1000
 """The most hits one search may ask for (``top_k``): the library, REST and MCP refuse more."""

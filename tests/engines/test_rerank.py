@@ -117,7 +117,7 @@ def test_without_the_package_there_is_no_second_opinion(make_memory,
     monkeypatch.setattr(builtins, "__import__", imp)
     cfg = SecondModelSettings()
     assert second.second_model(cfg) is None
-    assert second.second_opinion("a", "b") is None
+    assert second.second_opinion("a", "b", cfg) is None
     # found but failing to import (a broken install): None too, and search goes on
     monkeypatch.setattr(importlib.util, "find_spec", real_find)
     assert second.second_opinion("a", "b", cfg) is None
@@ -140,8 +140,8 @@ def test_the_real_second_model_and_its_cache() -> None:
     other = model.similarity("值班手机放在前台抽屉里", "The phone bill is paid by finance.")
     assert same > other
     assert model.misses == 3 and model.hits == 1  # the Chinese text was embedded once
-    assert second.second_opinion("值班手机放在前台抽屉里", "The phone bill is paid by finance.") \
-        == pytest.approx(other)
+    assert second.second_opinion("值班手机放在前台抽屉里", "The phone bill is paid by finance.",
+                                 SecondModelSettings()) == pytest.approx(other)
     assert model.misses == 3  # the process-wide model answered from its cache
     assert second.opinion(SecondModelSettings())("值班手机放在前台抽屉里",
                                                  "The phone bill is paid by finance.") == \

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from varvemem.engines.ids import composite_key, split_key
+from varvemem.stores.composite import composite_key, split_key
 
 # Parts made mostly of the separator and the escape character, where collisions would hide.
 _PART = st.text(alphabet=st.sampled_from(["a", "b", ".", "\\", "é", ":", "|"]), max_size=6) \

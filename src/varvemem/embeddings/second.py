@@ -14,18 +14,31 @@ import importlib.util
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from ..errors import EmbedderError
-from . import EMBEDDERS, embedder_spec
+from . import EMBEDDERS, EmbedderConfig, embedder_spec
 from .base import Embedder
 
-if TYPE_CHECKING:
-    from ..settings import SecondModelSettings
+__all__ = ["SecondModel", "SecondModelConfig", "opinion", "second_model", "second_opinion"]
 
-__all__ = ["SecondModel", "opinion", "second_model", "second_opinion"]
+
+class SecondModelConfig(Protocol):
+    """The ``second_model.*`` settings (:class:`varvemem.settings.SecondModelConfig`)."""
+
+    @property
+    def enabled(self) -> bool: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def threads(self) -> int: ...
+    @property
+    def cache_size(self) -> int: ...
+
+    def embedder(self) -> EmbedderConfig:
+        """The ``embedder.*`` settings the model is made from."""
 
 
 class SecondModel:
@@ -95,7 +108,7 @@ _shared: dict[tuple[str, int, int], SecondModel] = {}
 _shared_lock = threading.Lock()
 
 
-def second_model(cfg: SecondModelSettings) -> SecondModel | None:
+def second_model(cfg: SecondModelConfig) -> SecondModel | None:
     """The process-wide second model ``cfg`` names; None when ``cfg.enabled`` is off or the
     model's package is not installed (found without importing it)."""
     if not cfg.enabled:
@@ -107,21 +120,15 @@ def second_model(cfg: SecondModelSettings) -> SecondModel | None:
     with _shared_lock:
         model = _shared.get(key)
         if model is None:
-            from ..settings import EmbedderSettings
-
-            ecfg = EmbedderSettings(name=name, threads=cfg.threads)
+            ecfg = cfg.embedder()
             model = _shared[key] = SecondModel(lambda: EMBEDDERS[name].create(ecfg),
                                                cfg.cache_size)
     return model
 
 
-def second_opinion(a: str, b: str, cfg: SecondModelSettings | None = None) -> float | None:
+def second_opinion(a: str, b: str, cfg: SecondModelConfig) -> float | None:
     """The second model's cosine of two statements, or None when there is no second model
-    (disabled, not installed, or failing to load). ``cfg``: the defaults when None."""
-    if cfg is None:
-        from ..settings import SecondModelSettings
-
-        cfg = SecondModelSettings()
+    (disabled, not installed, or failing to load)."""
     model = second_model(cfg)
     if model is None:
         return None
@@ -131,7 +138,7 @@ def second_opinion(a: str, b: str, cfg: SecondModelSettings | None = None) -> fl
         return None
 
 
-def opinion(cfg: SecondModelSettings) -> Callable[[str, str], float | None]:
+def opinion(cfg: SecondModelConfig) -> Callable[[str, str], float | None]:
     """:func:`second_opinion` bound to ``cfg``: the callable an engine is handed (the FAQ
     fast path's gray zone, supersession candidates)."""
     return lambda a, b: second_opinion(a, b, cfg)

@@ -39,6 +39,7 @@ from ..model import (
 from ..settings import Settings
 from ..stores import Stores
 from ..stores.base import Selection
+from ..stores.composite import composite_key
 from . import scoring
 from .faq_confidence import (
     PAIR_FEATURES,
@@ -54,7 +55,6 @@ from .faq_confidence import (
     read_same,
     same_question_prompt,
 )
-from .ids import composite_key
 from .intent import chit_chat
 from .retrieval import RetrievalEngine
 from .update import UpdateEngine, content_hash

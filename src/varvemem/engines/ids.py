@@ -1,5 +1,4 @@
-"""Short ids: a memory named by the start of its id, like git's short hashes; composite keys:
-several names (tenant, session, user...) as one key that no other names give."""
+"""Short ids: a memory named by the start of its id, like git's short hashes."""
 
 from __future__ import annotations
 
@@ -9,40 +8,6 @@ from ..stores.base import RecordStore
 _HEX = frozenset("0123456789abcdef")
 _ID_PREFIX_MIN = 6  # hex digits of a short id, as git's shortest
 _ID_MATCHES = 10  # ids an ambiguous short id lists
-_SEP, _ESC = ".", "\\"
-
-
-def composite_key(*parts: str) -> str:
-    """``parts`` joined by ``.``, each ``.`` and ``\\`` inside a part escaped with ``\\``:
-    distinct tuples of parts never give the same key, and parts without either character give
-    the plain join (``composite_key("faq", "last", "acme", "s1") == "faq.last.acme.s1"``, so
-    keys stored before escaping existed still match). :func:`split_key` inverts it."""
-    if not parts:
-        raise ValueError("a composite key needs at least one part")
-    for p in parts:
-        if not isinstance(p, str):
-            raise TypeError(f"key part {p!r} is not text")
-    return _SEP.join(p.replace(_ESC, _ESC * 2).replace(_SEP, _ESC + _SEP) for p in parts)
-
-
-def split_key(key: str) -> tuple[str, ...]:
-    """The parts :func:`composite_key` joined into ``key``."""
-    parts: list[str] = []
-    cur: list[str] = []
-    chars = iter(key)
-    for c in chars:
-        if c == _ESC:
-            nxt = next(chars, None)
-            if nxt is None:
-                raise ValueError(f"key {key!r} ends inside an escape")
-            cur.append(nxt)
-        elif c == _SEP:
-            parts.append("".join(cur))
-            cur = []
-        else:
-            cur.append(c)
-    parts.append("".join(cur))
-    return tuple(parts)
 
 
 def resolve(records: RecordStore, tenant: str, prefix: str) -> str:

@@ -55,7 +55,7 @@ def _rules() -> bytes:
     """A digest of what parses: the code (as :func:`_meaning`) and the word tables it reads.
     A word added to a table or a rule changed makes stored statements stale; a comment or a
     docstring edited does not."""
-    from .. import __version__
+    from .._version import __version__
     from ..language import attributes, lexicon, segment, stopwords
     from ..text import analyzer
 

@@ -34,7 +34,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from .. import __version__
+from .._version import __version__
 from ..aio import AsyncMemory
 from ..api import Memory
 from ..engines.inbox import PayloadTooLargeError, default_worker_name

@@ -13,7 +13,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from ..backends import (
+from ..errors import ArchiveError, EmbedderMismatchError, StorageError
+from ..model import MemoryRecord, Tier
+from ..settings import Settings
+from .backends import (
     open_answers,
     open_archive,
     open_cache,
@@ -22,9 +25,6 @@ from ..backends import (
     store_exists,
     upgrade_records,
 )
-from ..errors import ArchiveError, EmbedderMismatchError, StorageError
-from ..model import MemoryRecord, Tier
-from ..settings import Settings
 from .base import (
     ActiveCache,
     AnswerCache,

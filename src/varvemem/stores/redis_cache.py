@@ -17,11 +17,11 @@ from datetime import datetime
 from typing import Any, cast
 from urllib.parse import quote
 
-from ..engines.ids import composite_key
 from ..errors import StorageError
 from ..model import MemoryRecord, MemoryType, Scope, types_where
 from ..settings import redact_url
 from .base import ActiveCache, AnswerCache, AnswerKey, ChangeSubscriber, Memories, TxChanges
+from .composite import composite_key
 
 try:
     import redis

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hmac
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import Protocol, TypeVar
 from urllib.parse import urlsplit
 
 import anyio.to_thread
@@ -20,11 +20,22 @@ from fastapi import FastAPI, Request
 from ..api import Memory
 from ..errors import AuthError, ConfigError
 from ..keys import ApiKey, KeyRing, KeySession, allows
-
-if TYPE_CHECKING:
-    from ..server.app import Service
+from ..settings import Settings
 
 T = TypeVar("T")
+
+
+class Service(Protocol):
+    """What the inspector asks of the service it is mounted in
+    (:class:`varvemem.server.app.Service`, which imports the inspector: not the other way)."""
+
+    memory: Memory
+    settings: Settings
+    receiving: anyio.CapacityLimiter
+
+    async def run(self, fn: Callable[[Memory], T]) -> T:
+        """``fn(memory)`` on the memory's worker thread."""
+        ...
 
 COOKIE = "varvemem_ui"
 LOGIN_COOKIE = "varvemem_ui_login"  # the login form's CSRF token (no session yet)

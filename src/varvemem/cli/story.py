@@ -16,9 +16,9 @@ from rich.console import Console
 from rich.table import Table
 
 from ..api import Memory
-from ..cli.render import HitMarker, Mark, clip, render_hits
 from ..model import SearchHit
 from ..settings import Settings
+from .render import HitMarker, Mark, clip, render_hits
 
 DOCS = ("handbook.md", "runbook-order.md", "runbook-payment.md")
 START = datetime.fromisoformat("2026-10-25T09:00:00+00:00")
