@@ -316,7 +316,7 @@ def test_a_graph_file_without_vectors_needs_its_store_and_its_layout(tmp_path: P
 
 def test_i8_and_unknown_layouts_keep_the_vectors_in_the_graph_file(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import varvemem.stores.local_vectors as lv
+    import varvemem.stores.vector_file as vf
 
     store = RecordVectors()
     idx, queries = _churned(tmp_path / "i8", "i8", store)  # usearch's own quantisation
@@ -326,7 +326,7 @@ def test_i8_and_unknown_layouts_keep_the_vectors_in_the_graph_file(
     def unknown(links: memoryview) -> np.ndarray:
         raise IndexFileError("not a usearch graph")
 
-    monkeypatch.setattr(lv, "_slot_keys", unknown)  # a usearch release with another layout
+    monkeypatch.setattr(vf, "_slot_keys", unknown)  # a usearch release with another layout
     idx, queries = _churned(tmp_path / "f16", "f16", store)
     idx.save()
     assert _meta(tmp_path / "f16")["graph_vectors"] == "file"

@@ -2,7 +2,8 @@
 
 The SQL it shares with PostgreSQL is in ``_sql.py``; here is what is SQLite's own: the dialect
 (epoch seconds, JSON text, ``?``), the tag table and FTS5 ranking, immediate transactions under
-one lock, the pending retrieval counters, migrations by ``user_version``.
+one lock, the pending retrieval counters, migrations by ``user_version``. The dialect and the
+write transaction (with the FTS5 table of each tenant) are in ``sqlite_dialect.py``.
 
 Writes use the one write connection, under its lock. Reads take a connection of their own
 from a small pool (WAL: many readers, and none waits for the writer), except on the thread
@@ -14,159 +15,30 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import json
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from ..errors import StorageError
-from ..model import MemoryRecord, SearchFilter
-from ..text import INDEX_VERSION, date_terms, fts_query, index_terms
-from ._columns import COLUMNS, JSON_COLUMNS, SELECT, TIME_COLUMNS
-from ._sql import GIVE_UP, INBOX_COLUMNS, META_UPSERT, Dialect, Run, SqlStore, SqlTx, waiting
+from ..model import SearchFilter
+from ..text import INDEX_VERSION, fts_query
+from ._columns import SELECT
+from ._sql import GIVE_UP, INBOX_COLUMNS, META_UPSERT, Run, SqlStore, waiting
 from .base import InboxEvent, StoreTx, prefix_bound
+from .sqlite_dialect import SqliteDialect, SqliteTx, fts_table, index_text
+
+__all__ = ["SqliteDialect", "SqliteStore"]
 
 _TAG_SCAN_FACTOR = 20  # tag_search reads at most limit x this many memories per tag
 _EXACT_ROWS_FACTOR = 10  # full text caps common terms in tenants over this x scan_docs rows
 
-
-class SqliteDialect(Dialect):
-    """Times as epoch seconds (REAL), JSON as text, ``?`` placeholders."""
-
-    errors = (sqlite3.Error,)
-    rowid = "rowid"
-    hint = "+"
-    null_time = "0"
-    max_ids = 500
-
-    def sql(self, text: str) -> str:
-        return text.replace("%s", "?")
-
-    def in_(self, col: str, values: Sequence[Any], negate: bool = False
-            ) -> tuple[str, list[Any]]:
-        return (f"{col} {'NOT ' if negate else ''}IN ({', '.join(['%s'] * len(values))})",
-                list(values))
-
-    def is_(self, col: str) -> str:
-        return f"{col} IS %s"
-
-    def greatest(self, *exprs: str) -> str:
-        return f"MAX({', '.join(exprs)})"
-
-    def json_get(self, col: str, key: str) -> str:
-        return f"json_extract({col}, '$.{key}')"
-
-    def day(self, col: str) -> str:
-        return f"date({col}, 'unixepoch')"
-
-    def time(self, dt: datetime | None) -> float | None:
-        return None if dt is None else dt.timestamp()
-
-    def from_time(self, value: Any) -> datetime | None:
-        return None if value is None else datetime.fromtimestamp(value, timezone.utc)
-
-    def json(self, value: Any) -> str:
-        return json.dumps(value, ensure_ascii=False, default=str)
-
-    def from_json(self, value: Any) -> Any:
-        return None if value is None else json.loads(value)
-
-    def encode(self, col: str, value: Any) -> Any:
-        if col in TIME_COLUMNS:
-            return self.time(value)
-        return self.json(value) if col in JSON_COLUMNS else value
-
-    def decode(self, col: str, value: Any) -> Any:
-        if col in TIME_COLUMNS:
-            return self.from_time(value)
-        return json.loads(value) if col in JSON_COLUMNS else value
-
-
 _D = SqliteDialect()
-
-
-class _SqliteTx(SqlTx):
-    """A write inside ``BEGIN IMMEDIATE``; keeps the tag table and FTS5 rows beside each row."""
-
-    def _index(self, rowid: int, r: MemoryRecord) -> None:
-        self._c.execute("DELETE FROM memory_tags WHERE memory_rowid = ?", (rowid,))
-        self._c.executemany("INSERT OR IGNORE INTO memory_tags (tag, tenant, memory_rowid) "
-                            "VALUES (?, ?, ?)", [(t, r.scope.tenant, rowid) for t in r.tags])
-        _index_text(self._c, rowid, r)
-
-    def _insert_row(self, record: MemoryRecord, values: list[Any], embedding: bytes | None,
-                    statement: bytes | None) -> None:
-        cur = self._c.execute(
-            f"INSERT INTO memories ({SELECT}, embedding, vseq, wseq, statement) "
-            f"VALUES ({','.join('?' * (len(COLUMNS) + 4))})",
-            (*values, embedding, self._seq, self._seq, statement))
-        self._index(int(cur.lastrowid or 0), record)
-
-    def _update_row(self, record: MemoryRecord, sets: list[str], args: list[Any],
-                    reindex: bool) -> bool:
-        row = self._x(f"UPDATE memories SET {', '.join(sets)} WHERE memory_id = %s AND "
-                      "+tenant = %s RETURNING rowid",
-                      (*args, record.memory_id, record.scope.tenant)).fetchone()
-        if row is not None and reindex:
-            self._index(row[0], record)
-        return row is not None
-
-    def _delete_row(self, tenant: str, memory_id: str) -> tuple[Any, ...] | None:
-        row = self._c.execute("DELETE FROM memories WHERE memory_id = ? AND +tenant = ? "
-                              "RETURNING rowid, session_id", (memory_id, tenant)).fetchone()
-        if row is None:
-            return None
-        self._c.execute("DELETE FROM memory_tags WHERE memory_rowid = ?", (row[0],))
-        table = _fts_table(self._c, tenant)
-        if table is not None:
-            self._c.execute(f"DELETE FROM {table} WHERE rowid = ?", (row[0],))
-        return (row[1],)
-
-
-# The full text is indexed per tenant: one FTS5 table for each, ``memories_fts_<n>`` (``n`` from
-# the fts_tenants table, made on the tenant's first write), and its fts5vocab table. bm25()
-# takes its document count, average length and document frequencies from the whole table, and
-# FTS5 has no way to count them over a subset of its rows: in one shared table a tenant's
-# scores told whether another tenant stored a word, and another tenant could push its memories
-# down (issue 18). Scoring outside FTS5 from per-tenant counts would lose its ranking path
-# (ORDER BY rank LIMIT keeps only the best rows); separate tables keep it, and a search reads
-# the searching tenant's rows only. The cost: a table (and its shadow tables) per tenant, and
-# one primary-key read to find it.
-_FTS_SPEC = "terms, context, tokenize = 'unicode61 remove_diacritics 0'"
-
-
-def _fts_table(c: sqlite3.Connection, tenant: str, create: bool = False) -> str | None:
-    """The name of ``tenant``'s FTS5 table (its fts5vocab table is that name + ``_vocab``);
-    None when it has none yet, unless ``create`` (inside the write transaction)."""
-    row = c.execute("SELECT n FROM fts_tenants WHERE tenant = ?", (tenant,)).fetchone()
-    if row is not None:
-        return f"memories_fts_{int(row[0])}"
-    if not create:
-        return None
-    # Rows of fts_tenants are never deleted: a number always names the same tenant.
-    n = int(c.execute("SELECT COALESCE(MAX(n), 0) + 1 FROM fts_tenants").fetchone()[0])
-    c.execute("INSERT INTO fts_tenants (tenant, n) VALUES (?, ?)", (tenant, n))
-    c.execute(f"CREATE VIRTUAL TABLE memories_fts_{n} USING fts5 ({_FTS_SPEC})")
-    c.execute(f"CREATE VIRTUAL TABLE memories_fts_{n}_vocab USING fts5vocab "
-              f"(memories_fts_{n}, 'row')")
-    return f"memories_fts_{n}"
-
-
-def _index_text(c: sqlite3.Connection, rowid: int, r: MemoryRecord) -> None:
-    """(Re)write the row's full text in its tenant's table: its terms, and its context column
-    (the neighbouring turns and the date in words)."""
-    table = _fts_table(c, r.scope.tenant, create=True)
-    c.execute(f"DELETE FROM {table} WHERE rowid = ?", (rowid,))
-    terms = index_terms(r.content + " " + " ".join(r.tags))
-    context = index_terms(" ".join([*r.context_before, *r.context_after,
-                                    date_terms(r.created_at)]))
-    c.execute(f"INSERT INTO {table} (rowid, terms, context) VALUES (?, ?, ?)",
-              (rowid, " ".join(terms), " ".join(context)))
+_fts_table = fts_table  # bench/profile_search.py reads a tenant's FTS5 table through this name
 
 
 class SqliteStore(SqlStore):
@@ -241,7 +113,7 @@ class SqliteStore(SqlStore):
             while rows := self._c.execute(f"SELECT rowid, {SELECT} FROM memories WHERE rowid > ? "
                                           "ORDER BY rowid LIMIT 2000", (last,)).fetchall():
                 for row in rows:
-                    _index_text(self._c, row[0], self.d.record(row[1:]))
+                    index_text(self._c, row[0], self.d.record(row[1:]))
                 last = rows[-1][0]
             self._c.execute(self.d.sql(META_UPSERT), ("fts_version", INDEX_VERSION))
             self._c.execute("COMMIT")
@@ -358,7 +230,7 @@ class SqliteStore(SqlStore):
             try:
                 seq = self._c.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 "
                                       "WHERE key = 'vector_seq' RETURNING value").fetchone()[0]
-                yield _SqliteTx(self._c, self.d, int(seq), self.vector_dtype)
+                yield SqliteTx(self._c, self.d, int(seq), self.vector_dtype)
                 self._c.execute("COMMIT")
             except BaseException:
                 if self._c.in_transaction:  # SQLite may have rolled back already (disk full)
@@ -381,7 +253,7 @@ class SqliteStore(SqlStore):
                        max_docs: int | None = None,
                        scan_docs: int | None = None) -> list[tuple[str, float]]:
         with self._reading() as c:  # the tenant's own index: its own statistics
-            fts = _fts_table(c, flt.tenant)
+            fts = fts_table(c, flt.tenant)
         if fts is None:
             return []
         tokens, df = self._selective(fts, tokens, max_docs)
@@ -475,7 +347,7 @@ class SqliteStore(SqlStore):
         # the old ones leave free. The write-ahead log still holds the pages as they were
         # before: a checkpoint copies the new ones into the file and TRUNCATE empties the log.
         with self._write_lock():
-            table = _fts_table(self._c, tenant)
+            table = fts_table(self._c, tenant)
             if table is not None:
                 self._write(f"INSERT INTO {table} ({table}) VALUES ('optimize')")
             busy, _, _ = self._c.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()

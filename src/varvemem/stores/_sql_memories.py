@@ -1,0 +1,288 @@
+"""The shared reads of memories (:class:`SqlMemories`): by id, hash, source or session, filtered,
+selected, counted; with the compilers of search filters and lifecycle selections to SQL.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Iterator, Sequence
+from datetime import date, datetime
+from typing import Any
+
+from .. import filters
+from ..model import MemoryRecord, MemoryType, Scope, SearchFilter, TTLMode
+from ._columns import COLUMNS, SELECT
+from ._sql_dialect import SqlBackend
+from .base import Candidate, Selection
+
+# How a field of varvemem.filters reads on the memories table ``{a}``: the tenant carries the
+# dialect's planner hint, since ids, FTS rows or tags drive the plans.
+_FILTER_COLUMNS = {
+    "tenant": "{hint}{a}.tenant", "user": "{a}.user_id", "agent": "{a}.agent_id",
+    "session": "{a}.session_id", "memory_type": "{a}.memory_type", "tier": "{a}.tier",
+    "importance": "{a}.importance", "created_at": "{a}.created_at",
+    "entered": "COALESCE({a}.tier_since, {a}.created_at)", "valid_from": "{a}.valid_from",
+    "valid_to": "{a}.valid_to", "expires_at": "{a}.expires_at",
+}
+_FILTER_TIMES = frozenset({"created_at", "entered", "valid_from", "valid_to", "expires_at"})
+_SQL_OPS = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+
+
+class SqlMemories(SqlBackend):
+    """The memories table's queries both SQL stores share; the full-text and tag clauses and
+    the schema version are the backend's."""
+
+    @abstractmethod
+    def _tags_sql(self, alias: str, tenant: str, tags: Sequence[str]
+                  ) -> tuple[str, list[Any]]:
+        """The memory (of ``tenant``) carries one of ``tags``."""
+
+    @property
+    @abstractmethod
+    def schema_version(self) -> int: ...
+
+    # -- compilers -----------------------------------------------------------------------
+    def _filter_sql(self, flt: SearchFilter, now: datetime, alias: str = "m"
+                    ) -> tuple[str, list[Any]]:
+        """A WHERE clause (without the keyword) for ``flt`` at ``now``: its
+        :func:`~varvemem.filters.search_clauses`, rendered."""
+        parts = [self._node_sql(n, alias, flt.tenant) for n in filters.search_clauses(flt, now)]
+        return " AND ".join(p[0] for p in parts), [x for p in parts for x in p[1]]
+
+    def _node_sql(self, node: filters.Node, a: str, tenant: str) -> tuple[str, list[Any]]:
+        """One clause of :mod:`varvemem.filters` as SQL on the memories table ``a``."""
+        if isinstance(node, filters.Not):
+            inner, args = self._node_sql(node.node, a, tenant)
+            return f"NOT {inner}", args
+        if isinstance(node, (filters.AnyOf, filters.AllOf)):
+            parts = [self._node_sql(n, a, tenant) for n in node.nodes]
+            joint = " OR " if isinstance(node, filters.AnyOf) else " AND "
+            return f"({joint.join(p[0] for p in parts)})", [x for p in parts for x in p[1]]
+        field, op, value = node.field, node.op, node.value
+        if op == "overlaps":  # only tags are lists: the dialect's table or array
+            return self._tags_sql(a, tenant, value)
+        if field == "valid":  # current: never superseded
+            return f"{a}.valid_to IS {'' if value else 'NOT '}NULL", []
+        col = _FILTER_COLUMNS[field].format(a=a, hint=self.d.hint)
+        if op == "null":
+            return f"{col} IS NULL", []
+        if op == "in":
+            return self.d.in_(col, value)
+        arg = self.d.time(value) if field in _FILTER_TIMES else value
+        return f"{col} {_SQL_OPS[op]} %s", [arg]
+
+    def _selection_sql(self, sel: Selection) -> tuple[str, list[Any]]:
+        """A WHERE clause (without the keyword) for a lifecycle :class:`Selection`."""
+        d = self.d
+        where: list[str] = []
+        args: list[Any] = []
+        since = "COALESCE(tier_since, created_at)"
+
+        def cond(sql: str, *values: Any) -> None:
+            where.append(sql)
+            args.extend(values)
+
+        if sel.tenant is not None:
+            cond("tenant = %s", sel.tenant)
+        for col, values, neg in (("tier", sel.tiers, False), ("memory_type", sel.types, False),
+                                 ("memory_type", sel.exclude_types, True)):
+            if values is not None and (values or not neg):
+                clause, more = d.in_(col, [getattr(v, "value", v) for v in values], neg)
+                cond(clause, *more)
+        if sel.current_only:
+            cond("valid_to IS NULL")
+        if sel.importance_above is not None:
+            cond("importance > %s", sel.importance_above)
+        if sel.importance_below is not None:
+            cond("importance < %s", sel.importance_below)
+        if sel.in_tier_before is not None:
+            cond(f"{since} < %s", d.time(sel.in_tier_before))
+        if sel.idle_before is not None:
+            cond(f"COALESCE(last_retrieved_at, {since}) < %s", d.time(sel.idle_before))
+        if sel.expired_at is not None:
+            cond("expires_at <= %s", d.time(sel.expired_at))
+        if sel.unscored_retrievals:
+            cond("retrieval_count > scored_retrievals")
+        if sel.decay_due_before is not None:
+            latest = d.greatest(f"COALESCE(last_retrieved_at, {since})",
+                                f"COALESCE(decayed_at, {d.null_time})")
+            cond(f"{latest} < %s", d.time(sel.decay_due_before))
+        if sel.not_abstracted:
+            cond(f"{d.json_get('metadata', 'experience_id')} IS NULL")
+        if sel.session is not None:
+            cond("tenant = %s AND session_id = %s", *sel.session)
+        if sel.user is not None:
+            cond("user_id = %s", sel.user)
+        if sel.superseded_by is not None:
+            clause, more = d.in_("superseded_by", list(sel.superseded_by))
+            cond(clause, *more)
+        if sel.any_of:
+            parts = [self._selection_sql(s) for s in sel.any_of]
+            either = " OR ".join(f"({w or '1 = 1'})" for w, _ in parts)
+            cond(f"({either})", *(a for _, more in parts for a in more))
+        return " AND ".join(where), args
+
+    # -- memories ------------------------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        rows = self._query("SELECT value FROM meta WHERE key = %s", (key,))
+        return rows[0][0] if rows else None
+
+    def get_many(self, tenant: str, ids: Sequence[str],
+                 with_embedding: bool = False) -> dict[str, MemoryRecord]:
+        out: dict[str, MemoryRecord] = {}
+        cols = SELECT + (", embedding" if with_embedding else "")
+        for i in range(0, len(ids), self.d.max_ids):
+            inside, args = self.d.in_("memory_id", ids[i : i + self.d.max_ids])
+            rows = self._query(f"SELECT {cols} FROM memories WHERE {self.d.hint}tenant = %s "
+                               f"AND {inside}", (tenant, *args))
+            for row in rows:
+                rec = self.d.record(row[: len(COLUMNS)], row[-1] if with_embedding else None)
+                out[rec.memory_id] = rec
+        return out
+
+    def contents(self, tenant: str, ids: Sequence[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for i in range(0, len(ids), self.d.max_ids):
+            inside, args = self.d.in_("memory_id", ids[i : i + self.d.max_ids])
+            out.update((r[0], r[1]) for r in self._query(
+                f"SELECT memory_id, content FROM memories WHERE {self.d.hint}tenant = %s "
+                f"AND {inside}", (tenant, *args)))
+        return out
+
+    def statements(self, tenant: str, ids: Sequence[str]) -> dict[str, bytes]:
+        out: dict[str, bytes] = {}
+        for i in range(0, len(ids), self.d.max_ids):
+            inside, args = self.d.in_("memory_id", ids[i : i + self.d.max_ids])
+            out.update((r[0], r[1]) for r in self._query(
+                f"SELECT memory_id, statement FROM memories WHERE {self.d.hint}tenant = %s "
+                f"AND {inside} AND statement IS NOT NULL", (tenant, *args)))
+        return out
+
+    def find_by_hash(self, tenant: str, content_hash: str) -> list[MemoryRecord]:
+        return self._records(self._query(
+            f"SELECT {SELECT} FROM memories WHERE tenant = %s AND content_hash = %s "
+            "AND valid_to IS NULL", (tenant, content_hash)))
+
+    def find_by_source(self, tenant: str, source: str,
+                       include_superseded: bool = False) -> list[MemoryRecord]:
+        current = "" if include_superseded else "AND valid_to IS NULL "
+        return self._records(self._query(
+            f"SELECT {SELECT} FROM memories WHERE tenant = %s AND source = %s {current}"
+            f"ORDER BY {self.d.rowid}", (tenant, source)))
+
+    def recent_in_session(self, scope: Scope, memory_type: MemoryType, limit: int,
+                          exact: bool = True, until: datetime | None = None
+                          ) -> list[MemoryRecord]:
+        if scope.session is None or limit < 1:
+            return []
+        where = "tenant = %s AND session_id = %s"
+        args: list[Any] = [scope.tenant, scope.session]
+        for col, value in (("user_id", scope.user), ("agent_id", scope.agent)):
+            if exact or value is not None:
+                where += f" AND {self.d.is_(col)}"
+                args.append(value)
+        if until is not None:
+            where += " AND created_at <= %s"
+            args.append(self.d.time(until))
+        return self._records(self._query(
+            f"SELECT {SELECT} FROM memories WHERE {where} AND memory_type = %s "
+            f"AND valid_to IS NULL ORDER BY created_at DESC, {self.d.rowid} DESC LIMIT %s",
+            (*args, memory_type.value, limit)))
+
+    def filter(self, ids: Sequence[str], flt: SearchFilter, now: datetime) -> list[Candidate]:
+        if not ids:
+            return []
+        where, args = self._filter_sql(flt, now)
+        inside, more = self.d.in_("m.memory_id", ids)
+        rows = self._query(
+            "SELECT memory_id, memory_type, created_at, importance, source_reliability, tags, "
+            f"ttl_mode, ttl_days, score FROM memories m WHERE {where} AND {inside}",
+            (*args, *more))
+        d = self.d
+        return [Candidate(r[0], MemoryType(r[1]), d.decode("created_at", r[2]), r[3], r[4],
+                          d.decode("tags", r[5]), TTLMode(r[6]), r[7], r[8]) for r in rows]
+
+    def iter_records(self, tenant: str | None = None,
+                     with_embedding: bool = False) -> Iterator[MemoryRecord]:
+        cols = SELECT + (", embedding" if with_embedding else "")
+        rowid = self.d.rowid
+        last = 0
+        while True:
+            sql = f"SELECT {rowid}, {cols} FROM memories WHERE {rowid} > %s"
+            args: list[Any] = [last]
+            if tenant is not None:
+                sql += " AND tenant = %s"
+                args.append(tenant)
+            rows = self._query(sql + f" ORDER BY {rowid} LIMIT 1000", args)
+            if not rows:
+                return
+            for row in rows:
+                last = row[0]
+                yield self.d.record(row[1 : 1 + len(COLUMNS)],
+                                    row[-1] if with_embedding else None)
+
+    def tenants(self) -> list[str]:
+        return [r[0] for r in self._query("SELECT tenant FROM memories UNION "
+                                          "SELECT tenant FROM archived ORDER BY 1")]
+
+    def select(self, sel: Selection, limit: int, after: str = "") -> list[MemoryRecord]:
+        where, args = self._selection_sql(sel)
+        return self._records(self._query(
+            f"SELECT {SELECT} FROM memories WHERE memory_id > %s"
+            f"{' AND ' + where if where else ''} ORDER BY memory_id LIMIT %s",
+            (after, *args, limit)))
+
+    def _memory_counts(self, tenant: str) -> list[tuple[str, str, bool, int]]:
+        # Counters kept by triggers (migration "counts"): a few rows, whatever the tenant's size.
+        return [(t, k, bool(s), int(n)) for t, k, s, n in self._query(
+            "SELECT tier, memory_type, superseded, n FROM memory_counts "
+            "WHERE tenant = %s AND n > 0", (tenant,))]
+
+    def memories_in(self, tenant: str) -> int:
+        """How many memories the tenant holds (its counters: a few rows read)."""
+        return sum(n for *_, n in self._memory_counts(tenant))
+
+    def stats(self, tenant: str) -> dict[str, Any]:
+        total = superseded = 0
+        by_type: dict[str, int] = {}
+        by_tier: dict[str, int] = {}
+        for tier, kind, old, n in self._memory_counts(tenant):
+            total += n
+            superseded += n if old else 0
+            by_type[kind] = by_type.get(kind, 0) + n
+            by_tier[tier] = by_tier.get(tier, 0) + n
+        archived = int(self._query("SELECT COUNT(*) FROM archived WHERE tenant = %s",
+                                   (tenant,))[0][0])
+        if archived:
+            by_tier["archive"] = by_tier.get("archive", 0) + archived
+        sessions = self._query("SELECT COUNT(*) FROM sessions WHERE tenant = %s "
+                               "AND ended_at IS NULL", (tenant,))
+        history = self._query("SELECT n FROM history_counts WHERE tenant = %s", (tenant,))
+        return {
+            "memories": total, "current": total - superseded, "superseded": superseded,
+            "archived": archived, "by_type": dict(sorted(by_type.items())),
+            "by_tier": dict(sorted(by_tier.items())),
+            "open_sessions": int(sessions[0][0]),
+            "history_entries": int(history[0][0]) if history else 0,
+            "schema_version": self.schema_version,
+        }
+
+    def created_by_day(self, tenant: str, since: datetime) -> tuple[int, list[tuple[date, int]]]:
+        at = self.d.time(since)
+        before = int(self._query("SELECT COUNT(*) FROM memories WHERE tenant = %s "
+                                 "AND created_at < %s", (tenant, at))[0][0])
+        day = self.d.day("created_at")
+        rows = self._query(f"SELECT {day}, COUNT(*) FROM memories WHERE tenant = %s "
+                           f"AND created_at >= %s GROUP BY {day} ORDER BY 1", (tenant, at))
+        return before, [(date.fromisoformat(str(d)), int(n)) for d, n in rows]
+
+    def tier_type_counts(self, tenant: str) -> dict[tuple[str, str], int]:
+        out: dict[tuple[str, str], int] = {}
+        for tier, kind, _, n in self._memory_counts(tenant):
+            out[tier, kind] = out.get((tier, kind), 0) + n
+        return out
+
+    def latest(self, tenant: str, limit: int) -> list[MemoryRecord]:
+        return self._records(self._query(
+            f"SELECT {SELECT} FROM memories WHERE tenant = %s "
+            f"ORDER BY created_at DESC, {self.d.rowid} DESC LIMIT %s", (tenant, limit)))
