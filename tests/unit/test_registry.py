@@ -80,4 +80,4 @@ def test_alert_counterparts() -> None:
 def test_lifecycle_jobs_table() -> None:
     assert JOBS == ("sessions", "rescore", "promote", "abstract", "forget", "inbox")
     assert all(job.every in LifecycleSettings.model_fields for job in JOB_TABLE.values())
-    assert [j.run.__name__ for j in JOB_TABLE.values()] == [f"_job_{n}" for n in JOBS]
+    assert [j.run.__name__ for j in JOB_TABLE.values()] == [f"job_{n}" for n in JOBS]
