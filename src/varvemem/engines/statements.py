@@ -20,12 +20,15 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import importlib
 import importlib.metadata
 import json
+import pkgutil
 import sys
 import zlib
 from functools import lru_cache
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from . import claims, extract
@@ -50,6 +53,13 @@ def _stemmer_version() -> str:
         return ""
 
 
+def _package(package: ModuleType) -> list[ModuleType]:
+    """``package`` and each of its modules, by name: every module of the rules is read, however
+    they are split."""
+    names = sorted(m.name for m in pkgutil.iter_modules(package.__path__, package.__name__ + "."))
+    return [package, *(importlib.import_module(name) for name in names)]
+
+
 @lru_cache(maxsize=1)
 def _rules() -> bytes:
     """A digest of what parses: the code (as :func:`_meaning`) and the word tables it reads.
@@ -61,7 +71,7 @@ def _rules() -> bytes:
 
     # The syntax tree's dump differs by Python release; the stemmer is outside the tree.
     h = hashlib.sha256(f"{sys.version_info[:2]} {_stemmer_version()}".encode())
-    for module in (claims, extract, analyzer, attributes, stopwords, lexicon, segment):
+    for module in (*_package(claims), extract, analyzer, attributes, stopwords, lexicon, segment):
         try:
             h.update(_meaning(Path(module.__file__ or "").read_text("utf-8")).encode())
         except OSError:  # no source shipped: the release stands in for it
