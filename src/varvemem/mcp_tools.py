@@ -356,7 +356,7 @@ def build_server(memory: Memory, tenant: str | None = None, *,
         it on read), so ``thread/1``, ``a b``, ``?``, ``#``, ``%`` and CJK read back."""
         return session_template.expand({"session": session})
 
-    from . import __version__
+    from ._version import __version__
 
     class Server(MCPServer[Any]):
         async def list_resources(self) -> list[Resource]:
