@@ -89,7 +89,7 @@ def delete_cost(pairs: int, deletes: int) -> dict[str, float]:
             mem.save_qa(f"How do I reset token number {i}?", f"Use the portal, step {i}.", 0.5)
         ids = [mem.add(f"fact number {i} about the build farm").memory_id
                for i in range(2 * deletes)]
-        erasure = mem._erasure  # the provenance step, switched off for the baseline
+        erasure = mem._engines.erasure  # the provenance step, switched off for the baseline
 
         class _Off:
             def after_delete(self, *_: object) -> int:
@@ -97,12 +97,12 @@ def delete_cost(pairs: int, deletes: int) -> dict[str, float]:
 
         out = {}
         for name, chunk in (("with", ids[::2]), ("without", ids[1::2])):
-            mem._erasure = erasure if name == "with" else _Off()  # type: ignore[assignment]
+            mem._engines.erasure = erasure if name == "with" else _Off()  # type: ignore[assignment]
             t0 = time.perf_counter()
             for mid in chunk:
                 mem.delete(mid)
             out[f"delete_ms_{name}_provenance"] = 1000 * (time.perf_counter() - t0) / deletes
-        mem._erasure = erasure
+        mem._engines.erasure = erasure
     return out
 
 

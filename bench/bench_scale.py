@@ -272,7 +272,7 @@ class ExactTop:
 
 
 def _index(mem: Any) -> Any:
-    return mem._reads.stores.vectors  # the bench reaches in: no public API exposes the graph
+    return mem._engines.reads.stores.vectors  # the bench reaches in: no public API exposes the graph
 
 
 @contextlib.contextmanager

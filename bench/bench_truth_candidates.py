@@ -268,7 +268,7 @@ def build_home(home: Path, n: int, cases: Sequence[Case], scopes: Sequence[Scope
 
     clock = _Clock()
     mem = Memory(settings=_build_settings(home), clock=clock)
-    eng = mem._update  # the bench reaches in: the build alone never supersedes (see the module)
+    eng = mem._engines.update  # the bench reaches in: the build alone never supersedes (see the module)
     eng._detect_supersede = lambda p, similar, accepted=(): ({}, "off (bench build)")  # type: ignore[method-assign]
     t = time.perf_counter()
     olds: dict[str, str] = {}
@@ -402,7 +402,7 @@ def check_home(home: Path, meta: dict[str, Any], cases: Sequence[Case], scopes: 
     clock = _Clock()
     settings = Settings.defaults(home)
     mem = Memory(settings=settings, clock=clock)
-    base: UpdateEngine = mem._update
+    base: UpdateEngine = mem._engines.update
     stores = base.stores
     stores.sync()
     index = stores.vectors

@@ -170,7 +170,7 @@ def close_run(home: Path, fill: int, adds: int, deletes: int) -> dict[str, Any]:
             return mem, round(time.perf_counter() - t, 3)
 
         mem, first_open = opened()
-        row: dict[str, Any] = {"size": len(mem._stores.vectors), "open_first_search_s": first_open}
+        row: dict[str, Any] = {"size": len(mem._engines.stores.vectors), "open_first_search_s": first_open}
         gone = [r.memory_id for r in mem.get_all(limit=deletes)]
         t = time.perf_counter()
         for i in range(0, adds, 500):
@@ -178,13 +178,13 @@ def close_run(home: Path, fill: int, adds: int, deletes: int) -> dict[str, Any]:
         for mid in gone:
             mem.delete(mid)
         row["delta_s"] = round(time.perf_counter() - t, 2)
-        row["unsaved_changes"] = mem._stores.vectors.dirty
+        row["unsaved_changes"] = mem._engines.stores.vectors.dirty
         row["rss_mb"] = _rss_mb()
         t = time.perf_counter()
         mem.close()
         row["close_s"] = round(time.perf_counter() - t, 3)
         mem, row["reopen_first_search_s"] = opened()
-        row["reopen_size"] = len(mem._stores.vectors)
+        row["reopen_size"] = len(mem._engines.stores.vectors)
         mem.close()
         files = list((work / "vectors").iterdir())
         row["index_bytes"] = sum(f.stat().st_size for f in files)

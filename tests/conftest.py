@@ -273,12 +273,12 @@ def mem(make_memory) -> Iterator[Memory]:
 def stores_of(mem: Memory) -> Stores:
     """The store bundle behind ``mem``: the test-only way in (the library keeps it private;
     tests read and fault the stores through it)."""
-    return mem._stores
+    return mem._engines.stores
 
 
 def update_engine_of(mem: Memory) -> UpdateEngine:
     """The update engine behind ``mem``, for tests that fault or slow down its writes."""
-    return mem._update
+    return mem._engines.update
 
 
 @pytest.fixture

@@ -236,3 +236,42 @@ def drafts(items: Iterable[str | Mapping[str, Any]], defaults: Mapping[str, Any]
         except ValidationError as exc:
             raise ValidationError(f"item {i}: {exc}") from None
     return out
+
+
+def document(text: Any, source: Any) -> None:
+    """A document given as text (:meth:`varvemem.Memory.ingest_text`) and its source name."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValidationError("document is empty")
+    if not isinstance(source, str) or not source.strip():
+        raise ValidationError("source must be non-empty text")
+    valid_text(text, "content")
+    valid_text(source, "source")
+
+
+def feedback_weight(weight: Any) -> None:
+    low, high = FEEDBACK_WEIGHT_RANGE
+    if not isinstance(weight, (int, float)) or not low < weight <= high:
+        raise ValidationError(f"feedback weight {weight!r} is not in (0, 1]")
+
+
+def dry_run(dry: Any, at: datetime | None) -> datetime | None:
+    """``at`` in UTC: a time only a dry run of the lifecycle may be given."""
+    if not isinstance(dry, bool):
+        raise ValidationError("dry_run must be True or False")
+    if at is not None and not dry:
+        raise ValidationError("at is for dry runs: a run acts at the clock's time")
+    return utc(at, "at")
+
+
+def position(since: Any) -> None:
+    """A position of the change feed (:meth:`varvemem.Memory.changes`), or None."""
+    if since is not None and (not isinstance(since, int) or isinstance(since, bool)
+                              or since < 0):
+        raise ValidationError("since must be a position from an earlier changes() (an "
+                              "integer >= 0) or None")
+
+
+def user(value: Any) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise ValidationError("user must be non-empty text")
+    valid_text(value, "user")

@@ -35,7 +35,7 @@ def test_top_k_is_capped_where_the_settings_cap_it(mem: Memory) -> None:
 def test_context_packs_only_hits_over_the_floor(mem: Memory) -> None:
     for fact in FACTS:
         mem.add(fact)
-    floor = mem._retrieval.relevance_floor()
+    floor = mem._engines.retrieval.relevance_floor()
     assert floor > 0
     hits = mem.search("test coverage gate", min_relevance=0.0)
     # Uncut, search ranks everything it found once one hit has evidence ...

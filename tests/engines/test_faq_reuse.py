@@ -47,7 +47,7 @@ def test_the_second_opinion_is_asked_in_the_gray_zone_only(mem: Memory) -> None:
         calls.append((question, stored))
         return 0.1
 
-    mem._faq.second_opinion = no
+    mem._engines.faq.second_opinion = no
     mem.settings.faq.second_opinion_high = 1.0  # every confidence but a certain one is gray
     res = mem.ask("what port is the ledger api on")
     assert res.route == "normal" and res.evidence["second_cosine"] == 0.1
@@ -55,5 +55,5 @@ def test_the_second_opinion_is_asked_in_the_gray_zone_only(mem: Memory) -> None:
                       "Which port does the ledger api listen on?")]
     assert mem.ask("Which region is the ledger api in?").route == "normal"
     assert len(calls) == 1  # a veto asks no one
-    mem._faq.second_opinion = lambda q, s: 0.99
+    mem._engines.faq.second_opinion = lambda q, s: 0.99
     assert mem.ask("what port is the ledger api on").route == "reuse"

@@ -284,7 +284,7 @@ def test_the_floor_is_a_setting(make_memory) -> None:
     assert [h.memory.content for h in hits] == ["The order service pulls images with the "
                                                 "regcred secret"]
     assert hits[0].scores.relevance is not None and hits[0].scores.relevance >= \
-        mem._retrieval.relevance_judges()["statement"].under_floor  # type: ignore[index]
+        mem._engines.retrieval.relevance_judges()["statement"].under_floor  # type: ignore[index]
     mem.settings.retrieval.min_relevance_under_floor = 1.0
     assert mem.search("which secret does the order service use?") == []
     mem.settings.retrieval.relevance = "floor"  # the floor alone: all or nothing

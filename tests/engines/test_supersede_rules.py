@@ -440,7 +440,7 @@ def test_a_candidate_is_read_from_its_stored_statement(
     b = mem.add(new)
     assert b.superseded == [a.memory_id]
     assert old not in parsed and other not in parsed and new in parsed
-    stored = mem._stores.records.statements("default", [a.memory_id, b.memory_id, c.memory_id])
+    stored = mem._engines.stores.records.statements("default", [a.memory_id, b.memory_id, c.memory_id])
     assert stored.keys() == {a.memory_id, b.memory_id, c.memory_id}
     parsed.clear()
     hits = mem.search(new, min_relevance=0.0)  # every hit, each resolved from its statement
@@ -452,7 +452,7 @@ def test_a_memory_stored_without_a_statement_is_parsed(mem: Memory,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """A memory written before statements were stored (NULL) is parsed when compared."""
     a = mem.add("The payments queue is rabbit-q-2")
-    with mem._stores.records.transaction() as tx:
+    with mem._engines.stores.records.transaction() as tx:
         tx._x("UPDATE memories SET statement = NULL")  # type: ignore[attr-defined]
     parsed = _parses(monkeypatch)
     b = mem.add("The payments queue is rabbit-q-5")
@@ -467,7 +467,7 @@ def test_a_stale_statement_is_written_back_by_the_add_that_parses_it(
     is parsed when an add compares with it, and stored again in that add's transaction: the
     next add reads it."""
     a = mem.add("发票服务的负责人是王芳")
-    with mem._stores.records.transaction() as tx:
+    with mem._engines.stores.records.transaction() as tx:
         if stale:
             tx.set_statements("default", {a.memory_id: stale})
         else:
@@ -475,7 +475,7 @@ def test_a_stale_statement_is_written_back_by_the_add_that_parses_it(
     parsed = _parses(monkeypatch)
     mem.add("发票服务每周五出对账单")
     assert "发票服务的负责人是王芳" in parsed
-    stored = mem._stores.records.statements("default", [a.memory_id])
+    stored = mem._engines.stores.records.statements("default", [a.memory_id])
     assert stored and stored[a.memory_id] != stale
     parsed.clear()
     mem.add("发票服务的对账单改到每周四")

@@ -15,7 +15,7 @@ from tests.conftest import Clock
 from varvemem import AsyncMemory, Memory, Settings
 from varvemem._namespaces import QA, Inbox, shortcut
 from varvemem.aio import AsyncInbox, AsyncKeys, AsyncQA, AsyncSessions, _Call
-from varvemem.api import _OnFirstUse
+from varvemem._engines import OnFirstUse
 from varvemem.embeddings.usem3 import USEEmbedder
 from varvemem.history import SessionHistory
 from varvemem.keys import KeyRing
@@ -37,7 +37,7 @@ def test_every_public_method_has_an_async_counterpart(sync: type, aio: type) -> 
     missing, wrong = [], []
     for name in [*public(sync), *(["__enter__", "__exit__"] if sync is Memory else [])]:
         attr = inspect.getattr_static(sync, name)
-        if isinstance(attr, _OnFirstUse):  # a namespace (qa, inbox, ...): its pair checks it
+        if isinstance(attr, OnFirstUse):  # a namespace (qa, inbox, ...): its pair checks it
             assert name in NAMESPACES, name
             continue
         if isinstance(attr, property):

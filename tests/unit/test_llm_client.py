@@ -298,7 +298,7 @@ def test_a_failing_endpoint_falls_back_to_the_rules_and_says_so(
         assert "after 2 attempts: HTTP 500" in classify
         assert "llm failed" in score and score.startswith("rules")
         assert KEY not in classify + score
-        llm = mem._llm
+        llm = mem._engines.llm
     assert llm is not None and llm._client.is_closed  # Memory.close closed the client it made
     # classify and score, two tries each; every request carried the content
     assert len(fake_llm.requests) == 4

