@@ -9,7 +9,7 @@ threshold (from 0.5) at which both languages reach 99.5 % precision on the fit s
 prints precision and recall on both slices, and on the held-apart one at the settings'
 ``faq.reuse_confidence``. ``--write`` stores the coefficients and the threshold
 in ``src/varvemem/engines/faq_calibration.json`` (the threshold is ``faq.reuse_confidence``'s
-default: change that in ``settings.py`` by hand when it moves).
+default: change that in ``settings/faq.py`` by hand when it moves).
 """
 
 from __future__ import annotations

@@ -141,7 +141,7 @@ def network_refusals(_offline: NetworkRefusals) -> NetworkRefusals:
 # --- environment -----------------------------------------------------------------------------
 
 # What the code under test reads from the environment besides its arguments: its settings
-# (src/varvemem/settings.py: VARVEMEM_*, with the short *_URL names), boto3's chain behind the
+# (src/varvemem/settings/__init__.py: VARVEMEM_*, with the short *_URL names), boto3's chain behind the
 # S3 archive (AWS_*, e.g. AWS_ENDPOINT_URL) and the metrics' PROMETHEUS_MULTIPROC_DIR.
 PROJECT_ENV_PREFIXES = ("VARVEMEM_", "AWS_")
 PROJECT_ENV_NAMES = frozenset({"PROMETHEUS_MULTIPROC_DIR"})
