@@ -13,9 +13,9 @@ import pytest
 from tests.conftest import Clock
 
 from varvemem import AsyncMemory, Memory, Settings
+from varvemem._engines import OnFirstUse
 from varvemem._namespaces import QA, Inbox, shortcut
 from varvemem.aio import AsyncInbox, AsyncKeys, AsyncQA, AsyncSessions, _Call
-from varvemem._engines import OnFirstUse
 from varvemem.embeddings.usem3 import USEEmbedder
 from varvemem.history import SessionHistory
 from varvemem.keys import KeyRing
