@@ -2,7 +2,7 @@
 
 :class:`AsyncMemory` runs every call off the event loop, on the threads of one worker per
 :class:`~varvemem.Memory` (ARCHITECTURE.md, Concurrency): **an arrival-order readers-writer
-queue**. Reads (``search``, ``get``, ``context``... the ``_READS`` of each class below) run on
+queue**. Reads (``search``, ``get``, ``context``... :data:`varvemem.operations.OPERATIONS`) run on
 up to ``server.read_threads`` threads at once; writes (``_WRITES``, and :meth:`AsyncMemory.run`
 with any function) on one writer thread, alone. Calls start in the order they were made: a
 read waits for the writes made before it, a write for every call made before it. So
@@ -42,6 +42,7 @@ from typing import Any, Concatenate, Generic, ParamSpec, TypeVar, overload
 
 import numpy as np
 
+from . import operations
 from ._namespaces import QA, Inbox
 from .api import Clock, Memory
 from .embeddings import Embedder
@@ -176,8 +177,8 @@ class _Facade:
 
     _sync: Any
     _worker: _Worker
-    # Which calls read (run beside each other) and which write (run alone); every public
-    # method is in exactly one (tests/unit/test_aio.py).
+    # Which calls read (run beside each other) and which write (run alone), from
+    # operations.OPERATIONS; every public method is in exactly one (tests/unit/test_aio.py).
     _READS: frozenset[str] = frozenset()
     _WRITES: frozenset[str] = frozenset()
 
@@ -220,9 +221,7 @@ class _Call(Generic[P, R]):
 class AsyncQA(_Facade):
     """``amem.qa``: :class:`varvemem._namespaces.QA` as coroutines."""
 
-    _READS = frozenset({"all", "search", "report", "match"})
-    # export writes files; its callers expect the pairs of one moment.
-    _WRITES = frozenset({"save", "update", "feedback", "export", "import_folder"})
+    _READS, _WRITES = operations.of("qa", True), operations.of("qa", False)
 
     def __init__(self, sync: QA, worker: _Worker) -> None:
         self._sync, self._worker = sync, worker
@@ -241,8 +240,7 @@ class AsyncQA(_Facade):
 class AsyncInbox(_Facade):
     """``amem.inbox``: :class:`varvemem._namespaces.Inbox` as coroutines."""
 
-    _READS = frozenset({"counts", "events"})
-    _WRITES = frozenset({"receive", "process", "retry"})
+    _READS, _WRITES = operations.of("inbox", True), operations.of("inbox", False)
 
     def __init__(self, sync: Inbox, worker: _Worker) -> None:
         self._sync, self._worker = sync, worker
@@ -257,10 +255,7 @@ class AsyncInbox(_Facade):
 class AsyncKeys(_Facade):
     """``amem.keys``: :class:`varvemem.keys.KeyRing` as coroutines."""
 
-    _READS = frozenset({"list", "authenticate"})
-    # A login's look-up notes its use (seen_at): every login call writes.
-    _WRITES = frozenset({"create", "revoke", "issue_link", "redeem_link", "open_session",
-                         "session", "close_session"})
+    _READS, _WRITES = operations.of("keys", True), operations.of("keys", False)
 
     def __init__(self, sync: KeyRing, worker: _Worker) -> None:
         self._sync, self._worker = sync, worker
@@ -279,8 +274,7 @@ class AsyncKeys(_Facade):
 class AsyncSessions(_Facade):
     """``amem.sessions``: :class:`varvemem.history.SessionHistory` as coroutines."""
 
-    _READS = frozenset({"path", "sessions", "load_session", "summarise"})
-    _WRITES = frozenset({"save", "delete_session", "erase_user", "compress_history"})
+    _READS, _WRITES = operations.of("sessions", True), operations.of("sessions", False)
 
     def __init__(self, sync: SessionHistory, worker: _Worker) -> None:
         self._sync, self._worker = sync, worker
@@ -315,17 +309,8 @@ class AsyncMemory(_Facade):
     connection, migrations: nothing blocks the event loop).
     """
 
-    _READS = frozenset({
-        "embedder", "get", "resolve_id", "history", "search", "why_not", "context",
-        "context_budget", "session_window", "stats", "overview", "index_stats", "check_store",
-        "load_all_qa", "search_qa", "tier_counts", "get_all", "changes", "due_jobs",
-        "schedule"})
-    # ``ask`` may write (a new pair, the session's feedback and L1 turns, a retired pair):
-    # only Memory knows, during the call, whether it did, so it is a write here.
-    _WRITES = frozenset({
-        "add", "add_many", "add_messages", "add_tool_call", "add_event", "ingest",
-        "ingest_text", "update", "feedback", "delete", "save_qa", "ask", "consolidate",
-        "close_session", "restore", "delete_user", "reindex", "run", "run_blocking"})
+    _READS = operations.of("", True)
+    _WRITES = operations.of("", False) | {"run", "run_blocking"}
     # (``read`` and ``read_blocking`` are reads by definition.)
 
     def __init__(self, home: str | Path | Memory | None = None,

@@ -30,14 +30,14 @@ from .errors import (
 )
 from .keys import ApiKey, allows
 from .model import MemoryRecord, MemoryType, Tier
+from .operations import TOOLS
 from .settings import TOP_K_MAX
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-TOOL_ROLES = {"add_memory": "write", "search_memories": "read", "get_context": "read",
-              "ask": "write", "feedback": "write", "delete_memory": "write"}
-"""The role an API key needs for each tool (as the REST routes: ``ask`` keeps the exchange)."""
+TOOL_ROLES = {tool: op.needs for tool, op in TOOLS.items()}
+"""The role an API key needs for each tool: its operation's (:mod:`varvemem.operations`)."""
 
 PROMPTS = ("remember-this", "recall-before-answering")
 
