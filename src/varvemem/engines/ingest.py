@@ -387,7 +387,7 @@ class DocumentIngest:
                 succ_rec = None if succ is None else (
                     succ.prepared.record if succ.prepared else earlier.get(succ.memory_id))
                 supersede(tx, olds[s.memory_id], succ_rec, changed if succ_rec else
-                           f"document {source} re-ingested: section removed", actor, now)
+                          f"document {source} re-ingested: section removed", actor, now)
             tx.set_meta(done_key(scope.tenant, source), h)
         self.stores.sync()
 

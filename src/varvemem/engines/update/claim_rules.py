@@ -76,7 +76,7 @@ class ClaimRules(WriteBase):
     def _statements(self, tenant: str, records: Sequence[MemoryRecord],
                     stale: dict[str, bytes]) -> dict[str, claims.Statement]:
         """What each of ``records`` states, by id: the statement stored with it when that
-        was parsed from what it says now (:mod:`.statements`), else parsed now; the
+        was parsed from what it says now (:mod:`..statements`), else parsed now; the
         statements parsed now go into ``stale`` (by id, as stored) to be written back."""
         stored = self.stores.records.statements(tenant, [r.memory_id for r in records])
         lex, span = self.lexicon(), self.cfg.claim_subject_span
@@ -89,7 +89,7 @@ class ClaimRules(WriteBase):
         return out
 
     def statement(self, rec: MemoryRecord) -> bytes | None:
-        """What is stored of ``rec`` for the rules to read later (:mod:`.statements`); None
+        """What is stored of ``rec`` for the rules to read later (:mod:`..statements`); None
         for what they never compare."""
         if not TYPES[rec.memory_type].states_facts \
                 or rec.memory_type not in self.cfg.supersede_types \

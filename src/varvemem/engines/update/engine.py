@@ -59,7 +59,7 @@ class UpdateEngine(AddPipeline, EditsInPlace):
 
     def ingest_paths(self, paths: Sequence[Path], scope: Scope, tags: list[str],
                      progress: Callable[[IngestProgress], None] | None = None) -> IngestReport:
-        """Ingest files and folders (see :meth:`.ingest.DocumentIngest.ingest_paths`)."""
+        """Ingest files and folders (see :meth:`..ingest.DocumentIngest.ingest_paths`)."""
         from ..ingest import DocumentIngest
 
         return DocumentIngest(self).ingest_paths(paths, scope, tags, progress)

@@ -54,7 +54,6 @@ def _live(r: MemoryRecord, now: datetime) -> bool:
     return r.tier is not Tier.ARCHIVE and (r.expires_at is None or r.expires_at > now)
 
 
-
 class AddPipeline(WriteBase):
     """The write path's ``add``: a batch of drafts through the pipeline, one transaction per
     embedder batch. What a draft supersedes is its :class:`.supersession.Supersession`'s."""
@@ -165,7 +164,7 @@ class AddPipeline(WriteBase):
                                self.stores.records.recent_in_session(d.scope, mtype, keep)]
             history = recent[key]
             out.append(Turn([c for c, _ in history[: cfg.context_before]],
-                             history[0][1] if history else None))
+                            history[0][1] if history else None))
             history.insert(0, (d.content.strip(), i))
             del history[keep:]
         return out
@@ -412,7 +411,7 @@ class AddPipeline(WriteBase):
         ``back``: the link back from a memory just created that names ``other`` among its own
         related ids (its create entry says so): ``other``'s history gets no entry of its own
         unless an older id had to make room (the ids dropped follow from nothing else).
-        :func:`.timeline.back_links` rebuilds the rest for ``get(as_of=...)``."""
+        :func:`..timeline.back_links` rebuilds the rest for ``get(as_of=...)``."""
         if new_id_ in other.related_memory_ids:
             return
         grown = [*other.related_memory_ids, new_id_]

@@ -42,7 +42,7 @@ _PAGE = 500  # ids per query when many memories are read by a list of ids
 
 
 def content_hash(content: str) -> str:
-    """Hash of the normalised content (:func:`.claims.normalise`): case, width, punctuation
+    """Hash of the normalised content (:func:`..claims.normalise`): case, width, punctuation
     variants (ASCII/CJK), trailing punctuation and spacing do not matter."""
     return hashlib.sha256(claims.normalise(content).encode("utf-8")).hexdigest()[:32]
 
@@ -167,7 +167,7 @@ def created(superseded: Sequence[str], own_tags: Sequence[str] | None = None
     the tags it had before it took theirs (:func:`inherit`; an erasure of one of them takes
     back only what it gave). The record itself is not written again: it is the row, and
     what it was at creation follows from the row and the entries after
-    (``ReadEngine.history`` shows it, :func:`.timeline.as_created`)."""
+    (``ReadEngine.history`` shows it, :func:`..timeline.as_created`)."""
     if not superseded:
         return None
     return {"supersedes": list(superseded),

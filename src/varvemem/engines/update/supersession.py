@@ -64,7 +64,7 @@ class Supersession(ClaimRules):
                              judge: judging.Judge) -> None:
         """Ask the LLM about the pairs the judge finds ambiguous (at least ``judge_llm_from``
         and under its ``write`` probability, no rule finding, none it may not retire alone,
-        no other record; :mod:`.llm_judge`, one request): ``p.llm_verdict`` holds those it
+        no other record; :mod:`..llm_judge`, one request): ``p.llm_verdict`` holds those it
         calls an update, merged with the judge's decision in the transaction. On an LLM
         failure the judge's decision stands (``p.llm_error`` says so)."""
         text = self.said(p.record)
@@ -133,7 +133,7 @@ class Supersession(ClaimRules):
 
     def _other_records(self, rec: MemoryRecord, found: Mapping[str, str]) -> dict[str, str]:
         """``found`` but the memories about another record than ``rec`` (an order, a ticket,
-        a build of another identifier: :func:`.language.records.other_record`)."""
+        a build of another identifier: :func:`...language.records.other_record`)."""
         if not found:
             return {}
         olds = self.stores.records.get_many(rec.scope.tenant, list(found))
