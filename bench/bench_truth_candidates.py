@@ -269,7 +269,7 @@ def build_home(home: Path, n: int, cases: Sequence[Case], scopes: Sequence[Scope
     clock = _Clock()
     mem = Memory(settings=_build_settings(home), clock=clock)
     eng = mem._engines.update  # the bench reaches in: the build alone never supersedes (see the module)
-    eng._detect_supersede = lambda p, similar, accepted=(): ({}, "off (bench build)")  # type: ignore[method-assign]
+    eng.supersession.detect_supersede = lambda p, similar, accepted=(): ({}, "off (bench build)")  # type: ignore[method-assign]
     t = time.perf_counter()
     olds: dict[str, str] = {}
     statuses: dict[str, int] = {}
@@ -355,7 +355,7 @@ class KeywordTap:
 
 
 def _pool_tap(inner: Callable[..., Any], pools: list[set[str]]) -> Callable[..., Any]:
-    """``UpdateEngine._pool`` noting the ids it kept in ``pools``."""
+    """``Supersession.pool`` (the update engine's) noting the ids it kept in ``pools``."""
     def tapped(*args: Any, **kwargs: Any) -> Any:
         found = inner(*args, **kwargs)
         pools.append({r.memory_id for r, _ in found[0]})
@@ -415,9 +415,9 @@ def check_home(home: Path, meta: dict[str, Any], cases: Sequence[Case], scopes: 
             engines[v.neighbours] = UpdateEngine(settings.model_copy(update={"update": upd}),
                                                  stores, mem.embedder, clock, None)
     tap = KeywordTap(stores.records)
-    pools: list[set[str]] = []  # what each engine's _pool kept (the rules' candidates)
+    pools: list[set[str]] = []  # what each engine's pool kept (the rules' candidates)
     for e in engines.values():
-        e._pool = _pool_tap(e._pool, pools)  # type: ignore[method-assign]
+        e.supersession.pool = _pool_tap(e.supersession.pool, pools)  # type: ignore[method-assign]
     info = {"vector_index": "usearch HNSW" if index.uses_hnsw else "exact numpy",
             "index_rows": len(index), "hnsw_searched": False}
     scope_of = {c: s for s in scopes for c in s.cases}

@@ -28,19 +28,19 @@ from .. import qa_files
 from ..errors import ValidationError
 from ..model import Draft, IngestReport, MemoryRecord, MemoryType, Scope
 from ..text.chunking import count_titles, iter_chunks, iter_lines
-from .update import (
+from .update.shared import (
     ACTOR,
-    _created,
-    _inherit,
-    _Prepared,
-    _succession,
-    _supersede,
+    Prepared,
     content_hash,
+    created,
+    inherit,
     record_change,
+    succession,
+    supersede,
 )
 
 if TYPE_CHECKING:
-    from .update import UpdateEngine
+    from .update.pipeline import AddPipeline
 
 BLOCK_CHARS = 64 * 1024  # a text given whole is read in blocks of this many characters
 BLOCK_BYTES = 64 * 1024  # a file, in blocks of this many bytes
@@ -89,7 +89,7 @@ class _New:
     memory_id: str
     section: str
     chunk: int
-    prepared: _Prepared | None = None
+    prepared: Prepared | None = None
 
 
 def done_key(tenant: str, source: str) -> str:
@@ -147,7 +147,7 @@ class DocumentIngest:
     """Ingest for an :class:`.update.UpdateEngine` (its settings, stores, clock and write
     steps)."""
 
-    def __init__(self, engine: UpdateEngine) -> None:
+    def __init__(self, engine: AddPipeline) -> None:
         self.engine = engine
         self.cfg = engine.cfg
         self.stores = engine.stores
@@ -312,19 +312,19 @@ class DocumentIngest:
         tell(read, chunks, added + len(last), done=True)
 
     # -- steps --------------------------------------------------------------------------------
-    def _prepared(self, drafts: list[Draft]) -> list[_Prepared]:
+    def _prepared(self, drafts: list[Draft]) -> list[Prepared]:
         """Drafts made records and embedded (the update engine's steps, classified as
         documents)."""
-        batch = [self.engine._prepare(d) for d in drafts]
+        batch = [self.engine.prepare(d) for d in drafts]
         for p in batch:
             p.steps["classify"] = "document"
-            p.statement = self.engine._statement(p.record)  # parsed outside the write lock
+            p.statement = self.engine.supersession.statement(p.record)  # parsed outside the write lock
         if batch:
-            self.engine._embed(batch, None)
+            self.engine.embed(batch, None)
         return batch
 
     def _commit(self, drafts: list[Draft], source: str, actor: str,
-                now: datetime) -> list[_Prepared]:
+                now: datetime) -> list[Prepared]:
         """Embed and store one batch of new chunks, in a transaction of its own."""
         batch = self._prepared(drafts)
         self.stores.sync()
@@ -333,11 +333,11 @@ class DocumentIngest:
             for p in batch:
                 tx.insert(p.record, p.vector, p.statement)
                 record_change(tx, p.record, "create", now, actor, f"ingested from {source}",
-                              new=_created([]))
+                              new=created([]))
         self.stores.sync()
         return batch
 
-    def _finish(self, source: str, scope: Scope, h: str, last: list[_Prepared],
+    def _finish(self, source: str, scope: Scope, h: str, last: list[Prepared],
                 new: list[_New], stale: list[_Stored], rehash: list[_Stored], actor: str,
                 now: datetime) -> None:
         """The document read whole: store the last batch, invalidate the chunks it no longer
@@ -355,12 +355,12 @@ class DocumentIngest:
             olds = self._current([s.memory_id for s in stale], scope.tenant)
             for p in last:
                 mine = [olds[i] for i in by_new.get(p.record.memory_id, []) if i in olds]
-                _inherit(p.record, mine)
+                inherit(p.record, mine)
                 succeeded = {r.memory_id: changed for r in mine}
                 tx.insert(p.record, p.vector, p.statement)
                 record_change(tx, p.record, "create", now, actor,
-                              _succession(f"ingested from {source}", succeeded),
-                              new=_created(list(succeeded)))
+                              succession(f"ingested from {source}", succeeded),
+                              new=created(list(succeeded)))
             pending = {p.record.memory_id for p in last}
             earlier = self._records([i for i in by_new if i not in pending], scope.tenant)
             for rec in earlier.values():  # successors committed by an earlier batch
@@ -368,11 +368,11 @@ class DocumentIngest:
                 if not mine:
                     continue
                 before = list(rec.tags)
-                _inherit(rec, mine)
+                inherit(rec, mine)
                 if rec.tags != before:
                     tx.update(rec, fields=["tags"])
                 record_change(tx, rec, "update", now, actor,
-                              _succession("", {r.memory_id: changed for r in mine}),
+                              succession("", {r.memory_id: changed for r in mine}),
                               old={"tags": before},
                               new={"tags": rec.tags, "supersedes": [r.memory_id for r in mine]})
             # Bookkeeping only (which version of the file a chunk is in).
@@ -386,8 +386,8 @@ class DocumentIngest:
                 succ = successor.get(s.memory_id)
                 succ_rec = None if succ is None else (
                     succ.prepared.record if succ.prepared else earlier.get(succ.memory_id))
-                _supersede(tx, olds[s.memory_id], succ_rec, changed if succ_rec else
-                           f"document {source} re-ingested: section removed", actor, now)
+                supersede(tx, olds[s.memory_id], succ_rec, changed if succ_rec else
+                          f"document {source} re-ingested: section removed", actor, now)
             tx.set_meta(done_key(scope.tenant, source), h)
         self.stores.sync()
 
@@ -438,9 +438,9 @@ class DocumentIngest:
         return out
 
 
-def section_of(p: _Prepared) -> str:
+def section_of(p: Prepared) -> str:
     return str(p.record.metadata.get("section", ""))
 
 
-def chunk_of(p: _Prepared) -> int:
+def chunk_of(p: Prepared) -> int:
     return int(p.record.metadata.get("chunk", 0))

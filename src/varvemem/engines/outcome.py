@@ -19,8 +19,8 @@ from datetime import datetime, timedelta
 from ..model import TYPES, MemoryRecord, SearchFilter, types_where
 from ..settings import Settings
 from ..stores import Stores, StoreTx
-from . import update as _update
 from .importance import signals
+from .update.shared import record_change
 
 ACTOR = "outcome"
 RULE = "resolution-after-failure"
@@ -124,5 +124,5 @@ def _note(tx: StoreTx, settings: Settings, rec: MemoryRecord, key: str, ids: lis
     rec.importance = _raised(old, boost, settings) if not before else old
     rec.metadata = {**rec.metadata, key: linked}
     tx.update(rec, fields=["importance", "metadata"])
-    _update.record_change(tx, rec, "rescore", now, ACTOR, reason, old={"importance": old},
-                          new={"importance": rec.importance, key: linked})
+    record_change(tx, rec, "rescore", now, ACTOR, reason, old={"importance": old},
+                  new={"importance": rec.importance, key: linked})
