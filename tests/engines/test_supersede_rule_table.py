@@ -1,6 +1,7 @@
-"""The offline supersession rules as a table (:data:`varvemem.engines.update.claim_rules.SUPERSEDE_RULES`):
-a rule left out of ``update.supersede_rules`` never decides, and the first rule of the table
-that decides is the answer, so leaving one out can hand the pair to the next."""
+"""The offline supersession rules as a table (:data:`varvemem.engines.update.claim_rules.SUPERSEDE_RULES`),
+run in the order ``update.supersede_rules`` lists them: a rule left out never decides, and the
+first listed rule that decides is the answer, so leaving one out, or listing another first,
+can hand the pair to another rule."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from varvemem.embeddings.usem3 import USEEmbedder
 from varvemem.engines.update.claim_rules import SUPERSEDE_RULES
 from varvemem.settings import Settings, UpdateSettings
 
-EVERY = ["cue", "transition", "negation", "frame"]
+EVERY = ["transition", "negation", "frame", "cue"]
 
 
 @pytest.fixture
@@ -39,9 +40,8 @@ def why(tmp_path: Path, embedder: USEEmbedder, clock: Clock):
     return run
 
 
-def test_the_table_holds_every_rule_of_the_setting_in_the_documented_order() -> None:
-    assert sorted(SUPERSEDE_RULES) == sorted(UpdateSettings().supersede_rules)
-    assert list(SUPERSEDE_RULES) == ["transition", "negation", "frame", "cue"]
+def test_the_table_holds_every_rule_and_the_default_lists_them_in_the_documented_order() -> None:
+    assert list(SUPERSEDE_RULES) == UpdateSettings().supersede_rules == EVERY
 
 
 @pytest.mark.parametrize("old,new,rule,every,without", [
@@ -72,10 +72,11 @@ def test_a_rule_left_out_never_decides(why, old: str, new: str, rule: str, every
     assert why([], old, new) is None
 
 
-def test_the_table_orders_the_rules_not_the_setting(why) -> None:
-    """The setting names the rules that run; they are tried in the table's order, whatever
-    the order of the list (the default lists ``cue`` first)."""
+def test_the_setting_orders_the_rules(why) -> None:
+    """The rules are tried in the order the setting lists them: the first that decides
+    names the reason."""
     old, new = "The payments queue is rabbit-q-2", "The payments queue is now rabbit-q-5"
-    for rules in (["cue", "frame"], ["frame", "cue"]):
-        found = why(rules, old, new)
-        assert found is not None and "same claim, new value (frame)" in found
+    frame_first = why(["frame", "cue"], old, new)
+    assert frame_first is not None and "same claim, new value (frame)" in frame_first
+    cue_first = why(["cue", "frame"], old, new)
+    assert cue_first is not None and "updated by a newer statement (cosine" in cue_first

@@ -26,7 +26,7 @@ from ..settings import Settings, WebhookSource
 from ..stores import Stores, StoreTx
 from ..stores.base import InboxEvent, InboxQueue
 from . import states
-from .update import UpdateEngine, _supersede
+from .update import UpdateEngine, supersede
 
 log = logging.getLogger("varvemem.inbox")
 
@@ -303,7 +303,7 @@ class InboxEngine:
         the sender is not a deletion here; ``restore`` undoes it)."""
         now = self.clock()
         for rec in self.stores.records.find_by_source(tenant, source):
-            _supersede(tx, rec, None, why, "webhook", now)
+            supersede(tx, rec, None, why, "webhook", now)
 
     def _work(self, event: InboxEvent, seen: set[tuple[str, str]]) -> _Work:
         source = self.cfg.sources.get(event.source)

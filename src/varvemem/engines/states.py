@@ -27,7 +27,7 @@ from datetime import datetime
 from ..events import STATES
 from ..model import MemoryRecord, MemoryType, SearchFilter
 from ..stores.base import Memories, StoreTx, TextIndex
-from .update import _supersede, record_change
+from .update import record_change, supersede
 
 ACTOR = "webhook"
 TAG_PREFIX = "state:"
@@ -110,5 +110,5 @@ def _retire(tx: StoreTx, old: MemoryRecord, new: MemoryRecord, subject: str,
     per successor)."""
     why = (f"the state of {subject} is {new.metadata['outcome']} since "
            f"{new.valid_from.isoformat()}")
-    _supersede(tx, old, new, why, ACTOR, now)
+    supersede(tx, old, new, why, ACTOR, now)
     successors.setdefault(new.memory_id, _Successor(new, why)).retired.append(old.memory_id)

@@ -25,7 +25,7 @@ _SupersedeRule = Literal["cue", "transition", "negation", "frame"]
 
 
 def _every_supersede_rule() -> list[_SupersedeRule]:
-    return ["cue", "transition", "negation", "frame"]
+    return ["transition", "negation", "frame", "cue"]
 
 
 class AttributeWords(Section):

@@ -38,15 +38,6 @@ from .shared import word_overlap as word_overlap
 if TYPE_CHECKING:
     from .engine import UpdateEngine as UpdateEngine
 
-# The names modules imported before the split (``from .update import _supersede``).
-_supersede = supersede
-_created = created
-_inherit = inherit
-_succession = succession
-_Prepared = Prepared
-_Turn = Turn
-
-
 def __getattr__(name: str) -> Any:
     if name != "UpdateEngine":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

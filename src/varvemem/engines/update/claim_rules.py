@@ -2,7 +2,7 @@
 statement with (its nearest current memories and full-text matches, :meth:`ClaimRules.pool`),
 what each memory states (parsed once, :mod:`..statements`), and the rules themselves, a row
 each in :data:`SUPERSEDE_RULES` (``transition``, ``negation``, ``frame``, ``cue``), tried in
-that order.
+the order the setting lists them.
 """
 
 from __future__ import annotations
@@ -135,11 +135,10 @@ class ClaimRules(WriteBase):
             terms = list(neg.words) or index_terms(text)
         pool, said = self.pool(p, similar, terms) if fact and wanted else ([], {})
         seen = _Seen(p, similar, text, fact, t, neg, new, pool, said)
-        for name, rule in SUPERSEDE_RULES.items():
-            if name in on:
-                found = rule(self, seen)
-                if found is not None:
-                    return found
+        for name in dict.fromkeys(cfg.supersede_rules):  # the configured order
+            found = SUPERSEDE_RULES[name](self, seen)
+            if found is not None:
+                return found
         return {}, ""
 
     def _transition(self, s: _Seen) -> Found | None:
