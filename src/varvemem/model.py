@@ -106,6 +106,16 @@ class MemoryType(str, Enum):
     QA = "qa"
 
 
+class Tier(str, Enum):
+    """The five tiers of SPEC TIER-1..5."""
+
+    ACTIVE = "active"
+    SHORT_TERM = "short_term"
+    MID_TERM = "mid_term"
+    LONG_TERM = "long_term"
+    ARCHIVE = "archive"
+
+
 @dataclass(frozen=True)
 class TypeTraits:
     """What the engines ask of a memory type: one row of :data:`TYPES`."""
@@ -117,35 +127,33 @@ class TypeTraits:
     resolves: bool  # may tell that a failure was resolved
     written: bool  # written down, not said in talk: a change cue alone may supersede by it
     derived: bool  # made by varvemem from other memories: erasure follows its sources
+    importance: float  # base importance, before the signals its text shows (types.<t>.importance)
+    tier: Tier  # the tier a new memory enters outside a session window (types.<t>.tier)
 
 
-# What each memory type is. A new type is one row here (and its defaults in the settings:
-# importance, start tier, TTL).
+# What each memory type is. A new type is one row here; settings may override its
+# importance, tier and TTL (``types.<type>.*``).
 TYPES: dict[MemoryType, TypeTraits] = {
     #                           session_window, states_facts, statement, episode, resolves,
-    #                           written, derived
-    MemoryType.DIALOGUE:   TypeTraits(True , True , False, True , True , False, False),
-    MemoryType.TOOL_CALL:  TypeTraits(True , False, False, True , True , False, False),
-    MemoryType.KNOWLEDGE:  TypeTraits(False, True , True , False, True , True , False),
-    MemoryType.EVENT:      TypeTraits(False, True , False, True , True , False, False),
-    MemoryType.EXPERIENCE: TypeTraits(False, True , True , False, False, True , True),
-    MemoryType.QA:         TypeTraits(False, False, False, False, False, True , True),
+    #                           written, derived, importance, tier
+    MemoryType.DIALOGUE:   TypeTraits(True , True , False, True , True , False, False, 0.3,
+                                      Tier.SHORT_TERM),
+    MemoryType.TOOL_CALL:  TypeTraits(True , False, False, True , True , False, False, 0.3,
+                                      Tier.SHORT_TERM),
+    MemoryType.KNOWLEDGE:  TypeTraits(False, True , True , False, True , True , False, 0.6,
+                                      Tier.LONG_TERM),
+    MemoryType.EVENT:      TypeTraits(False, True , False, True , True , False, False, 0.4,
+                                      Tier.MID_TERM),
+    MemoryType.EXPERIENCE: TypeTraits(False, True , True , False, False, True , True , 0.7,
+                                      Tier.LONG_TERM),
+    MemoryType.QA:         TypeTraits(False, False, False, False, False, True , True , 0.5,
+                                      Tier.MID_TERM),
 }
 
 
 def types_where(trait: Callable[[TypeTraits], bool]) -> tuple[MemoryType, ...]:
     """The memory types whose traits pass ``trait`` (``types_where(lambda t: t.episode)``)."""
     return tuple(t for t, traits in TYPES.items() if trait(traits))
-
-
-class Tier(str, Enum):
-    """The five tiers of SPEC TIER-1..5."""
-
-    ACTIVE = "active"
-    SHORT_TERM = "short_term"
-    MID_TERM = "mid_term"
-    LONG_TERM = "long_term"
-    ARCHIVE = "archive"
 
 
 class TTLMode(str, Enum):

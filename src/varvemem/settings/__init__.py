@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pydantic
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -24,6 +24,7 @@ from pydantic_settings import (
 from ..backends import VECTOR_URL, misplaced
 from ..embeddings import check_settings
 from ..errors import ConfigError, describe_validation_error
+from ..model import MemoryType
 from .faq import FAQSettings, HistorySettings
 from .lifecycle import LifecycleSettings, TierRule
 from .models import EmbedderSettings, LLMSettings, SecondModelSettings
@@ -48,7 +49,8 @@ from .service import (
     WebhookSource,
 )
 from .store import ArchiveSettings, StoreSettings, redact_url
-from .write import AttributeWords, ImportanceSignal, TTLRule, UpdateSettings
+from .types import TTLRule, TypeSettings, moved, over_defaults, type_defaults
+from .write import AttributeWords, ImportanceSignal, UpdateSettings
 
 __all__ = [
     "CONFIG_FILE_NAME",
@@ -77,6 +79,7 @@ __all__ = [
     "TTLRule",
     "TierRule",
     "TimeWordSettings",
+    "TypeSettings",
     "UiSettings",
     "UpdateSettings",
     "WebhookSettings",
@@ -125,6 +128,7 @@ class Settings(BaseSettings):
     second_model: SecondModelSettings = Field(default_factory=SecondModelSettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     update: UpdateSettings = Field(default_factory=UpdateSettings)
+    types: dict[MemoryType, TypeSettings] = Field(default_factory=type_defaults)
     conflicts: ConflictSettings = Field(default_factory=ConflictSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
@@ -137,6 +141,13 @@ class Settings(BaseSettings):
     server: ServerSettings = Field(default_factory=ServerSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
     ui: UiSettings = Field(default_factory=UiSettings)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_keys(cls, data: Any) -> Any:
+        return moved(data)
+
+    _types_over_defaults = field_validator("types", mode="before")(over_defaults)
 
     @model_validator(mode="after")
     def _references(self) -> Settings:

@@ -1,5 +1,5 @@
-"""The write path's settings (``update``): dedup, merge, supersession, claims, importance,
-tiers and TTLs by type, tags, and document ingest."""
+"""The write path's settings (``update``): dedup, merge, supersession, claims, importance
+signals, tags, and document ingest (what each type starts with: ``types``, :mod:`.types`)."""
 
 from __future__ import annotations
 
@@ -7,19 +7,8 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from ..model import MemoryType, Tier, TTLMode
+from ..model import MemoryType
 from .base import Section
-
-
-class TTLRule(Section):
-    mode: TTLMode = TTLMode.OFF
-    days: float | None = Field(None, gt=0)
-    rate: float = Field(0.05, gt=0)
-
-
-def _default_ttl() -> dict[str, TTLRule]:
-    return {t.value: TTLRule() for t in MemoryType}
-
 
 _SupersedeRule = Literal["cue", "transition", "negation", "frame"]
 
@@ -175,18 +164,10 @@ class UpdateSettings(Section):
     outcome_candidates: int = Field(20, ge=1, le=1000)  # earlier memories read per route
     outcome_failure_boost: float = Field(0.25, ge=0.0, le=1.0)
     outcome_resolution_boost: float = Field(0.1, ge=0.0, le=1.0)
-    importance_by_type: dict[MemoryType, float] = Field(default_factory=lambda: {
-        MemoryType.DIALOGUE: 0.3, MemoryType.TOOL_CALL: 0.3, MemoryType.KNOWLEDGE: 0.6,
-        MemoryType.EVENT: 0.4, MemoryType.EXPERIENCE: 0.7, MemoryType.QA: 0.5})
     # source_reliability by the part of ``source`` before the first ":" (SPEC UPD-6).
     reliability_by_source: dict[str, float] = Field(default_factory=lambda: {
         "document": 0.9, "admin": 0.9, "experience": 0.8, "webhook": 0.8, "event": 0.8,
         "tool": 0.75, "user": 0.7, "agent": 0.6, "llm": 0.5, "default": 0.6})
-    tier_by_type: dict[MemoryType, Tier] = Field(default_factory=lambda: {
-        MemoryType.DIALOGUE: Tier.SHORT_TERM, MemoryType.TOOL_CALL: Tier.SHORT_TERM,
-        MemoryType.KNOWLEDGE: Tier.LONG_TERM, MemoryType.EVENT: Tier.MID_TERM,
-        MemoryType.EXPERIENCE: Tier.LONG_TERM, MemoryType.QA: Tier.MID_TERM})
-    ttl_by_type: dict[str, TTLRule] = Field(default_factory=_default_ttl)
     tag_vocabulary: dict[str, list[str]] = Field(default_factory=lambda: {
         "kubernetes": ["kubernetes", "k8s", "pod", "kubectl", "crashloopbackoff", "deployment"],
         "helm": ["helm", "chart", "values.yaml"],
@@ -201,8 +182,7 @@ class UpdateSettings(Section):
         "incident": ["incident", "outage", "failure", "failed", "故障", "失败"],
     })
 
-    @field_validator("importance_by_type", "reliability_by_source", "tier_by_type",
-                     "importance_signals", mode="before")
+    @field_validator("reliability_by_source", "importance_signals", mode="before")
     @classmethod
     def _merge_tables(cls, v: Any, info: Any) -> Any:
         """A partial table from a file or variable overrides only the keys it names."""
@@ -211,19 +191,10 @@ class UpdateSettings(Section):
             return {**{getattr(k, "value", k): x for k, x in default.items()}, **v}
         return v
 
-    @field_validator("importance_by_type", "reliability_by_source", "importance_signals")
+    @field_validator("reliability_by_source", "importance_signals")
     @classmethod
     def _unit_interval(cls, v: dict[Any, float]) -> dict[Any, float]:
         for key, value in v.items():
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{getattr(key, 'value', key)}: {value} is not in 0..1")
         return v
-
-    @field_validator("ttl_by_type")
-    @classmethod
-    def _known_types(cls, v: dict[str, TTLRule]) -> dict[str, TTLRule]:
-        known = {t.value for t in MemoryType}
-        unknown = sorted(set(v) - known)
-        if unknown:
-            raise ValueError(f"unknown memory type(s) {unknown}; known: {sorted(known)}")
-        return {**_default_ttl(), **v}

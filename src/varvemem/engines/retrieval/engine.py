@@ -261,7 +261,7 @@ class RetrievalEngine(HitSelection):
     def _components(self, r: Candidate, cosine: float | None, bm25: float, kw_max: float,
                     qtags: list[str], now: datetime) -> ScoreBreakdown:
         age = scoring.age_days(r.created_at, now)
-        rule = self.settings.update.ttl_by_type[r.memory_type.value]
+        rule = self.settings.types[r.memory_type].ttl
         matched = len(set(qtags) & set(r.tags))
         return ScoreBreakdown(
             semantic=scoring.semantic_score(cosine) if cosine is not None else 0.0,

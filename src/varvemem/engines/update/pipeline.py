@@ -198,14 +198,15 @@ class AddPipeline(WriteBase):
         if d.importance is not None:
             imp, steps["score"] = d.importance, "explicit"
         else:
-            imp, signals = rules.importance(d.content, mtype, self.cfg)
+            imp, signals = rules.importance(d.content, self.settings.types[mtype].importance,
+                                           self.cfg)
             steps["score"] = "rules" + (f" ({', '.join(signals)})" if signals else "")
             if self.llm_for("score"):
                 imp, steps["score"] = llm_score(self.llm, d.content, imp, steps["score"])
         reliability = (d.source_reliability if d.source_reliability is not None
                        else rules.reliability(d.source, self.cfg))
         created = d.created_at or now
-        rule = self.cfg.ttl_by_type[mtype.value]
+        rule = self.settings.types[mtype].ttl
         ttl_mode = d.ttl_mode or rule.mode
         ttl_days = d.ttl_days if d.ttl_days is not None else rule.days
         expires = (created + timedelta(days=ttl_days)
@@ -216,7 +217,7 @@ class AddPipeline(WriteBase):
                 and imp < life.important_at:
             expires = created + timedelta(hours=life.tool_call_ttl_hours)
         tier = d.tier or (Tier.ACTIVE if d.scope.session and TYPES[mtype].session_window
-                          else self.cfg.tier_by_type[mtype])
+                          else self.settings.types[mtype].tier)
         record = MemoryRecord(
             memory_id=new_id(), content=d.content.strip(), memory_type=mtype,
             tier=tier, tier_since=created, scope=d.scope, source=d.source,
