@@ -31,10 +31,13 @@ from .errors import (
 from .keys import ApiKey, allows
 from .model import MemoryRecord, MemoryType, Tier
 from .operations import TOOLS
+from .search_args import SEARCH_ARGS
 from .settings import TOP_K_MAX
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
+
+_MCP_ARGS = {a.mcp: a.name for a in SEARCH_ARGS if a.mcp}  # search_memories' arguments
 
 TOOL_ROLES = {tool: op.needs for tool, op in TOOLS.items()}
 """The role an API key needs for each tool: its operation's (:mod:`varvemem.operations`)."""
@@ -291,9 +294,10 @@ def build_server(memory: Memory, tenant: str | None = None, *,
         first, each with its memory_id, content, type, tier, tags, score and the score's
         components (relevance among them when judged); an empty list when nothing stored
         answers the query."""
-        hits = await tool_call("read", lambda m, t: m.search(
-            query, top_k=top_k, user=user, session=session, type=types, tags=tags, tenant=t,
-            min_relevance=min_relevance))
+        given: dict[str, Any] = {"top_k": top_k, "user": user, "session": session,
+                                 "types": types, "tags": tags, "min_relevance": min_relevance}
+        args = {_MCP_ARGS[k]: v for k, v in given.items()}  # by the library's keywords
+        hits = await tool_call("read", lambda m, t: m.search(query, tenant=t, **args))
         return {"query": query, "hits": [h.to_json() for h in hits]}
 
     @tool(read_only=True, structured_output=False)

@@ -34,6 +34,7 @@ from ..model import (
     check_text,
     in_utc,
 )
+from ..search_args import REST_FIELDS
 
 __all__ = ["AddResult", "AskResult", "ConsolidationReport", "HistoryEntry", "IngestReport"]
 
@@ -161,12 +162,11 @@ class SearchIn(_Body):
     _whole_top_k = field_validator("top_k", mode="before")(_whole_or_none)
 
     def args(self) -> dict[str, Any]:
-        out = self.model_dump(exclude={"query", "types", "tiers"}, exclude_none=True)
-        if self.types is not None:
-            out["type"] = [t.value for t in self.types]
-        if self.tiers is not None:
-            out["tier"] = [t.value for t in self.tiers]
-        return out
+        """The fields given, by the library's keywords (:data:`REST_FIELDS`); those that are
+        not search arguments (``max_tokens``) by their own names."""
+        given = self.model_dump(exclude={"query"}, exclude_none=True)
+        return {REST_FIELDS.get(k, k): [getattr(x, "value", x) for x in v]  # enums by value
+                if isinstance(v, list) else v for k, v in given.items()}
 
 
 class ContextIn(SearchIn):

@@ -1,0 +1,51 @@
+"""The search arguments are one table (search_args.SEARCH_ARGS): Memory.search and why_not
+take its keywords, and the REST body, the MCP tool and the CLI command offer what its rows
+say they offer, under those names."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from pathlib import Path
+
+import typer.main
+
+from varvemem import Memory
+from varvemem.cli import _app
+from varvemem.mcp_tools import build_server
+from varvemem.search_args import REST_FIELDS, SEARCH_ARGS
+from varvemem.server.schemas import ContextIn, SearchIn
+
+
+def _keywords(method: object, *positional: str) -> set[str]:
+    return set(inspect.signature(method).parameters) - {"self", *positional}  # type: ignore[arg-type]
+
+
+def test_the_library_takes_every_row() -> None:
+    assert _keywords(Memory.search, "query") == {a.name for a in SEARCH_ARGS}
+    assert _keywords(Memory.why_not, "memory_id", "query") == {
+        a.name for a in SEARCH_ARGS if a.explained}
+
+
+def test_the_rest_body_offers_its_rows() -> None:
+    assert set(SearchIn.model_fields) - {"query"} == {a.rest for a in SEARCH_ARGS if a.rest}
+    body = SearchIn(query="q", types=["knowledge"], tiers=["long_term"], top_k=3,
+                    include_archive=True)
+    assert body.args() == {"type": ["knowledge"], "tier": ["long_term"], "top_k": 3,
+                           "include_superseded": False, "include_archive": True}
+    assert set(body.args()) <= set(REST_FIELDS.values())
+    assert ContextIn(query="q", max_tokens=100).args()["max_tokens"] == 100
+
+
+def test_the_mcp_tool_offers_its_rows(tmp_path: Path) -> None:
+    with Memory(home=tmp_path) as mem:
+        tools = asyncio.run(build_server(mem).list_tools())
+    (search,) = [t for t in tools if t.name == "search_memories"]
+    assert set(search.input_schema["properties"]) - {"query"} == {
+        a.mcp for a in SEARCH_ARGS if a.mcp}
+
+
+def test_the_cli_command_offers_its_rows() -> None:
+    command = typer.main.get_command(_app.app).commands["search"]  # type: ignore[attr-defined]
+    options = {o for p in command.params for o in p.opts if o.startswith("--")}
+    assert options - {"--json", "--now"} == {a.cli for a in SEARCH_ARGS if a.cli}
