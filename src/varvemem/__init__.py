@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from .api import Memory, upgrade_store
     from .engines.erasure import DeletionReport
     from .engines.faq import AskResult, QaStatus
-    from .engines.ingest import IngestProgress
     from .engines.lifecycle import ConsolidationReport, JobReport, PlannedChange
+    from .engines.update.ingest import IngestProgress
     from .errors import (
         ConfigError,
         EmbedderError,
@@ -58,7 +58,7 @@ _LAZY: dict[str, str] = {
     "AskResult": ".engines.faq",
     "DeletionReport": ".engines.erasure",
     "QaStatus": ".engines.faq",
-    "IngestProgress": ".engines.ingest",
+    "IngestProgress": ".engines.update.ingest",
     **dict.fromkeys(("ConsolidationReport", "JobReport", "PlannedChange"), ".engines.lifecycle"),
     **dict.fromkeys(("ConfigError", "EmbedderError", "EmbedderMismatchError", "LLMError",
                      "NotFoundError", "StorageError", "ValidationError", "VarvememError"),

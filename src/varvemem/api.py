@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # the engines are imported on first use (_engines.py)
 
     from .embeddings import Embedder
     from .engines.faq import AskResult
-    from .engines.ingest import IngestProgress
+    from .engines.update.ingest import IngestProgress
     from .history import SessionHistory
     from .keys import KeyRing
     from .llm import ChatClient

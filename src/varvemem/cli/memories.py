@@ -24,7 +24,7 @@ from ._app import (
 from .render import Indented, clip, fields, render_hits
 
 if TYPE_CHECKING:
-    from ..engines.ingest import IngestProgress
+    from ..engines.update.ingest import IngestProgress
     from ..model import HistoryEntry
 
 

@@ -60,7 +60,7 @@ def serve(
     cfg = settings.server
     host, port, workers = host or cfg.host, cfg.port if port is None else port, \
         workers or cfg.workers
-    _check_free(host, port)
+    check_free(host, port)
     configure_logging(settings)
     options = {"host": host, "port": port, "log_config": None, "access_log": False,
                "limit_concurrency": cfg.max_concurrency,
@@ -88,7 +88,7 @@ def serve(
             shutil.rmtree(own_dir, ignore_errors=True)
 
 
-def _check_free(host: str, port: int) -> None:
+def check_free(host: str, port: int) -> None:
     """A port another process holds is one line and exit 1, before anything starts (uvicorn
     would log it and exit 3)."""
     if port == 0:

@@ -61,13 +61,13 @@ def ui(
         raise ConfigError(f"ui needs the server extra: pip install 'varvemem[server]' "
                           f"({exc})") from None
     from ..api import Memory
-    from .service import _check_free
+    from .service import check_free
 
     settings = home_settings(ctx)
     mem = Memory(settings=settings)  # the app owns it: closed when the server stops
     port = settings.server.port if port is None else port
     port = port or _free_port()
-    _check_free("127.0.0.1", port)
+    check_free("127.0.0.1", port)
     secret = admin_key(mem, settings.home)
     configure_logging(settings)
     server_app = create_app(memory=mem)

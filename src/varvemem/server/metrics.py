@@ -20,22 +20,22 @@ from ..engines.inbox import DrainReport
 from ..errors import VarvememError
 
 if TYPE_CHECKING:
-    from .app import Service
+    from ..api import Memory
 
 _GAUGE_SECONDS = 15.0  # store gauges are recomputed at most this often (a scrape reads them)
 
 
 class _StoreGauges(Collector):
-    def __init__(self, service: Service) -> None:
-        self.service = service
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
         self._cached: tuple[float, dict[str, int], dict[str, int]] | None = None
 
     def _read(self) -> tuple[dict[str, int], dict[str, int]]:
         now = time.monotonic()
         if self._cached is not None and now - self._cached[0] < _GAUGE_SECONDS:
             return self._cached[1], self._cached[2]
-        tiers = self.service.memory.tier_counts()
-        inbox = self.service.memory.inbox.counts()
+        tiers = self.memory.tier_counts()
+        inbox = self.memory.inbox.counts()
         self._cached = (now, tiers, inbox)
         return tiers, inbox
 
@@ -59,7 +59,7 @@ class _StoreGauges(Collector):
 class Metrics:
     """The app's registry (its own, so several apps in one process do not collide)."""
 
-    def __init__(self, service: Service) -> None:
+    def __init__(self, memory: Memory) -> None:
         self.registry = CollectorRegistry()
         # Several processes: each writes its counts to files in the shared folder (the
         # library's multiprocess mode) and a scrape of any one sums them all.
@@ -79,8 +79,8 @@ class Metrics:
 
             # prometheus_client leaves MultiProcessCollector's __init__ unannotated.
             multiprocess.MultiProcessCollector(self.registry)  # type: ignore[no-untyped-call]
-        if service.settings.server.metrics_store_gauges:
-            self.registry.register(_StoreGauges(service))
+        if memory.settings.server.metrics_store_gauges:
+            self.registry.register(_StoreGauges(memory))
 
     def request(self, method: str, route: str, status: int, seconds: float) -> None:
         self.latency.labels(method, route, str(status)).observe(seconds)

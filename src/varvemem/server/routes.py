@@ -18,7 +18,6 @@ from ..errors import StorageError
 from ..keys import ApiKey
 from ..model import MemoryType, Tier
 from ..operations import OPERATIONS, Operation
-from .app import Service
 from .schemas import (
     EVENT_ID_MAX,
     NAME_PATTERN,
@@ -58,6 +57,7 @@ from .schemas import (
     UserDeleted,
     errors,
 )
+from .service import Service
 
 router = APIRouter()
 # The errors a keyed route may answer with: a bad request, no or a bad key (401), a key whose

@@ -18,8 +18,8 @@ from ..errors import (
     VarvememError,
 )
 from ..settings import URL_TOKEN_HEADER
-from .app import Service
 from .schemas import DeliveryAccepted, DeliveryNoted, ErrorResponse
+from .service import Service
 
 router = APIRouter(tags=["webhooks"])
 WEBHOOK_PREFIX = "/v1/webhooks/"

@@ -72,7 +72,7 @@ class LifecycleSettings(Section):
     # On: the tenant's users share experiences; one whose sources are not all of one user
     # belongs to none of them (the tenant's) and names them all (``metadata.users``).
     abstract_across_users: bool = False
-    # An experience whose problem a later memory resolves (engines/outcome.py) is rebuilt with
+    # An experience whose problem a later memory resolves (engines/update/outcome.py) is rebuilt with
     # that fix by the next abstraction run.
     reabstract_on_fix: bool = True
     # Re-scoring (hourly): each new retrieval adds ``use_step`` (at most ``use_max`` per run);

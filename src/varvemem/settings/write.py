@@ -140,7 +140,7 @@ class UpdateSettings(Section):
     context_embed: int = Field(1, ge=0, le=20)
     chunk_max_chars: int = Field(1200, ge=100)
     ingest_extensions: list[str] = Field(default_factory=lambda: [".md", ".markdown", ".txt"])
-    # Document ingest (engines/ingest.py): a file is read section by section and its new chunks
+    # Document ingest (engines/update/ingest.py): a file is read section by section and its new chunks
     # are embedded and committed ``ingest_batch_chunks`` at a time, so memory stays bounded and
     # an interrupted ingest resumes when run again. A file (or text) of more than
     # ``ingest_max_file_bytes`` is refused: skipped with its reason in a folder, an error when

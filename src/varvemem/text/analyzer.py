@@ -32,7 +32,7 @@ _IDENTIFIER = re.compile(r"\b[a-z][a-z0-9]*(?:-[a-z0-9]+)+\b")
 _STOP_WORD = re.compile("|".join(sorted(map(re.escape, CHINESE_WORDS), key=len, reverse=True)))
 
 
-def _cjk_segments(run: str) -> list[str]:
+def cjk_segments(run: str) -> list[str]:
     """Split a CJK run at stop words and stop characters."""
     segments: list[str] = []
     for piece in _STOP_WORD.split(run):
@@ -59,7 +59,7 @@ def analyse(text: str) -> list[str]:
     for match in _RUN.finditer(norm):
         run = match.group()
         if _CJK_RUN.match(run):
-            for seg in _cjk_segments(run):
+            for seg in cjk_segments(run):
                 if len(seg) == 1:
                     out.append(seg)
                 else:

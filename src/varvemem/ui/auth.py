@@ -27,7 +27,7 @@ T = TypeVar("T")
 
 class Service(Protocol):
     """What the inspector asks of the service it is mounted in
-    (:class:`varvemem.server.app.Service`, which imports the inspector: not the other way)."""
+    (:class:`varvemem.server.service.Service`; the server imports the inspector: not the other way)."""
 
     memory: Memory
     settings: Settings

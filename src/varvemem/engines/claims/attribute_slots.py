@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from ...language.attributes import GENERIC_HEADS
 from ...text import index_terms
-from ...text.analyzer import _cjk_segments
+from ...text.analyzer import cjk_segments
 from ..extract import EVENT_FIELDS
 from .frames import (
     CJK_RUN,
@@ -93,7 +93,7 @@ def slots(text: str, lex: Lexicon) -> Slots:
     if lex.zh_pattern is not None and HAS_CJK.search(rest):
         rest = lex.zh_pattern.sub(lambda m: take(lex.zh_word(m.group())), rest)
     for run in CJK_RUN.findall(rest):
-        for seg in _cjk_segments(run):
+        for seg in cjk_segments(run):
             words.update([seg] if len(seg) == 1 else [seg[i:i + 2] for i in range(len(seg) - 1)])
     for term in index_terms(CJK_RUN.sub(" ", rest)):
         if term in lex.strong:

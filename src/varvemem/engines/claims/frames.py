@@ -13,7 +13,7 @@ from functools import lru_cache
 from ...language.lexicon import alternation
 from ...language.segment import CJK as _CJK
 from ...text import index_terms
-from ...text.analyzer import _cjk_segments
+from ...text.analyzer import cjk_segments
 from .tokens import CACHE_SIZE, LIGHT_TERMS, MEASURES, RECORDS, Value, kind_class, values
 
 # -- frames ------------------------------------------------------------------------------------
@@ -129,7 +129,7 @@ def content_terms(text: str) -> list[str]:
     (between stop words) counts as a word per two characters (Chinese has no spaces: a
     segment may hold several words)."""
     t = FILLER_ZH.sub(" ", FILLER_EN.sub(" ", text))
-    cjk = [seg[i:i + 2] for run in CJK_RUN.findall(t) for seg in _cjk_segments(run)
+    cjk = [seg[i:i + 2] for run in CJK_RUN.findall(t) for seg in cjk_segments(run)
            for i in range(0, len(seg), 2)]
     latin = index_terms(CJK_RUN.sub(" ", t))
     return [w for w in latin if not (w.startswith("zz") and w.endswith("zz"))] + cjk

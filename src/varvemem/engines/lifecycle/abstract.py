@@ -43,7 +43,7 @@ def job_abstract(engine: LifecycleBase, now: datetime, tenant: str | None, run: 
                     not_abstracted=True)
     for batch in engine.select(sel, run):
         for r in batch:
-            # A failure and what resolved it (engines/outcome.py) belong together too.
+            # A failure and what resolved it (engines/update/outcome.py) belong together too.
             links = [*r.related_memory_ids, *r.metadata.get("resolves", []),
                      *r.metadata.get("resolved_by", [])]
             nodes[r.memory_id] = Node(r.importance, r.created_at, links, r.scope.tenant,
@@ -151,7 +151,7 @@ def experience_text(engine: LifecycleBase, records: list[MemoryRecord],
 def reabstract(engine: LifecycleBase, run: Run, fix: MemoryRecord, now: datetime,
                errors: list[str]) -> list[str]:
     """Rebuild the experiences abstracted from the failures ``fix`` resolves
-    (``metadata.resolves``, engines/outcome.py) without it: their sources and the fix make
+    (``metadata.resolves``, engines/update/outcome.py) without it: their sources and the fix make
     the new text, the experience keeps its id (history: the old text and why), and the fix
     is linked to it. Returns the experiences rebuilt."""
     tenant = fix.scope.tenant

@@ -9,7 +9,9 @@ classify, score and supersede) and ``shared`` (the helpers the parts, and the ot
 write with). This package re-exports them.
 
 :class:`UpdateEngine` is imported on first use (PEP 562): a module that needs only the helpers
-(:mod:`..outcome`, :mod:`..ingest`) does not import the engine, which imports them.
+(:mod:`.outcome`, :mod:`.ingest`, the other engines) does not import the engine, which
+imports them. ``ingest`` (documents) and ``outcome`` (a resolution raises its failures) are
+the write path's too.
 """
 
 from __future__ import annotations

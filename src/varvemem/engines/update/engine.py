@@ -27,7 +27,7 @@ from .shared import ACTOR
 from .supersession import Supersession
 
 if TYPE_CHECKING:
-    from ..ingest import IngestProgress
+    from .ingest import IngestProgress
 
 
 class UpdateEngine(AddPipeline, EditsInPlace):
@@ -47,19 +47,19 @@ class UpdateEngine(AddPipeline, EditsInPlace):
         return self.supersession.judge()
 
     # -- documents ----------------------------------------------------------------------------
-    # Read a batch at a time, committed as it goes and resumable: engines/ingest.py.
+    # Read a batch at a time, committed as it goes and resumable: engines/update/ingest.py.
     def ingest_text(self, text: str, source: str, scope: Scope, tags: list[str],
                     report: IngestReport, actor: str = ACTOR,
                     progress: Callable[[IngestProgress], None] | None = None) -> None:
         """Store a document's chunks; on re-ingestion keep unchanged chunks, add new ones and
         invalidate the rest (kept in history, no longer served)."""
-        from ..ingest import DocumentIngest
+        from .ingest import DocumentIngest
 
         DocumentIngest(self).ingest_text(text, source, scope, tags, report, actor, progress)
 
     def ingest_paths(self, paths: Sequence[Path], scope: Scope, tags: list[str],
                      progress: Callable[[IngestProgress], None] | None = None) -> IngestReport:
         """Ingest files and folders (see :meth:`..ingest.DocumentIngest.ingest_paths`)."""
-        from ..ingest import DocumentIngest
+        from .ingest import DocumentIngest
 
         return DocumentIngest(self).ingest_paths(paths, scope, tags, progress)

@@ -27,8 +27,9 @@ from ...model import (
 )
 from ...stores import StoreTx
 from ...text import extract_keywords
-from .. import claims, outcome, reports, rules
+from .. import claims, reports, rules
 from ..reports import HAPPENED
+from . import outcome
 from .llm_steps import llm_classify, llm_score
 from .shared import (
     ACTOR,
@@ -122,7 +123,7 @@ class AddPipeline(WriteBase):
                         if p.index in replied:
                             done[p.index] = p
                     written.extend((p.result, p.record) for p in batch if p.result is not None)
-                    # Outcome (engines/outcome.py): a resolution raises the failures it resolves.
+                    # Outcome (engines/update/outcome.py): a resolution raises the failures it resolves.
                     outcome.resolve(tx, self.stores, self.settings, [
                         p.record for p in batch if p.result and p.result.status == "created"],
                         self.clock())

@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import qa_files
-from ..errors import ValidationError
-from ..model import Draft, IngestReport, MemoryRecord, MemoryType, Scope
-from ..text.chunking import count_titles, iter_chunks, iter_lines
-from .update.shared import (
+from ... import qa_files
+from ...errors import ValidationError
+from ...model import Draft, IngestReport, MemoryRecord, MemoryType, Scope
+from ...text.chunking import count_titles, iter_chunks, iter_lines
+from .shared import (
     ACTOR,
     Prepared,
     content_hash,
@@ -40,7 +40,7 @@ from .update.shared import (
 )
 
 if TYPE_CHECKING:
-    from .update.pipeline import AddPipeline
+    from .pipeline import AddPipeline
 
 BLOCK_CHARS = 64 * 1024  # a text given whole is read in blocks of this many characters
 BLOCK_BYTES = 64 * 1024  # a file, in blocks of this many bytes

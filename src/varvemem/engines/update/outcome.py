@@ -16,11 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from ..model import TYPES, MemoryRecord, SearchFilter, types_where
-from ..settings import Settings
-from ..stores import Stores, StoreTx
-from .importance import signals
-from .update.shared import record_change
+from ...model import TYPES, MemoryRecord, SearchFilter, types_where
+from ...settings import Settings
+from ...stores import Stores, StoreTx
+from ..importance import signals
+from .shared import record_change
 
 ACTOR = "outcome"
 RULE = "resolution-after-failure"
