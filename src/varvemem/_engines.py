@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from .engines.context import ContextEngine
     from .engines.erasure import ErasureEngine
     from .engines.explain import ExplainEngine
-    from .engines.faq import ContextFn, FaqEngine
+    from .engines.faq import FaqEngine
     from .engines.lifecycle import LifecycleEngine
     from .engines.retrieval import RetrievalEngine
     from .engines.update import UpdateEngine
@@ -68,12 +68,11 @@ class OnFirstUse(Generic[_O, _T]):
 
 
 class Engines:
-    """The stores and engines of one :class:`~varvemem.Memory`. ``now``: the memory's clock;
-    ``context``: how the FAQ engine packs a context (the memory's, which checks its search
-    arguments)."""
+    """The stores and engines of one :class:`~varvemem.Memory`. ``now``: the memory's
+    clock."""
 
     def __init__(self, settings: Settings, now: Callable[[], datetime],
-                 embedder: Embedder | None, llm: ChatClient | None, context: ContextFn) -> None:
+                 embedder: Embedder | None, llm: ChatClient | None) -> None:
         self.settings = settings
         self.now = now
         if embedder is None:  # its optional package, found without loading the model
@@ -87,7 +86,6 @@ class Engines:
 
             llm = ChatClient(settings.llm)
         self.llm = llm
-        self._context = context
         self.stores = Stores(settings, self.model_id)
         self.reads = ReadEngine(settings, self.stores, now)
         self.args = Args(settings, self.reads)
@@ -134,7 +132,7 @@ class Engines:
     def context(self) -> ContextEngine:
         from .engines.context import ContextEngine
 
-        return ContextEngine(self.retrieval)
+        return ContextEngine(self.settings.context, self.retrieval)
 
     @OnFirstUse
     def lifecycle(self) -> LifecycleEngine:
@@ -147,7 +145,7 @@ class Engines:
         from .engines.faq import FaqEngine
 
         return FaqEngine(self.settings, self.stores, self.update, self.retrieval,
-                         self.embedder, self.now, self.llm, self._context)
+                         self.embedder, self.now, self.llm, self.context, self.reads)
 
     @OnFirstUse
     def explain(self) -> ExplainEngine:

@@ -66,7 +66,7 @@ class Memory(Administration):
         self.settings = settings
         self.clock: Clock = clock or utcnow
         self._build_lock = threading.RLock()  # see OnFirstUse
-        self._engines = Engines(settings, self._now, embedder, llm, self._ask_context)
+        self._engines = Engines(settings, self._now, embedder, llm)
         self._args = self._engines.args
 
     # -- the namespaces, each built on first use -----------------------------------
@@ -108,13 +108,6 @@ class Memory(Administration):
     def embedder(self) -> Embedder:
         """The embedding model, loaded on first use."""
         return self._engines.embedder()
-
-    def _ask_context(self, query: str, top_k: int, session: str | None, user: str | None,
-                     tenant: str) -> tuple[str, list[SearchHit], list[str]]:
-        """The FAQ engine's context for a question it answers (:meth:`ask`)."""
-        from .engines.faq import ASK_PROMPT
-
-        return self._context(query, None, top_k, session, ASK_PROMPT, user=user, tenant=tenant)
 
     @property
     def notices(self) -> list[str]:
@@ -376,15 +369,11 @@ class Memory(Administration):
         """:meth:`context`, the hits behind it and the ids of the session's window packed
         with them; ``prompt`` is what the caller puts around it besides the question (its
         tokens leave the budget)."""
-        budget = self.context_budget(query, max_tokens, prompt)
-        window: list[MemoryRecord] = []
-        if session is not None:
-            window = self.session_window(session, tenant=search_args.get("tenant"),
-                                         user=search_args.get("user"),
-                                         agent=search_args.get("agent"),
-                                         as_of=search_args.get("as_of"))
-        hits = self.search(query, top_k=top_k or self.settings.context.top_k, **search_args)
-        return self._engines.context.pack(hits, window, budget)
+        session_args = {k: search_args.get(k) for k in ("tenant", "user", "agent", "as_of")}
+        return self._engines.context.build(
+            query, max_tokens, top_k, prompt,
+            lambda k: self.search(query, top_k=k, **search_args),
+            None if session is None else lambda: self.session_window(session, **session_args))
 
     def session_window(self, session: str, *, tenant: str | None = None,
                        user: str | None = None, agent: str | None = None,

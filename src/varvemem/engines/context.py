@@ -3,7 +3,7 @@ session's window first, then the hits with evidence of their own, packed best fi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from .._validate import MAX_TOKENS_MIN
@@ -28,15 +28,30 @@ def budget(cfg: ContextSettings, query: str, max_tokens: int | None = None,
     return tokens
 
 
+Block = tuple[str, list[SearchHit], list[str]]
+"""A context: its text, the hits it may hold, and the ids of the session's window in it."""
+
+
 class ContextEngine:
-    """Packs the context :meth:`varvemem.Memory.context` returns and
+    """Builds the context :meth:`varvemem.Memory.context` returns and
     :meth:`~varvemem.Memory.ask` answers from (its budget: :func:`budget`)."""
 
-    def __init__(self, retrieval: RetrievalEngine) -> None:
+    def __init__(self, settings: ContextSettings, retrieval: RetrievalEngine) -> None:
+        self.settings = settings
         self.retrieval = retrieval
 
+    def build(self, query: str, max_tokens: int | None, top_k: int | None, prompt: str,
+              search: Callable[[int], list[SearchHit]],
+              window: Callable[[], Sequence[MemoryRecord]] | None = None) -> Block:
+        """The context for ``query``: its budget (``prompt`` is what the caller puts around
+        it besides the question), the session's ``window`` when there is one, then the
+        ``search`` for ``top_k`` hits (default ``context.top_k``), packed."""
+        tokens = budget(self.settings, query, max_tokens, prompt)
+        shown = list(window()) if window is not None else []
+        return self.pack(search(top_k or self.settings.top_k), shown, tokens)
+
     def pack(self, hits: Sequence[SearchHit], window: Sequence[MemoryRecord],
-             budget: int) -> tuple[str, list[SearchHit], list[str]]:
+             budget: int) -> Block:
         """The block for ``budget`` tokens, the hits it may hold and the ids of the session's
         ``window`` packed first."""
         shown = {r.memory_id for r in window}

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pydantic
 
-from .. import qa_files
+from .. import _validate, qa_files
 from .._validate import enum_of, text, unit_score
 from .._validate import keywords as checked_keywords
 from ..embeddings import Embedder
@@ -41,6 +41,7 @@ from ..stores import Stores
 from ..stores.base import Selection
 from ..stores.composite import composite_key
 from . import scoring
+from .context import Block, ContextEngine
 from .faq_confidence import (
     PAIR_FEATURES,
     SAME_QUESTION_PROMPT,
@@ -56,13 +57,9 @@ from .faq_confidence import (
     same_question_prompt,
 )
 from .intent import chit_chat
+from .reads import ReadEngine
 from .retrieval import RetrievalEngine
 from .update import UpdateEngine, content_hash
-
-# What ask reads for the normal route: (question, top_k, session, user, tenant) -> the packed
-# context, the hits behind it and the ids of the session's turns packed with them.
-ContextFn = Callable[[str, int, str | None, str | None, str],
-                     tuple[str, list[SearchHit], list[str]]]
 
 FEEDBACK = ("up", "down", "followup")
 # The system prompt of the normal route (its tokens leave the context's budget), and what the
@@ -134,13 +131,14 @@ def _is_pair(rec: MemoryRecord) -> None:
 
 
 class FaqEngine:
-    """Q&A pairs and the ``ask`` routes over one store. ``context`` is the library's context
-    builder (the session window, then a search)."""
+    """Q&A pairs and the ``ask`` routes over one store; the normal route answers from the
+    context ``context`` builds (the session's window from ``reads``, then a search)."""
 
     def __init__(self, settings: Settings, stores: Stores, update: UpdateEngine,
                  retrieval: RetrievalEngine, embedder: Callable[[], Embedder],
                  clock: Callable[[], datetime], llm: ChatClient | None,
-                 context: ContextFn, second_opinion: SecondOpinion | None = None) -> None:
+                 context: ContextEngine, reads: ReadEngine,
+                 second_opinion: SecondOpinion | None = None) -> None:
         self.settings = settings
         self.cfg = settings.faq
         self.stores = stores
@@ -150,6 +148,7 @@ class FaqEngine:
         self.clock = clock
         self.llm = llm
         self._context = context
+        self._reads = reads
         # A second model's cosine for the gray zone (faq.second_opinion_*); None: no second.
         self.second_opinion = second_opinion
 
@@ -485,10 +484,25 @@ class FaqEngine:
                         cos, r))
         return out
 
+    def _block(self, question: str, session: str | None, user: str | None,
+               tenant: str) -> Block:
+        """The normal route's context: what :meth:`varvemem.Memory.context` gives for the
+        question (the user's memories of the tenant, the session's window first)."""
+
+        def search(top_k: int) -> list[SearchHit]:
+            _validate.query(self.settings, question, top_k, None)
+            return self._retrieval.search(question, SearchFilter(tenant=tenant, user=user),
+                                          top_k=top_k, now=self.clock())
+
+        scope = Scope(tenant=tenant, user=user, session=session)
+        return self._context.build(
+            question, None, self.cfg.top_k, ASK_PROMPT, search,
+            None if session is None else lambda: self._reads.session_window(scope, self.clock()))
+
     def _normal(self, question: str, session: str | None, user: str | None,
                 tenant: str) -> AskResult:
         cfg = self.cfg
-        context, hits, window = self._context(question, cfg.top_k, session, user, tenant) \
+        context, hits, window = self._block(question, session, user, tenant) \
             if cfg.enabled else ("", [], [])
         llm = self.llm
         quoted = [*window, *(h.memory.memory_id for h in hits)]
