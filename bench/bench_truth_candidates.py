@@ -27,26 +27,27 @@ embeds and builds nothing.
 
 **The check: the engine's own code path, not a re-implementation.** For each case, the new
 statement (``gap_days`` after, same scope, its vector embedded once) goes through the steps
-``UpdateEngine.add`` runs before it writes anything, on the real store and index:
-``_prepare``, ``_find_neighbours`` (``VectorIndex.search_many``), ``_similar``,
-``_exact_duplicate``, ``_rules_supersede`` (which calls ``_pool`` and its ``keyword_search``)
-and ``_judged`` (the judge's candidate list, with the shipped learned judge); nothing is
-written. The keyword channel's matches are read by wrapping the record store's
-``keyword_search`` (what it returned, and kept by ``_pool``). ``vector``: the old memory is
-among ``_judged``'s candidates with a cosine at ``judge_gate`` among ``_similar``; ``keyword``:
-among the full-text matches ``_pool`` kept; ``either``: one or the other (the candidates of
-the two channels together); ``judged``: among ``_judged``'s candidates (vector channel plus
-the rules' findings); an exact duplicate of the old one counts as met in each channel.
+``UpdateEngine.add`` runs before it writes anything, on the real store and index: ``prepare``,
+``_find_neighbours`` (``VectorIndex.search_many``), ``_similar``, ``_exact_duplicate``,
+``supersession.rules_supersede`` (which calls ``supersession.pool`` and its
+``keyword_search``) and ``supersession._judged`` (the judge's candidate list, with the shipped
+learned judge); nothing is written. The keyword channel's matches are read by wrapping the
+record store's ``keyword_search`` (what it returned, and kept by ``supersession.pool``).
+``vector``: the old memory is among ``supersession._judged``'s candidates with a cosine at
+``judge_gate`` among ``_similar``; ``keyword``: among the full-text matches
+``supersession.pool`` kept; ``either``: one or the other (the candidates of the two channels
+together); ``judged``: among ``supersession._judged``'s candidates (vector channel plus the
+rules' findings); an exact duplicate of the old one counts as met in each channel.
 
 **Variants, side by side in one run** (the engine's settings are not changed for anything
 else): ``add`` searches one statement at a time (``search_many`` of one row falls back to
-``search``: the graph at ``store.hnsw_expansion_search``); ``add_many`` searches a batch of
-64 in one call (the graph at ``store.hnsw_expansion_neighbours``); each with
+``search``: the graph at ``store.hnsw_expansion_search``); ``add_many`` searches a batch of 64
+in one call (the graph at ``store.hnsw_expansion_neighbours``); each with
 ``update.neighbours`` 8 (default), 16 and 32, and ``add_many`` with a wider
-``hnsw_expansion_neighbours`` too. Also, from the same run: the old statement's exact rank
-by cosine among its scope's memories (what any ``neighbours`` could buy), the vector channel
-at a lower ``judge_gate``, full text queried for every new statement (``_pool`` called with the
-statement's own index terms), and a second neighbour query shifted toward the other
+``hnsw_expansion_neighbours`` too. Also, from the same run: the old statement's exact rank by
+cosine among its scope's memories (what any ``neighbours`` could buy), the vector channel at a
+lower ``judge_gate``, full text queried for every new statement (``supersession.pool`` called
+with the statement's own index terms), and a second neighbour query shifted toward the other
 language (the new vector minus its language's mean vector plus the other's, the means taken
 over the first ``SHIFT_SAMPLE`` distractors, English and Chinese told by CJK characters: a way
 of searching the multilingual vectors across languages).
@@ -425,7 +426,7 @@ def check_home(home: Path, meta: dict[str, Any], cases: Sequence[Case], scopes: 
     def draft(case_i: int) -> Any:
         c = cases[case_i]
         return _validate.draft(c.new, type=None, tags=None, source="user", importance=None,
-                               scope=mem._scope(scope_of[case_i].tenant, "u", None, None),
+                               scope=mem._args.scope(scope_of[case_i].tenant, "u", None, None),
                                tier=None, ttl_mode=None, ttl_days=None, metadata=None,
                                supersedes=None, created_at=T0 + timedelta(days=c.gap_days),
                                question=None, answer=None, score=None)
@@ -454,8 +455,8 @@ def check_home(home: Path, meta: dict[str, Any], cases: Sequence[Case], scopes: 
         ps = []
         for c in batch:
             clock.now = T0 + timedelta(days=cases[c].gap_days)
-            p = eng._prepare(draft(c))
-            eng._embed([p], new_vecs[c : c + 1])
+            p = eng.prepare(draft(c))
+            eng.embed([p], new_vecs[c : c + 1])
             ps.append(p)
         return ps
 
@@ -464,7 +465,7 @@ def check_home(home: Path, meta: dict[str, Any], cases: Sequence[Case], scopes: 
         p = prepared(eng, [c])[0]
         rec = p.record
         f.judged_at_all = rec.memory_type in settings.update.supersede_types \
-            and TYPES[rec.memory_type].states_facts and not claims.is_question(eng._said(rec))
+            and TYPES[rec.memory_type].states_facts and not claims.is_question(eng.supersession.said(rec))
         f.duplicate = eng._exact_duplicate(rec, []) == meta["olds"][cases[c].id]
         eng._find_neighbours([p])
         similar = eng._similar(p, [])
@@ -474,7 +475,7 @@ def check_home(home: Path, meta: dict[str, Any], cases: Sequence[Case], scopes: 
                       for g in GATES}
         tap.hits.clear()
         t = time.perf_counter()
-        pool, _ = eng._pool(p, similar, index_terms(eng._said(rec)))
+        pool, _ = eng.supersession.pool(p, similar, index_terms(eng.supersession.said(rec)))
         f.kw_all_ms = (time.perf_counter() - t) * 1e3
         f.kw_all = f.duplicate or (f.judged_at_all and old in tap.hits
                                    and old in {r.memory_id for r, _ in pool})
@@ -511,11 +512,11 @@ def check_home(home: Path, meta: dict[str, Any], cases: Sequence[Case], scopes: 
                     similar = eng._similar(p, [])
                     tap.hits.clear()
                     pools.clear()
-                    found, _ = eng._rules_supersede(p, similar)
+                    found, _ = eng.supersession.rules_supersede(p, similar)
                     kept = old in tap.hits and any(old in q for q in pools)
                     judged: set[str] = set()
                     if f.judged_at_all:
-                        judged = {r.memory_id for r, _ in eng._judged(p, similar, found, [],
+                        judged = {r.memory_id for r, _ in eng.supersession._judged(p, similar, found, [],
                                                                       judge)[2]}
                     o.total_ms = search_ms + (time.perf_counter() - t) * 1e3
                     o.search_ms = search_ms

@@ -41,6 +41,7 @@ from bench_core import _import_everything, library_fingerprint, make_queries, ma
 from varvemem import Memory
 from varvemem.engines.retrieval import RetrievalEngine
 from varvemem.engines.update import UpdateEngine
+from varvemem.engines.update.supersession import Supersession
 from varvemem.stores import Stores
 from varvemem.stores.local_vectors import LocalVectorIndex
 from varvemem.stores.sqlite import SqliteStore
@@ -103,8 +104,9 @@ def vectors_for(texts: list[str], cache: Path) -> np.ndarray:
 def profile_size(n: int, queries: int, cache: Path, work: Path) -> None:
     texts = make_texts(n)
     vecs = vectors_for(texts, cache)
-    for cls, names in ((UpdateEngine, ("_prepare", "_store_one", "_similar", "_exact_duplicate",
-                                       "_link", "_detect_supersede")),
+    for cls, names in ((UpdateEngine, ("prepare", "_store_one", "_similar", "_exact_duplicate",
+                                       "link")),
+                       (Supersession, ("detect_supersede",)),
                        (Stores, ("sync", "save_vectors", "_catch_up")),
                        (LocalVectorIndex, ("search", "upsert", "save", "_build_hnsw", "_mask")),
                        (SqliteStore, ("find_by_hash", "get_many", "vector_changes"))):

@@ -351,7 +351,10 @@ class Memory(Administration):
         relevant (``retrieval.relevance_floor``) and there is no session.
         With ``session``, the session's last turns and tool calls (TIER-1, read in order, no
         search) come first; the search then covers every session of the tenant/user/agent."""
-        return self._context(query, max_tokens, top_k, session, **search_args)[0]
+        session_args = {k: search_args.get(k) for k in ("tenant", "user", "agent", "as_of")}
+        return self._engines.context.build(
+            query, max_tokens, top_k, "", lambda k: self.search(query, top_k=k, **search_args),
+            None if session is None else lambda: self.session_window(session, **session_args))[0]
 
     def context_budget(self, query: str, max_tokens: int | None = None,
                        prompt: str = "") -> int:
@@ -362,18 +365,6 @@ class Memory(Administration):
         from .engines.context import budget
 
         return budget(self.settings.context, query, max_tokens, prompt)
-
-    def _context(self, query: str, max_tokens: int | None, top_k: int | None,
-                 session: str | None, prompt: str = "",
-                 **search_args: Any) -> tuple[str, list[SearchHit], list[str]]:
-        """:meth:`context`, the hits behind it and the ids of the session's window packed
-        with them; ``prompt`` is what the caller puts around it besides the question (its
-        tokens leave the budget)."""
-        session_args = {k: search_args.get(k) for k in ("tenant", "user", "agent", "as_of")}
-        return self._engines.context.build(
-            query, max_tokens, top_k, prompt,
-            lambda k: self.search(query, top_k=k, **search_args),
-            None if session is None else lambda: self.session_window(session, **session_args))
 
     def session_window(self, session: str, *, tenant: str | None = None,
                        user: str | None = None, agent: str | None = None,

@@ -52,7 +52,7 @@ NO_MATCH = "No memory matches this query."
 
 TypeName = Literal["dialogue", "tool_call", "knowledge", "event", "experience", "qa"]
 if set(get_args(TypeName)) != {t.value for t in MemoryType}:  # pragma: no cover
-    raise ImportError("mcp_server.TypeName must list the memory types of model.MemoryType")
+    raise ImportError("mcp_tools.TypeName must list the memory types of model.MemoryType")
 
 _T = TypeVar("_T")
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -125,8 +125,8 @@ def build_server(memory: Memory, tenant: str | None = None, *,
                  keys_required: bool = False) -> "MCPServer[Any]":
     """The MCP server (an ``mcp.server.mcpserver.MCPServer``) over ``memory``. Over stdio it
     acts for ``tenant`` (default: ``settings.default_tenant``); with ``keys_required`` (HTTP,
-    :func:`http_app`) each call acts for the tenant of the API key its request came with, and
-    one without is refused. The tools and resources are coroutines that run their calls on
+    :func:`.mcp_server.http_app`) each call acts for the tenant of the API key its request
+    came with, and one without is refused. The tools and resources are coroutines that run their calls on
     the memory's worker (an :class:`~varvemem.AsyncMemory` over it), in arrival order without
     holding the event loop: the read tools and the resources beside each other, the others
     alone."""
@@ -161,11 +161,13 @@ def build_server(memory: Memory, tenant: str | None = None, *,
                             forbidden=True)
         return key.tenant
 
-    async def tool_call(needed: str, fn: Callable[[Memory, str], _T]) -> _T:
+    async def tool_call(tool: str, fn: Callable[[Memory, str], _T]) -> _T:
+        """``fn`` for ``tool``: the key must allow what its operation needs, and it runs
+        beside other reads when the operation reads (:data:`varvemem.operations.TOOLS`)."""
+        op = TOOLS[tool]
         try:
-            who = caller(needed)
-            # A tool that needs only the read role only reads (search, context).
-            return await (amem.read(fn, who) if needed == "read" else amem.run(fn, who))
+            who = caller(op.needs)
+            return await (amem.read(fn, who) if op.reads else amem.run(fn, who))
         except VarvememError as exc:
             raise ToolError(one_line(exc)) from None
 
@@ -196,11 +198,13 @@ def build_server(memory: Memory, tenant: str | None = None, *,
 
     tools: list[Tool] = []
 
-    def tool(*, read_only: bool, destructive: bool = False,
+    def tool(*, destructive: bool = False,
              structured_output: bool | None = None) -> Callable[[_F], _F]:
-        """Register a tool; its docstring (dedented) is the description an agent reads."""
+        """Register a tool; its docstring (dedented) is the description an agent reads, and it
+        is read-only when its operation reads (:data:`varvemem.operations.TOOLS`)."""
 
         def register(fn: _F) -> _F:
+            read_only = TOOLS[fn.__name__].reads
             made = StrictTool.from_function(
                 fn, description=inspect.cleandoc(fn.__doc__ or ""),
                 structured_output=structured_output,
@@ -270,7 +274,7 @@ def build_server(memory: Memory, tenant: str | None = None, *,
         gt=weight_low, le=weight_high,
         description=f"How far to move its importance, in ({weight_low:g}, {weight_high:g}].")]
 
-    @tool(read_only=False)
+    @tool()
     async def add_memory(content: Content, type: TypeArg = None, tags: TagsArg = None,
                    user: UserArg = None, agent: AgentArg = None, session: SessionArg = None,
                    importance: ImportanceArg = None) -> dict[str, Any]:
@@ -280,11 +284,11 @@ def build_server(memory: Memory, tenant: str | None = None, *,
         statement that contradicts an older one supersedes it. Returns the memory_id, the status
         (created, duplicate or merged) and the ids it superseded or relates to.
         """
-        return await tool_call("write", lambda m, t: m.add(
+        return await tool_call("add_memory", lambda m, t: m.add(
             content, type=type, tags=tags, user=user, agent=agent, session=session,
             importance=importance, tenant=t).model_dump())
 
-    @tool(read_only=True)
+    @tool()
     async def search_memories(query: Query, top_k: TopK = None, user: UserArg = None,
                         session: SessionArg = None, types: TypesArg = None,
                         tags: SearchTagsArg = None,
@@ -297,22 +301,22 @@ def build_server(memory: Memory, tenant: str | None = None, *,
         given: dict[str, Any] = {"top_k": top_k, "user": user, "session": session,
                                  "types": types, "tags": tags, "min_relevance": min_relevance}
         args = {_MCP_ARGS[k]: v for k, v in given.items()}  # by the library's keywords
-        hits = await tool_call("read", lambda m, t: m.search(query, tenant=t, **args))
+        hits = await tool_call("search_memories",
+                               lambda m, t: m.search(query, tenant=t, **args))
         return {"query": query, "hits": [h.to_json() for h in hits]}
 
-    @tool(read_only=True, structured_output=False)
+    @tool(structured_output=False)
     async def get_context(query: Query, max_tokens: MaxTokens = None,
                           session: SessionArg = None, user: UserArg = None) -> str:
         """The memories relevant to query as one Markdown block within max_tokens, ready to put
         in a prompt; only memories with evidence of being about the query are included. With
         session, that session's latest turns and tool calls come first. Says "No memory matches
         this query." when nothing is relevant."""
-        text = await tool_call("read", lambda m, t: m.context(query, max_tokens=max_tokens,
-                                                              session=session, user=user,
-                                                              tenant=t))
+        text = await tool_call("get_context", lambda m, t: m.context(
+            query, max_tokens=max_tokens, session=session, user=user, tenant=t))
         return text if text.strip() else NO_MATCH
 
-    @tool(read_only=False)
+    @tool()
     async def ask(question: Question, session: SessionArg = None,
                   user: UserArg = None) -> dict[str, Any]:
         """Answer a question from memory by the cheapest honest route: "skip" (small talk,
@@ -320,23 +324,23 @@ def build_server(memory: Memory, tenant: str | None = None, *,
         confidence) or "normal" (retrieval; the answer is the packed context unless an LLM is
         configured). Returns route, answer, reason, matched (the pair used), confidence, llm
         and ms. With session the exchange is also kept in that session's history."""
-        return await tool_call("write", lambda m, t: m.ask(question, session=session,
-                                                           user=user, tenant=t).model_dump())
+        return await tool_call("ask", lambda m, t: m.ask(question, session=session, user=user,
+                                                         tenant=t).model_dump())
 
-    @tool(read_only=False)
+    @tool()
     async def feedback(memory_id: MemoryId, helpful: Helpful,
                        weight: Weight = 0.1) -> dict[str, Any]:
         """Tell memory whether a memory helped: its importance (and a Q&A pair's score) moves up
         or down by weight, which changes how it ranks from now on. Returns the memory."""
-        return await tool_call("write", lambda m, t: _record(m.feedback(memory_id, helpful,
-                                                                        weight=weight,
-                                                                        tenant=t)))
+        return await tool_call("feedback", lambda m, t: _record(
+            m.feedback(memory_id, helpful, weight=weight, tenant=t)))
 
-    @tool(read_only=False, destructive=True)
+    @tool(destructive=True)
     async def delete_memory(memory_id: MemoryId) -> dict[str, Any]:
         """Delete a memory that is wrong or must be forgotten (also from the archive). Only its
         change history keeps the last state."""
-        await tool_call("write", lambda m, t: m.delete(memory_id, reason="mcp", tenant=t))
+        await tool_call("delete_memory",
+                        lambda m, t: m.delete(memory_id, reason="mcp", tenant=t))
         return {"memory_id": memory_id, "deleted": True}
 
     assert {t.name for t in tools} == set(TOOL_ROLES)

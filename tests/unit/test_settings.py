@@ -244,3 +244,13 @@ def test_the_old_keys_load_with_a_warning_naming_the_new_one(tmp_path: Path, old
     with pytest.raises(ConfigError, match=rf"update\.{old} \(now types\.<type>\.{new[0]}\): "
                        r"unknown memory type"), pytest.warns(FutureWarning):
         Settings.load(home=tmp_path, update={old: {"gossip": value["qa"]}})
+
+
+def test_an_old_table_from_a_file_and_a_variable_merges_as_before(tmp_path: Path,
+                                                                 monkeypatch) -> None:
+    (tmp_path / "varvemem.toml").write_text("[update.importance_by_type]\nevent = 0.9\n",
+                                            "utf-8")
+    monkeypatch.setenv("VARVEMEM_UPDATE__IMPORTANCE_BY_TYPE", '{"qa": 0.1}')
+    with pytest.warns(FutureWarning):
+        types = Settings.load(home=tmp_path).types
+    assert (types[MemoryType.EVENT].importance, types[MemoryType.QA].importance) == (0.9, 0.1)

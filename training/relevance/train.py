@@ -86,8 +86,8 @@ def rows(names: list[str], data: Path, n_foreign: int = 0
                     for q in foreign(everyone, w.name, n_foreign)]
                 for qid, q in asked:
                     clock.now = q.asked
-                    flt = mem._search_filter(w.name, "u", None, None, None, None, None, None,
-                                             None, None, False, False)
+                    flt = mem._args.search_filter(w.name, "u", None, None, None, None, None,
+                                                  None, None, None, False, False)
                     ranking = engine.rank(q.text, flt, RELEVANCE_WINDOW, None, None, q.asked)
                     hits = engine.scored_hits(ranking, RELEVANCE_WINDOW)
                     query, inputs = engine.relevance_inputs(ranking, hits)

@@ -16,7 +16,7 @@ __all__ = ["EMBEDDERS", "Embedder", "EmbedderConfig", "EmbedderSpec", "check_ins
 
 class EmbedderConfig(Protocol):
     """What an embedder is made from: the ``embedder.*`` settings
-    (:class:`varvemem.settings.EmbedderConfig`, which validates its name against
+    (:class:`varvemem.settings.EmbedderSettings`, which validates its name against
     :data:`EMBEDDERS`; this package imports no settings)."""
 
     @property

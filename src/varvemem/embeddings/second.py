@@ -26,7 +26,7 @@ __all__ = ["SecondModel", "SecondModelConfig", "opinion", "second_model", "secon
 
 
 class SecondModelConfig(Protocol):
-    """The ``second_model.*`` settings (:class:`varvemem.settings.SecondModelConfig`)."""
+    """The ``second_model.*`` settings (:class:`varvemem.settings.SecondModelSettings`)."""
 
     @property
     def enabled(self) -> bool: ...

@@ -19,7 +19,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import unquote_to_bytes
 
 import anyio
@@ -52,7 +52,6 @@ from .schemas import NAME_PATTERN, NO_NUL_PATTERN, SESSION_PATTERN
 from .service import Service
 
 log = logging.getLogger("varvemem.server")
-T = TypeVar("T")
 DOCS_ASSETS = "/docs/static"  # where /docs loads its assets from
 
 

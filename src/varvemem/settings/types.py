@@ -65,9 +65,9 @@ def moved(data: Any) -> Any:
     types = {getattr(k, "value", k): dict(v) if isinstance(v, dict) else v
              for k, v in types.items()} if isinstance(types, dict) else types
     for old, new in OLD_KEYS.items():
-        if old not in update:
+        table = update.pop(old, None)
+        if table is None:
             continue
-        table = update.pop(old)
         if isinstance(table, str):  # a variable's JSON
             table = json.loads(table)
         warnings.warn(f"update.{old} is now types.<type>.{new} (update.{old} is read for one "

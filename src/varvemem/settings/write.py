@@ -168,6 +168,11 @@ class UpdateSettings(Section):
     reliability_by_source: dict[str, float] = Field(default_factory=lambda: {
         "document": 0.9, "admin": 0.9, "experience": 0.8, "webhook": 0.8, "event": 0.8,
         "tool": 0.75, "user": 0.7, "agent": 0.6, "llm": 0.5, "default": 0.6})
+    # The tables ``types.<type>.*`` replaced, read for one release: declared so a file's and
+    # a variable's tables merge as before; Settings moves them (settings/types.py ``moved``).
+    importance_by_type: dict[str, Any] | None = Field(None, exclude=True)
+    tier_by_type: dict[str, Any] | None = Field(None, exclude=True)
+    ttl_by_type: dict[str, Any] | None = Field(None, exclude=True)
     tag_vocabulary: dict[str, list[str]] = Field(default_factory=lambda: {
         "kubernetes": ["kubernetes", "k8s", "pod", "kubectl", "crashloopbackoff", "deployment"],
         "helm": ["helm", "chart", "values.yaml"],
