@@ -35,8 +35,7 @@ from varvemem.model import (
 )
 from varvemem.stores.base import VectorAttrs
 from varvemem.stores.local_vectors import LocalVectorIndex
-from varvemem.stores.milvus import _expr
-from varvemem.stores.pgvector import _sql_of
+from varvemem.stores.render import milvus_expr, pgvector_sql
 from varvemem.stores.sqlite import SqliteStore
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -192,15 +191,15 @@ def test_vector_part(flt: SearchFilter) -> None:
 
 def test_renderings() -> None:
     flt = VectorFilter(tenant="t1", user="u1", types=[MemoryType.EVENT])
-    assert _expr(AllOf(vector_clauses(flt))) == (
+    assert milvus_expr(AllOf(vector_clauses(flt))) == (
         '(tenant == "t1" and user == "u1" and valid == true and memory_type in ["event"] '
         'and tier != "archive")')
     args: list[object] = []
-    assert _sql_of(AllOf(vector_clauses(flt)), args) == (
+    assert pgvector_sql(AllOf(vector_clauses(flt)), args) == (
         "(tenant = %s AND user_id = %s AND valid AND memory_type = ANY(%s) AND tier <> %s)")
     assert args == ["t1", "u1", ["event"], "archive"]
     node = Not(AnyOf((Clause("tier", "eq", "archive"), Clause("valid", "eq", False))))
-    assert _expr(node) == 'not ((tier == "archive" or valid == false))'
-    assert _sql_of(node, []) == "NOT ((tier = %s OR NOT valid))"
+    assert milvus_expr(node) == 'not ((tier == "archive" or valid == false))'
+    assert pgvector_sql(node, []) == "NOT ((tier = %s OR NOT valid))"
     with pytest.raises(ValueError, match="cannot filter"):
-        _expr(Clause("created_at", "lt", T0))
+        milvus_expr(Clause("created_at", "lt", T0))

@@ -9,7 +9,6 @@ from varvemem._namespaces import QA, Inbox, shortcut
 from varvemem.api import Memory
 from varvemem.history import SessionHistory
 from varvemem.keys import KeyRing
-from varvemem.mcp_tools import TOOL_ROLES
 from varvemem.operations import OPERATIONS, TOOLS, of
 
 FAMILIES: dict[str, type] = {"": Memory, "qa": QA, "inbox": Inbox, "keys": KeyRing,
@@ -27,6 +26,8 @@ def test_every_row_is_a_public_method_and_every_public_method_a_row() -> None:
 
 
 def test_roles_and_tools() -> None:
+    from varvemem.mcp_tools import TOOL_ROLES  # the mcp extra
+
     assert OPERATIONS["search"].needs == "read" and OPERATIONS["ask"].needs == "write"
     assert OPERATIONS["consolidate"].needs == "admin"
     assert OPERATIONS["tier_counts"].reads and OPERATIONS["tier_counts"].needs == "admin"

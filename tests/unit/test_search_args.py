@@ -8,13 +8,8 @@ import asyncio
 import inspect
 from pathlib import Path
 
-import typer.main
-
 from varvemem import Memory
-from varvemem.cli import _app
-from varvemem.mcp_tools import build_server
 from varvemem.search_args import REST_FIELDS, SEARCH_ARGS
-from varvemem.server.schemas import ContextIn, SearchIn
 
 
 def _keywords(method: object, *positional: str) -> set[str]:
@@ -28,6 +23,8 @@ def test_the_library_takes_every_row() -> None:
 
 
 def test_the_rest_body_offers_its_rows() -> None:
+    from varvemem.server.schemas import ContextIn, SearchIn  # the server extra
+
     assert set(SearchIn.model_fields) - {"query"} == {a.rest for a in SEARCH_ARGS if a.rest}
     body = SearchIn(query="q", types=["knowledge"], tiers=["long_term"], top_k=3,
                     include_archive=True)
@@ -38,6 +35,8 @@ def test_the_rest_body_offers_its_rows() -> None:
 
 
 def test_the_mcp_tool_offers_its_rows(tmp_path: Path) -> None:
+    from varvemem.mcp_tools import build_server  # the mcp extra
+
     with Memory(home=tmp_path) as mem:
         tools = asyncio.run(build_server(mem).list_tools())
     (search,) = [t for t in tools if t.name == "search_memories"]
@@ -46,6 +45,10 @@ def test_the_mcp_tool_offers_its_rows(tmp_path: Path) -> None:
 
 
 def test_the_cli_command_offers_its_rows() -> None:
+    import typer.main
+
+    from varvemem.cli import _app
+
     command = typer.main.get_command(_app.app).commands["search"]  # type: ignore[attr-defined]
     options = {o for p in command.params for o in p.opts if o.startswith("--")}
     assert options - {"--json", "--now"} == {a.cli for a in SEARCH_ARGS if a.cli}

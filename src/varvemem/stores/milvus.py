@@ -9,7 +9,6 @@ feed is kept in the store of record (``RecordStore.put_meta``); catching up twic
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,10 +17,11 @@ from typing import Any
 import numpy as np
 
 from ..errors import ConfigError, StorageError
-from ..filters import AllOf, AnyOf, Node, Not, vector_clauses
+from ..filters import vector_clauses
 from ..model import VectorFilter
 from ..settings import redact_url
 from .base import RecordStore, VectorAttrs, VectorIndex
+from .render import MILVUS_SCALARS, milvus_expr
 
 try:
     from pymilvus import DataType, MilvusClient, MilvusException
@@ -29,7 +29,6 @@ except ImportError as _exc:  # pragma: no cover - the optional extra
     raise ConfigError("store.vector_url: a Milvus index needs the Milvus extra: "
                       f"pip install 'varvemem[milvus]' ({_exc})") from None
 
-_SCALARS = ("tenant", "user", "agent", "session", "memory_type", "tier")
 _BATCH = 1000
 # Read-your-writes for this client; "Strong" waits for the server's time tick on every search
 # (about 250 ms on a Milvus 2.3 standalone, against 5 to 10 ms). Another process's writes are
@@ -61,28 +60,6 @@ def milvus_uri(url: str) -> str:
     raise ConfigError(f"store.vector_url: not a Milvus URL: {redact_url(url)!r}")
 
 
-def _lit(value: Any) -> str:
-    """A Milvus filter literal. Milvus Lite has no filter templates, and JSON's string escapes
-    are the ones Milvus's expression parser reads."""
-    return json.dumps(value, ensure_ascii=False)
-
-
-_OPS = {"eq": "==", "ne": "!=", "in": "in", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
-
-
-def _expr(node: Node) -> str:
-    """A filter node as a Milvus boolean expression (None is stored as ""; see ``_create``)."""
-    if isinstance(node, AnyOf | AllOf):
-        joined = (" or " if isinstance(node, AnyOf) else " and ").join(map(_expr, node.nodes))
-        return f"({joined})"
-    if isinstance(node, Not):
-        return f"not ({_expr(node.node)})"
-    if (node.field not in _SCALARS and node.field != "valid") or node.op not in _OPS:
-        raise ValueError(f"a Milvus index cannot filter on {node}")
-    value = list(node.value) if node.op == "in" else node.value
-    return f"{node.field} {_OPS[node.op]} {_lit(value)}"
-
-
 class MilvusVectorIndex(VectorIndex):
     """Vectors in a Milvus collection; the catch-up sequence in ``records``' meta table."""
 
@@ -112,7 +89,7 @@ class MilvusVectorIndex(VectorIndex):
         schema = self._c.create_schema(auto_id=False, enable_dynamic_field=False)
         schema.add_field("memory_id", DataType.VARCHAR, is_primary=True, max_length=128)
         schema.add_field("vector", DataType.FLOAT_VECTOR, dim=self.dim)
-        for name in _SCALARS:  # None is stored as "" (filters never ask for a None value)
+        for name in MILVUS_SCALARS:  # None is stored as "" (filters never ask for a None value)
             schema.add_field(name, DataType.VARCHAR, max_length=512)
         schema.add_field("valid", DataType.BOOL)
         index = self._c.prepare_index_params()
@@ -143,7 +120,7 @@ class MilvusVectorIndex(VectorIndex):
                attrs: Sequence[VectorAttrs]) -> None:
         vectors = np.asarray(vectors, np.float32).reshape(len(ids), self.dim)
         rows = [{"memory_id": mid, "vector": vec.tolist(), "valid": at.valid,
-                 **{f: getattr(at, f) or "" for f in _SCALARS}}
+                 **{f: getattr(at, f) or "" for f in MILVUS_SCALARS}}
                 for mid, vec, at in zip(ids, vectors, attrs)]
         for i in range(0, len(rows), _BATCH):
             self._call("upsert", self._c.upsert, self.collection, rows[i : i + _BATCH])
@@ -167,7 +144,7 @@ class MilvusVectorIndex(VectorIndex):
 
     @staticmethod
     def _filter(flt: VectorFilter) -> str:
-        return " and ".join(_expr(node) for node in vector_clauses(flt))
+        return " and ".join(milvus_expr(node) for node in vector_clauses(flt))
 
     def search(self, query: np.ndarray, k: int, flt: VectorFilter, *,
                approximate: bool = False) -> list[tuple[str, float]]:

@@ -19,38 +19,14 @@ import psycopg
 from psycopg import sql
 
 from ..errors import StorageError
-from ..filters import AllOf, AnyOf, Node, Not, vector_clauses
+from ..filters import vector_clauses
 from ..model import VectorFilter
 from .base import VectorAttrs, VectorIndex
 from .postgres import PostgresStore, describe
-
-# A filter field's column (the vector table's own, not the store's memories table).
-_COLUMNS = {"tenant": "tenant", "user": "user_id", "agent": "agent_id",
-            "session": "session_id", "memory_type": "memory_type", "tier": "tier",
-            "valid": "valid"}
-_OPS = {"eq": "= %s", "ne": "<> %s", "in": "= ANY(%s)", "lt": "< %s", "le": "<= %s",
-        "gt": "> %s", "ge": ">= %s", "null": "IS NULL"}
+from .render import pgvector_sql
 
 # pgvector refuses a wider hnsw.ef_search ("value 1024 is out of bounds").
 PG_EF_SEARCH_MAX = 1000
-
-
-def _sql_of(node: Node, args: list[object]) -> str:
-    """A filter node as SQL over the vector table, its parameters appended to ``args``."""
-    if isinstance(node, AnyOf | AllOf):
-        joined = (" OR " if isinstance(node, AnyOf) else " AND ").join(
-            _sql_of(n, args) for n in node.nodes)
-        return f"({joined})"
-    if isinstance(node, Not):
-        return f"NOT ({_sql_of(node.node, args)})"
-    col = _COLUMNS.get(node.field)
-    if col is None or node.op not in _OPS:
-        raise ValueError(f"a pgvector index cannot filter on {node}")
-    if node.field == "valid" and node.op == "eq":
-        return col if node.value else f"NOT {col}"
-    if node.op != "null":
-        args.append(list(node.value) if node.op == "in" else node.value)
-    return f"{col} {_OPS[node.op]}"
 
 
 def _literal(v: np.ndarray) -> str:
@@ -180,7 +156,7 @@ class PgVectorIndex(VectorIndex):
     @staticmethod
     def _filter(flt: VectorFilter) -> tuple[str, list[object]]:
         args: list[object] = []
-        return " AND ".join(_sql_of(node, args) for node in vector_clauses(flt)), args
+        return " AND ".join(pgvector_sql(node, args) for node in vector_clauses(flt)), args
 
     def search(self, query: np.ndarray, k: int, flt: VectorFilter, *,
                approximate: bool = False) -> list[tuple[str, float]]:

@@ -1,7 +1,7 @@
 """langchain-tests' standard suites: the retriever (``RetrieversIntegrationTests``) and the
 key-value store over the LangGraph store (``BaseStoreSyncTests``/``BaseStoreAsyncTests``, with
 text, bytes and ``Document`` values). LangGraph's own ``BaseStore`` has no standard suite:
-tests/unit/test_langgraph.py runs one contract on it and on LangGraph's ``InMemoryStore``."""
+tests/integrations/test_langgraph.py runs one contract on it and on LangGraph's ``InMemoryStore``."""
 
 from __future__ import annotations
 
