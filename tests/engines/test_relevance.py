@@ -257,12 +257,12 @@ def test_a_statement_judged_relevant_is_returned_though_no_hit_reaches_the_floor
     # Across languages the evidence (cosine + shared terms) stays under the floor; the judge
     # reads the pair and returns it.
     query, expected = "where did I park the car?", "车位号 58"
-    judge = home_notes._retrieval.relevance_judges()["statement"]  # type: ignore[index]
+    judge = home_notes._engines.retrieval.relevance_judges()["statement"]  # type: ignore[index]
     assert 0 < judge.threshold < judge.under_floor < 1  # the fit's, by default
     home_notes.settings.retrieval.min_relevance_under_floor = 0.25
     hits = home_notes.search(query)
     assert hits and expected in hits[0].memory.content
-    assert (hits[0].scores.evidence or 0.0) < home_notes._retrieval.relevance_floor()
+    assert (hits[0].scores.evidence or 0.0) < home_notes._engines.retrieval.relevance_floor()
     assert (hits[0].scores.relevance or 0.0) >= 0.25
     why = home_notes.why_not(hits[0].memory.memory_id, query)
     assert why.verdict.value == "returned"

@@ -266,7 +266,7 @@ def test_a_related_query_passes_the_floor_and_says_why(filled: Memory, query: st
     hits = filled.search(query, top_k=3)
     assert hits and expected in hits[0].memory.content
     best = max(h.scores.evidence or 0.0 for h in hits)
-    assert best >= filled._retrieval.relevance_floor() > 0
+    assert best >= filled._engines.retrieval.relevance_floor() > 0
     assert hits[0].to_json()["scores"]["evidence"] == pytest.approx(hits[0].scores.evidence,
                                                                     abs=1e-6)
 
@@ -299,7 +299,7 @@ def test_the_floor_is_a_setting(make_memory) -> None:
 def test_the_measured_floor_is_the_embedders_whatever_name_selects_it(make_memory,
                                                                       name: str) -> None:
     # The floor lives with the embedder in its registry: an alias gets it too.
-    assert make_memory(embedder={"name": name})._retrieval.relevance_floor() == 0.34
+    assert make_memory(embedder={"name": name})._engines.retrieval.relevance_floor() == 0.34
 
 
 @pytest.mark.parametrize("query,other,asked", [
