@@ -4,7 +4,6 @@ none); a key set here overrides the type's default, the others keep it."""
 
 from __future__ import annotations
 
-import json
 import warnings
 from typing import Any
 
@@ -68,8 +67,6 @@ def moved(data: Any) -> Any:
         table = update.pop(old, None)
         if table is None:
             continue
-        if isinstance(table, str):  # a variable's JSON
-            table = json.loads(table)
         warnings.warn(f"update.{old} is now types.<type>.{new} (update.{old} is read for one "
                       "more release)", FutureWarning, stacklevel=2)
         if not isinstance(table, dict) or not isinstance(types, dict):
