@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import ValidationError
 from .model import (
@@ -19,7 +19,7 @@ from .model import (
     in_utc,
     normalise_tags,
 )
-from .settings import TOP_K_MAX, Settings, UpdateSettings
+from .settings import TOP_K_MAX, Settings, UpdateSettings, views
 
 if TYPE_CHECKING:  # numpy only where a vector is checked
     import numpy as np
@@ -159,7 +159,11 @@ def share(value: Any, name: str) -> None:
         raise ValidationError(f"{name} {value!r} is not a number in 0..1")
 
 
-def query(settings: Settings, value: Any, top_k: int | None, profile: str | None) -> None:
+class QueryConfig(views.Write, views.Read, Protocol):
+    """The settings sections a query is checked against."""
+
+
+def query(settings: QueryConfig, value: Any, top_k: int | None, profile: str | None) -> None:
     """A search's query, ``top_k`` and retrieval profile."""
     if not isinstance(value, str) or not value.strip():
         raise ValidationError("query is empty")

@@ -64,7 +64,7 @@ def test_a_question_finds_the_memory_in_the_other_script(make_memory) -> None:
     top = hits[0].scores
     # what put it first is in its breakdown, and the breakdown gives its score
     assert top.keyword == 0.0 and top.cross_keyword is not None and top.cross_keyword > 0.0
-    prof = Settings.load().profile("default")
+    prof = Settings.load().retrieval.profile("default")
     for h in hits:
         assert h.score == pytest.approx(scoring.combine(h.scores, prof))
         assert (h.scores.cross_keyword is not None) == (script(h.memory.content) == "cjk")
@@ -155,7 +155,7 @@ def test_search_with_the_real_second_opinion(make_memory) -> None:
     mem = make_memory(retrieval={"rerank": {"second_opinion": True, "second_min_group": 2}})
     hits = _hits(mem)
     assert hits[0].memory.content == STORE[0]
-    prof = mem.settings.profile("default")
+    prof = mem.settings.retrieval.profile("default")
     english = [h for h in hits if script(h.memory.content) == "latin"]
     assert english and all(h.scores.second_semantic is not None for h in english)
     for h in hits:

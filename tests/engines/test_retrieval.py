@@ -45,7 +45,7 @@ def test_finds_the_right_memory_in_english_and_chinese(filled: Memory, query: st
 def test_every_hit_carries_its_components_and_the_weighted_score(filled: Memory) -> None:
     hits = filled.search("order image pull secret", top_k=10, profile="default")
     assert hits and [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
-    prof = filled.settings.profile("default")
+    prof = filled.settings.retrieval.profile("default")
     for h in hits:
         parts = h.scores.model_dump(exclude={"quality", "conflict", "contributions", "bias"})
         assert all(0.0 <= v <= 1.0 for v in parts.values() if v is not None)

@@ -55,7 +55,7 @@ def told(tmp_path_factory: pytest.TempPathFactory, embedder: USEEmbedder) -> Ite
 
 
 def _assert_formula(mem: Memory, query: str, profile: str, **kw: object) -> int:
-    prof = mem.settings.profile(profile)
+    prof = mem.settings.retrieval.profile(profile)
     hits = mem.search(query, profile=profile, record=False, **kw)  # type: ignore[arg-type]
     for h in hits:
         assert h.score == scoring.combine(h.scores, prof), (query, h.memory.content)
@@ -98,14 +98,14 @@ def test_the_named_factors_are_in_the_breakdown(told: Memory) -> None:
 def test_the_formula_in_words_names_every_factor() -> None:
     s = Settings()
     for name in ("default", "learned", "faq"):
-        text = scoring.formula(s.profile(name))
+        text = scoring.formula(s.retrieval.profile(name))
         assert "TTL weight" in text and "ceiling" in text
-    assert "relevance" in scoring.formula(s.profile("learned"))
-    assert "time factor" in scoring.formula(s.profile("default"))
+    assert "relevance" in scoring.formula(s.retrieval.profile("learned"))
+    assert "time factor" in scoring.formula(s.retrieval.profile("default"))
 
 
 def test_a_breakdown_without_factors_is_the_plain_weighted_sum() -> None:
-    prof = Settings().profile("default")
+    prof = Settings().retrieval.profile("default")
     parts = ScoreBreakdown(semantic=0.8, keyword=0.5, recency=0.9, importance=0.5,
                            reliability=0.7, ttl_weight=0.9)
     w = prof.weights

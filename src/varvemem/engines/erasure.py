@@ -18,13 +18,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
+from typing import Protocol
 
 from pydantic import BaseModel
 
 from ..errors import ValidationError
 from ..model import TYPES, MemoryRecord, MemoryType, Tier, types_where
-from ..settings import Settings
-from ..stores import Stores, StoreTx
+from ..settings import views
+from ..stores import StoreTx, parts
 from ..stores.base import Selection
 from ..stores.session_log import SessionLog
 from .lifecycle import ACTOR, LifecycleEngine
@@ -63,10 +64,14 @@ def sources_of(rec: MemoryRecord) -> set[str]:
     return set()
 
 
+class ErasureStores(parts.Records, parts.Caches, parts.Archived, parts.Notices, Protocol):
+    """The stores an erasure reaches."""
+
+
 class ErasureEngine:
     """Deletes a user, or what was derived from deleted memories, by provenance."""
 
-    def __init__(self, settings: Settings, stores: Stores, update: UpdateEngine,
+    def __init__(self, settings: views.Webhooks, stores: ErasureStores, update: UpdateEngine,
                  lifecycle: LifecycleEngine, sessions: SessionLog,
                  clock: Callable[[], datetime]) -> None:
         self.settings = settings

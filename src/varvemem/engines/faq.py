@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pydantic
@@ -36,8 +36,8 @@ from ..model import (
     Tier,
     TTLMode,
 )
-from ..settings import Settings
-from ..stores import Stores
+from ..settings import views
+from ..stores import parts
 from ..stores.base import Selection
 from ..stores.composite import composite_key
 from . import scoring
@@ -130,11 +130,19 @@ def _is_pair(rec: MemoryRecord) -> None:
         raise ValidationError(f"memory {rec.memory_id} is not a Q&A pair")
 
 
+class FaqConfig(views.Faq, views.Read, views.Write, views.Types, Protocol):
+    """The settings sections the FAQ assistant reads."""
+
+
+class FaqStores(parts.Records, parts.Vectors, parts.Caches, Protocol):
+    """The stores the FAQ assistant uses."""
+
+
 class FaqEngine:
     """Q&A pairs and the ``ask`` routes over one store; the normal route answers from the
     context ``context`` builds (the session's window from ``reads``, then a search)."""
 
-    def __init__(self, settings: Settings, stores: Stores, update: UpdateEngine,
+    def __init__(self, settings: FaqConfig, stores: FaqStores, update: UpdateEngine,
                  retrieval: RetrievalEngine, embedder: Callable[[], Embedder],
                  clock: Callable[[], datetime], llm: ChatClient | None,
                  context: ContextEngine, reads: ReadEngine,

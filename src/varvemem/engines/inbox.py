@@ -16,14 +16,15 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from .. import events
 from ..errors import AuthError, NotFoundError, ValidationError, VarvememError
 from ..events import alertmanager
 from ..events._common import clip
 from ..model import AddResult, Draft, MemoryRecord, MemoryType, Scope
-from ..settings import Settings, WebhookSource
-from ..stores import Stores, StoreTx
+from ..settings import WebhookSource, views
+from ..stores import StoreTx, parts
 from ..stores.base import InboxEvent, InboxQueue
 from . import states
 from .update import UpdateEngine, supersede
@@ -111,10 +112,14 @@ def parse_body(body: bytes) -> object:
         raise ValidationError(f"unreadable JSON: {str(exc)[:200]}") from None
 
 
+class InboxConfig(views.Webhooks, views.Server, views.Embedder, Protocol):
+    """The settings sections the inbox reads."""
+
+
 class InboxEngine:
     """Receives deliveries into the inbox and drains it into memories."""
 
-    def __init__(self, settings: Settings, stores: Stores, update: UpdateEngine,
+    def __init__(self, settings: InboxConfig, stores: parts.Records, update: UpdateEngine,
                  clock: Callable[[], datetime], queue: InboxQueue) -> None:
         self.settings = settings
         self.cfg = settings.webhooks

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime, time, timedelta, timezone
-from typing import Any
+from typing import Any, Protocol
 
 from ..errors import NotFoundError
 from ..model import (
@@ -18,8 +18,8 @@ from ..model import (
     Overview,
     Scope,
 )
-from ..settings import Settings
-from ..stores import Stores
+from ..settings import views
+from ..stores import parts
 from ..stores.base import Selection
 from . import ids, timeline
 
@@ -27,10 +27,19 @@ from . import ids, timeline
 OVERVIEW_ACTIONS = ("supersede", "merge", "delete", "archive")
 
 
+class ReadsConfig(views.Home, views.Lifecycle, views.Write, views.Embedder, Protocol):
+    """The settings sections plain reads use."""
+
+
+class ReadsStores(parts.Records, parts.Vectors, parts.Caches, parts.Archived, parts.Model,
+                  Protocol):
+    """The stores plain reads use."""
+
+
 class ReadEngine:
     """Reads of the store of record, the archive and the session cache, for the façade."""
 
-    def __init__(self, settings: Settings, stores: Stores,
+    def __init__(self, settings: ReadsConfig, stores: ReadsStores,
                  clock: Callable[[], datetime]) -> None:
         self.settings = settings
         self.stores = stores

@@ -219,11 +219,3 @@ class Settings(BaseSettings):
         finally:
             _defaults_only.reset(token)
 
-    def profile(self, name: str | None = None) -> Profile:
-        name = name or self.retrieval.default_profile
-        try:
-            return self.retrieval.profiles[name]
-        except KeyError:
-            known = ", ".join(sorted(self.retrieval.profiles))
-            raise ConfigError(f"unknown retrieval profile {name!r} (known: {known})") from None
-

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
+from ..errors import ConfigError
 from .base import Section
 
 
@@ -214,6 +215,14 @@ class RetrievalSettings(Section):
         if profiles is not None and v not in profiles:
             raise ValueError(_unknown_profile(v, profiles))
         return v
+
+    def profile(self, name: str | None = None) -> Profile:
+        """The re-ranking profile ``name`` (default: ``default_profile``)."""
+        name = name or self.default_profile
+        try:
+            return self.profiles[name]
+        except KeyError:
+            raise ConfigError(_unknown_profile(name, self.profiles)) from None
 
 
 def _unknown_profile(name: str, profiles: dict[str, Any]) -> str:

@@ -164,7 +164,7 @@ def components(scores: Any, weights: dict[str, float] | None) -> list[tuple[str,
 
 def _weights(service_settings: Any, profile: str | None) -> tuple[dict[str, float], str]:
     try:
-        prof = service_settings.profile(profile)
+        prof = service_settings.retrieval.profile(profile)
     except ConfigError as exc:  # a profile the form names: bad input, as the API says
         raise ValidationError(str(exc)) from None
     if prof.mode == "multiplicative":

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from ...llm import ChatClient
 from ...model import HistoryAction, MemoryRecord, Tier
-from ...settings import Settings
-from ...stores import Stores, StoreTx
+from ...settings import views
+from ...stores import StoreTx, parts
 from ...stores.base import Selection
 from ..update import UpdateEngine, record_change
 from .reports import PlannedAction, PlannedChange, Run
@@ -20,10 +20,19 @@ ACTOR = "lifecycle"
 LIVE_TIERS = [t for t in Tier if t is not Tier.ARCHIVE]
 
 
+class LifecycleConfig(views.Lifecycle, views.Write, views.Embedder, views.Llm, views.Webhooks,
+                      Protocol):
+    """The settings sections the lifecycle jobs read."""
+
+
+class LifecycleStores(parts.Records, parts.Vectors, parts.Archived, parts.Caches, Protocol):
+    """The stores the lifecycle jobs use."""
+
+
 class LifecycleBase:
     """The state of the lifecycle engine and the helpers its jobs share."""
 
-    def __init__(self, settings: Settings, stores: Stores, update: UpdateEngine,
+    def __init__(self, settings: LifecycleConfig, stores: LifecycleStores, update: UpdateEngine,
                  clock: Callable[[], datetime], llm: ChatClient | None = None) -> None:
         self.settings = settings
         self.cfg = settings.lifecycle

@@ -24,14 +24,12 @@ from ...model import (
     normalise_tags,
     utcnow,
 )
-from ...settings import Settings
-from ...stores import Stores
 from ...stores.base import Candidate
 from ...text import analyse, estimate_tokens, identifiers, index_terms
 from .. import claims, scoring, timewords
 from ..rerank import Reranker
 from .measures import archive_bm25, time_match
-from .selection import HitSelection, Ranking
+from .selection import HitSelection, Ranking, ReadConfig, ReadStores
 
 # How deep the vector channel may search when the store's filter drops its hits (a topk
 # every vector backend accepts: Milvus allows 16,384).
@@ -42,7 +40,7 @@ _LIVE = timedelta(seconds=1)  # a clock this close to the wall clock reads the p
 class RetrievalEngine(HitSelection):
     """The read path; ``embedder`` is a callable so the model loads only when first needed."""
 
-    def __init__(self, settings: Settings, stores: Stores, embedder: Callable[[], Embedder],
+    def __init__(self, settings: ReadConfig, stores: ReadStores, embedder: Callable[[], Embedder],
                  clock: Callable[[], datetime]) -> None:
         self.settings = settings
         self.stores = stores
@@ -93,7 +91,7 @@ class RetrievalEngine(HitSelection):
         candidates each channel found, the filter applied and every scored candidate in
         order (read only: nothing is recorded). :meth:`returned` gives the hits."""
         cfg = self.settings.retrieval
-        prof = self.settings.profile(profile)
+        prof = self.settings.retrieval.profile(profile)
         now = now or self.clock()
         top_k = top_k or cfg.top_k
         n = max(cfg.candidates_per_channel, top_k)

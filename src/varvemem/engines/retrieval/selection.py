@@ -8,12 +8,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Protocol
 
 from ...embeddings import Embedder, embedder_spec
 from ...language import asks
 from ...model import TYPES, MemoryRecord, ScoreBreakdown, SearchFilter, SearchHit
-from ...settings import Profile, Settings
-from ...stores import Stores
+from ...settings import Profile, views
+from ...stores import parts
 from ...stores.base import Candidate
 from .. import claims, conflicts, relevance, scoring, timewords
 from .. import judge as judging
@@ -50,12 +51,21 @@ class Ranking:
     question: relevance.Query | None = None
 
 
+class ReadConfig(views.Read, views.Write, views.Types, views.Conflicts, views.Context,
+                 views.Lifecycle, views.Embedder, views.SecondModel, views.Server, Protocol):
+    """The settings sections the read path reads."""
+
+
+class ReadStores(parts.Records, parts.Vectors, parts.Archived, parts.Notices, Protocol):
+    """The stores the read path uses."""
+
+
 class HitSelection:
     """What :meth:`RetrievalEngine.search` returns of a :class:`Ranking`: the hits cut to
     ``top_k``, read by the relevance judges and the relevance floor, conflicts resolved."""
 
-    settings: Settings
-    stores: Stores
+    settings: ReadConfig
+    stores: ReadStores
     _embedder: Callable[[], Embedder]
 
     def evidence_of(self, ranking: Ranking, memory: MemoryRecord, parts: ScoreBreakdown

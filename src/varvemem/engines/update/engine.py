@@ -17,13 +17,11 @@ from typing import TYPE_CHECKING
 from ...embeddings import Embedder
 from ...llm import ChatClient
 from ...model import IngestReport, Scope
-from ...settings import Settings
-from ...stores import Stores
 from .. import claims
 from .. import judge as judging
 from .edits import EditsInPlace
 from .pipeline import AddPipeline
-from .shared import ACTOR
+from .shared import ACTOR, WriteConfig, WriteStores
 from .supersession import Supersession
 
 if TYPE_CHECKING:
@@ -33,7 +31,7 @@ if TYPE_CHECKING:
 class UpdateEngine(AddPipeline, EditsInPlace):
     """The write path. ``embedder`` is a callable so the model loads only when first needed."""
 
-    def __init__(self, settings: Settings, stores: Stores, embedder: Callable[[], Embedder],
+    def __init__(self, settings: WriteConfig, stores: WriteStores, embedder: Callable[[], Embedder],
                  clock: Callable[[], datetime], llm: ChatClient | None = None) -> None:
         super().__init__(settings, stores, embedder, clock, llm)
         self.supersession = Supersession(settings, stores, embedder, clock, llm)

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Protocol
 
 from ...model import TYPES, MemoryRecord, SearchFilter, types_where
-from ...settings import Settings
-from ...stores import Stores, StoreTx
+from ...settings import views
+from ...stores import StoreTx, parts
 from ..importance import signals
 from .shared import record_change
 
@@ -26,18 +27,22 @@ ACTOR = "outcome"
 RULE = "resolution-after-failure"
 
 
-def is_resolution(content: str, settings: Settings) -> bool:
+class Config(views.Write, views.Lifecycle, Protocol):
+    """The settings sections the rule reads."""
+
+
+def is_resolution(content: str, settings: Config) -> bool:
     """Does the text show one of ``update.outcome_signals``?"""
     return bool(set(signals(content)) & set(settings.update.outcome_signals))
 
 
-def is_failure(content: str, settings: Settings) -> bool:
+def is_failure(content: str, settings: Config) -> bool:
     """A failure not resolved in the same words ("no more timeouts" is a resolution)."""
     seen = set(signals(content))
     return "failure" in seen and not seen & set(settings.update.outcome_signals)
 
 
-def resolve(tx: StoreTx, stores: Stores, settings: Settings,
+def resolve(tx: StoreTx, stores: parts.Records, settings: Config,
             records: Sequence[MemoryRecord], now: datetime) -> None:
     """Apply the rule to the memories just written in ``tx`` (in order; an earlier one of
     the same batch can be the failure a later one resolves)."""
@@ -51,7 +56,7 @@ def resolve(tx: StoreTx, stores: Stores, settings: Settings,
                 _apply(tx, settings, rec, failures, now)
 
 
-def _failures(stores: Stores, settings: Settings, rec: MemoryRecord,
+def _failures(stores: parts.Records, settings: Config, rec: MemoryRecord,
               earlier: Sequence[MemoryRecord], now: datetime
               ) -> list[tuple[MemoryRecord, str]]:
     """The failures ``rec`` resolves, nearest first, each with the route that found it."""
@@ -91,19 +96,19 @@ def _failures(stores: Stores, settings: Settings, rec: MemoryRecord,
     return out[: cfg.outcome_max_failures]
 
 
-def _key_tags(rec: MemoryRecord, settings: Settings) -> list[str]:
+def _key_tags(rec: MemoryRecord, settings: Config) -> list[str]:
     """The tags that name a subject: all but the vocabulary's and the speaker's."""
     cfg = settings.update
     speakers = {str(rec.metadata.get(k, "")).lower() for k in cfg.speaker_keys}
     return [t for t in rec.tags if t not in cfg.tag_vocabulary and t not in speakers]
 
 
-def _raised(value: float, boost: float, settings: Settings) -> float:
+def _raised(value: float, boost: float, settings: Config) -> float:
     """``value`` plus ``boost``, never above the lifecycle's ceiling (nor lowered by it)."""
     return round(max(value, min(settings.lifecycle.importance_ceiling, value + boost)), 4)
 
 
-def _apply(tx: StoreTx, settings: Settings, rec: MemoryRecord,
+def _apply(tx: StoreTx, settings: Config, rec: MemoryRecord,
            failures: list[tuple[MemoryRecord, str]], now: datetime) -> None:
     cfg = settings.update
     for f, route in failures:
@@ -114,7 +119,7 @@ def _apply(tx: StoreTx, settings: Settings, rec: MemoryRecord,
           f"outcome ({RULE}): resolves {', '.join(f.memory_id for f, _ in failures)}")
 
 
-def _note(tx: StoreTx, settings: Settings, rec: MemoryRecord, key: str, ids: list[str],
+def _note(tx: StoreTx, settings: Config, rec: MemoryRecord, key: str, ids: list[str],
           boost: float, now: datetime, reason: str) -> None:
     """Add ``ids`` to ``rec.metadata[key]`` and raise its importance by ``boost``, the first
     time only (a second fix of the same failure is recorded, not counted again)."""

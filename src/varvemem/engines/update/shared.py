@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -30,8 +30,8 @@ from ...model import (
     MemoryType,
     normalise_tags,
 )
-from ...settings import Settings, UpdateSettings
-from ...stores import Stores, StoreTx
+from ...settings import UpdateSettings, views
+from ...stores import StoreTx, parts
 from ...stores.base import RecordStore, Selection
 from ...text import analyse, identifiers
 from .. import claims
@@ -250,11 +250,21 @@ def current(records: RecordStore, ids: dict[str, str], tenant: str,
     return {i: r for i, r in found.items() if r is not None and r.valid_to is None}
 
 
+class WriteConfig(views.Write, views.Types, views.Lifecycle, views.Embedder, views.Llm,
+                  views.Read, Protocol):
+    """The settings sections the write path reads."""
+
+
+class WriteStores(parts.Records, parts.Vectors, parts.Model, parts.Notices, Protocol):
+    """The stores the write path uses."""
+
+
 class WriteBase:
     """What every part of the update engine holds: the settings, the stores, the embedder (a
     callable, so the model loads only when first needed), the clock and the LLM, if any."""
 
-    def __init__(self, settings: Settings, stores: Stores, embedder: Callable[[], Embedder],
+    def __init__(self, settings: WriteConfig, stores: WriteStores,
+                 embedder: Callable[[], Embedder],
                  clock: Callable[[], datetime], llm: ChatClient | None = None) -> None:
         self.settings = settings
         self.cfg = settings.update
