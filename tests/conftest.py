@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -30,6 +30,9 @@ from varvemem import Memory, Settings
 from varvemem.embeddings.usem3 import USEEmbedder
 from varvemem.engines.update import UpdateEngine
 from varvemem.stores import Stores
+
+if TYPE_CHECKING:
+    from varvemem._namespaces import Inbox
 
 OFFLINE_DIR = Path(__file__).resolve().parent / "_offline"
 sys.path.insert(0, str(OFFLINE_DIR))
@@ -584,3 +587,18 @@ def mock_llm(handler: Callable[[Any], Any]) -> Any:
     # Retries are the client's own tests' business (tests/unit/test_llm_client.py): no waiting.
     return ChatClient(LLMSettings(enabled=True, url="http://llm.test/v1", model="m"),
                       transport=httpx.MockTransport(handler), sleep=lambda _: None)
+
+
+def inbox_over(mem: Memory, before: Callable[[], None]) -> Inbox:
+    """``mem``'s webhook inbox, its writes through a unit of work that runs ``before()`` first
+    (:class:`tests.fakes.HookedUnitOfWork`): an outage, a count, a slow write."""
+    from tests.fakes import HookedUnitOfWork
+
+    from varvemem._namespaces import Inbox
+    from varvemem.engines.inbox import InboxEngine
+
+    e = mem._engines
+    stores = HookedUnitOfWork(e.stores, before)
+    update = UpdateEngine(mem.settings, stores, e.embedder, e.now, e.llm)
+    return Inbox(e.args, InboxEngine(mem.settings, stores, update, e.now, e.stores.records),
+                 update)

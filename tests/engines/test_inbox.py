@@ -11,12 +11,15 @@ import threading
 from typing import Any
 
 import pytest
-from tests.conftest import stores_of, update_engine_of
+from tests.conftest import inbox_over, stores_of
+from tests.fakes import raising
 
 from varvemem import Memory
+from varvemem._namespaces import Inbox
 from varvemem.errors import (
     AuthError,
     NotFoundError,
+    StorageError,
     ValidationError,
 )
 from varvemem.model import MemoryType
@@ -75,17 +78,10 @@ def wmem(make_memory) -> Memory:
     return make_memory(**SOURCES)
 
 
-def count_transactions(mem: Memory) -> list[int]:
-    """A list that grows by one per write transaction ``mem`` opens from now on."""
+def counting_inbox(mem: Memory) -> tuple[list[int], Inbox]:
+    """``mem``'s inbox, and a list that grows by one per write transaction it opens."""
     opened: list[int] = []
-    real = stores_of(mem).transaction
-
-    def counting() -> Any:
-        opened.append(1)
-        return real()
-
-    stores_of(mem).transaction = counting  # type: ignore[method-assign]
-    return opened
+    return opened, inbox_over(mem, lambda: opened.append(1))
 
 
 def memories_of(mem: Memory, tenant: str = "acme", everything: bool = False) -> list[Any]:
@@ -296,22 +292,18 @@ def test_a_crashed_worker_s_events_are_made_once_after_the_lease(wmem: Memory, c
     assert len(memories_of(wmem)) == 4
 
 
-def test_a_lost_lease_rolls_back_the_memories(wmem: Memory, clock, monkeypatch) -> None:
+def test_a_lost_lease_rolls_back_the_memories(wmem: Memory, clock) -> None:
     body = comment()
     wmem.inbox.receive("gh", body, gh_headers(body))
-    real_add = update_engine_of(wmem).add
 
-    def slow_add(*args: Any, **kw: Any) -> Any:
+    def slow_write() -> None:
         # Another worker takes the event over while this one is still working on it.
         clock.advance(seconds=120)
         stores_of(wmem).records.claim_events("thief", 10, clock(), 60, 5)
-        return real_add(*args, **kw)
 
-    monkeypatch.setattr(update_engine_of(wmem), "add", slow_add)
-    report = wmem.inbox.process(worker="slow")
+    report = inbox_over(wmem, slow_write).process(worker="slow")
     assert (report.lost, report.done) == (1, 0)
     assert memories_of(wmem) == []
-    monkeypatch.undo()
     clock.advance(seconds=120)
     assert wmem.inbox.process(worker="next").done == 1
     assert len(memories_of(wmem)) == 1
@@ -436,8 +428,8 @@ def test_a_batch_is_written_together_and_one_bad_event_holds_up_no_other(make_me
     for i, text in enumerate(["short note one", "x" * 1000, "short note two"]):
         body = comment(text, cid=i)
         wmem.inbox.receive("gh", body, gh_headers(body, delivery=f"g{i}"))
-    transactions = count_transactions(wmem)
-    report = wmem.inbox.process()
+    transactions, inbox = counting_inbox(wmem)
+    report = inbox.process()
     assert (report.claimed, report.done, report.failed) == (3, 2, 1)
     assert "max_content_bytes" in report.errors[0]
     assert sorted(r.content.split(": ", 1)[-1][:14] for r in memories_of(wmem)) == [
@@ -452,26 +444,19 @@ def test_good_events_share_one_transaction(wmem: Memory) -> None:
     for i in range(5):
         body = comment(f"remark {i} on the retry policy", cid=i)
         wmem.inbox.receive("gh", body, gh_headers(body, delivery=f"t{i}"))
-    calls = count_transactions(wmem)
-    assert wmem.inbox.process().done == 5
+    calls, inbox = counting_inbox(wmem)
+    assert inbox.process().done == 5
     assert len(calls) == 1 and len(memories_of(wmem)) == 5
 
 
-def test_an_outage_is_retried_later_not_failed_at_once(wmem: Memory, clock, monkeypatch) -> None:
-    from varvemem.errors import StorageError
-
+def test_an_outage_is_retried_later_not_failed_at_once(wmem: Memory, clock) -> None:
     body = comment()
     wmem.inbox.receive("gh", body, gh_headers(body))
-
-    def down(*args: Any, **kw: Any) -> Any:
-        raise StorageError("the store is away")
-
-    monkeypatch.setattr(update_engine_of(wmem), "add", down)
+    down = inbox_over(wmem, raising(StorageError("the store is away")))
     for _ in range(3):  # three polls in a row: one attempt, then it waits its retry time
-        wmem.inbox.process()
+        down.process()
     [event] = wmem.inbox.events(tenant="acme")
     assert (event.status, event.attempts) == ("pending", 1)
-    monkeypatch.undo()
     clock.advance(seconds=wmem.settings.webhooks.retry_seconds + 1)
     assert wmem.inbox.process().done == 1
     assert len(memories_of(wmem)) == 1
@@ -528,9 +513,7 @@ def test_keep_done_days_none_keeps_every_payload(make_memory, clock) -> None:
 
 
 def test_failed_events_are_retried_on_demand_once_the_cause_is_fixed(
-        make_memory, clock, monkeypatch) -> None:
-    from varvemem.errors import StorageError
-
+        make_memory, clock) -> None:
     mem = make_memory(**{**SOURCES, "webhooks": {**SOURCES["webhooks"], "max_attempts": 1}})
     for i in range(2):
         body = comment(f"comment {i} on the retry path", cid=200 + i)
@@ -539,17 +522,13 @@ def test_failed_events_are_retried_on_demand_once_the_cause_is_fixed(
     mem.inbox.receive("other", body, {"X-Varvemem-Signature": "sha256=" + hmac.new(
         b"generic-secret", body, hashlib.sha256).hexdigest(), "Content-Type": "application/json"})
 
-    def down(*args: Any, **kw: Any) -> Any:
-        raise StorageError("the store is away")
-
-    monkeypatch.setattr(update_engine_of(mem), "add", down)
-    mem.inbox.process()
+    down = inbox_over(mem, raising(StorageError("the store is away")))
+    down.process()
     clock.advance(seconds=mem.settings.webhooks.retry_max_seconds + 1)
-    mem.inbox.process()  # out of attempts: failed for good
+    down.process()  # out of attempts: failed for good
     failed = [e.event_id for e in mem.inbox.events(tenant="acme", status="failed")]
     assert len(failed) == 2
     assert [e.status for e in mem.inbox.events(tenant="globex")] == ["failed"]
-    monkeypatch.undo()
 
     assert mem.inbox.retry([failed[0], 999_999], tenant="acme") == [failed[0]]
     assert mem.inbox.retry([failed[0]], tenant="acme") == []  # pending now, not failed
@@ -561,47 +540,44 @@ def test_failed_events_are_retried_on_demand_once_the_cause_is_fixed(
     assert [e.status for e in mem.inbox.events(tenant="globex")] == ["failed"]
 
 
-def _slow_adds(mem: Memory, clock, monkeypatch, seconds: float, thief: list[list[Any]]) -> None:
-    """Each add takes ``seconds`` of the clock; a thief worker then tries to lease everything."""
-    real = update_engine_of(mem).add
+def slow_inbox(mem: Memory, clock, seconds: float, thief: list[list[Any]]) -> Inbox:
+    """``mem``'s inbox, each write taking ``seconds`` of the clock, after which a thief worker
+    tries to lease everything."""
 
-    def slow(*args: Any, **kw: Any) -> Any:
+    def slow() -> None:
         clock.advance(seconds=seconds)
         thief.append(stores_of(mem).records.claim_events("thief", 10, clock(), 60, 5))
-        return real(*args, **kw)
 
-    monkeypatch.setattr(update_engine_of(mem), "add", slow)
+    return inbox_over(mem, slow)
 
 
-def test_a_long_batch_renews_its_leases_group_by_group(make_memory, clock, monkeypatch) -> None:
+def test_a_long_batch_renews_its_leases_group_by_group(make_memory, clock) -> None:
     mem = make_memory(**SOURCES, embedder={"batch_size": 1})  # one event per group
     lease = mem.settings.webhooks.lease_seconds
     for i in range(3):
         body = comment(f"comment {i} in a slow batch", cid=300 + i)
         mem.inbox.receive("gh", body, gh_headers(body, delivery=f"s{i}"))
     stolen: list[list[Any]] = []
-    _slow_adds(mem, clock, monkeypatch, 0.75 * lease, stolen)
-    report = mem.inbox.process(worker="w1")
+    report = slow_inbox(mem, clock, 0.75 * lease, stolen).process(worker="w1")
     # 2.25 leases in all, yet each group renewed the rest: the thief never got one.
     assert (report.done, report.lost) == (3, 0) and stolen == [[], [], []]
     assert len(memories_of(mem)) == 3
 
 
 def test_events_whose_lease_went_to_another_worker_are_left_to_it(
-        make_memory, clock, monkeypatch) -> None:
+        make_memory, clock) -> None:
     mem = make_memory(**SOURCES, embedder={"batch_size": 1})
     for i in range(3):
         body = comment(f"comment {i} in a stalled batch", cid=400 + i)
         mem.inbox.receive("gh", body, gh_headers(body, delivery=f"t{i}"))
     stolen: list[list[Any]] = []
-    _slow_adds(mem, clock, monkeypatch, 2 * mem.settings.webhooks.lease_seconds, stolen)
-    report = mem.inbox.process(worker="w1")
+    report = slow_inbox(mem, clock, 2 * mem.settings.webhooks.lease_seconds,
+                        stolen).process(worker="w1")
     # The first group stalled past the lease and the thief took all three: w1's write of the
     # first rolls back (its done mark needs the lease), and it leaves the other two alone.
     assert [len(s) for s in stolen] == [3]
     assert (report.done, report.lost) == (0, 3)
     assert memories_of(mem) == []
-    monkeypatch.undo()
     clock.advance(seconds=61)
     assert mem.inbox.process(worker="w2").done == 3  # the thief died too: made once, here
     assert len(memories_of(mem)) == 3
