@@ -35,8 +35,9 @@ from varvemem.model import (
 )
 from varvemem.stores.base import VectorAttrs
 from varvemem.stores.local_vectors import LocalVectorIndex
-from varvemem.stores.render import milvus_expr, pgvector_sql
+from varvemem.stores.render import memories_sql, milvus_expr, pgvector_sql
 from varvemem.stores.sqlite import SqliteStore
+from varvemem.stores.sqlite_dialect import SqliteDialect
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 DIM = 4
@@ -203,3 +204,12 @@ def test_renderings() -> None:
     assert pgvector_sql(node, []) == "NOT ((tier = %s OR NOT valid))"
     with pytest.raises(ValueError, match="cannot filter"):
         milvus_expr(Clause("created_at", "lt", T0))
+    # The memories table: the tenant test carries SQLite's planner hint when asked to.
+    rule = AllOf((Clause("tenant", "eq", "t1"), Not(AllOf((
+        Clause("tier", "eq", "short_term"),
+        AnyOf((Clause("importance", "lt", 0.3), Clause("entered", "lt", T0))))))))
+    assert memories_sql(rule, SqliteDialect(), "m", hint=True) == (
+        "(+m.tenant = %s AND NOT (m.tier = %s AND (m.importance < %s "
+        "OR COALESCE(m.tier_since, m.created_at) < %s)))", ["t1", "short_term", 0.3,
+                                                            T0.timestamp()])
+    assert memories_sql(Clause("valid", "eq", True), SqliteDialect()) == ("valid_to IS NULL", [])

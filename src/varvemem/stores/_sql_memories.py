@@ -14,18 +14,7 @@ from ..model import MemoryRecord, MemoryType, Scope, SearchFilter, TTLMode
 from ._columns import COLUMNS, SELECT
 from ._sql_dialect import SqlBackend
 from .base import Candidate, Selection
-
-# How a field of varvemem.filters reads on the memories table ``{a}``: the tenant carries the
-# dialect's planner hint, since ids, FTS rows or tags drive the plans.
-_FILTER_COLUMNS = {
-    "tenant": "{hint}{a}.tenant", "user": "{a}.user_id", "agent": "{a}.agent_id",
-    "session": "{a}.session_id", "memory_type": "{a}.memory_type", "tier": "{a}.tier",
-    "importance": "{a}.importance", "created_at": "{a}.created_at",
-    "entered": "COALESCE({a}.tier_since, {a}.created_at)", "valid_from": "{a}.valid_from",
-    "valid_to": "{a}.valid_to", "expires_at": "{a}.expires_at",
-}
-_FILTER_TIMES = frozenset({"created_at", "entered", "valid_from", "valid_to", "expires_at"})
-_SQL_OPS = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+from .render import memories_sql
 
 
 class SqlMemories(SqlBackend):
@@ -46,30 +35,12 @@ class SqlMemories(SqlBackend):
                     ) -> tuple[str, list[Any]]:
         """A WHERE clause (without the keyword) for ``flt`` at ``now``: its
         :func:`~varvemem.filters.search_clauses`, rendered."""
-        parts = [self._node_sql(n, alias, flt.tenant) for n in filters.search_clauses(flt, now)]
-        return " AND ".join(p[0] for p in parts), [x for p in parts for x in p[1]]
+        def tags(values: Sequence[str]) -> tuple[str, list[Any]]:
+            return self._tags_sql(alias, flt.tenant, values)
 
-    def _node_sql(self, node: filters.Node, a: str, tenant: str) -> tuple[str, list[Any]]:
-        """One clause of :mod:`varvemem.filters` as SQL on the memories table ``a``."""
-        if isinstance(node, filters.Not):
-            inner, args = self._node_sql(node.node, a, tenant)
-            return f"NOT {inner}", args
-        if isinstance(node, (filters.AnyOf, filters.AllOf)):
-            parts = [self._node_sql(n, a, tenant) for n in node.nodes]
-            joint = " OR " if isinstance(node, filters.AnyOf) else " AND "
-            return f"({joint.join(p[0] for p in parts)})", [x for p in parts for x in p[1]]
-        field, op, value = node.field, node.op, node.value
-        if op == "overlaps":  # only tags are lists: the dialect's table or array
-            return self._tags_sql(a, tenant, value)
-        if field == "valid":  # current: never superseded
-            return f"{a}.valid_to IS {'' if value else 'NOT '}NULL", []
-        col = _FILTER_COLUMNS[field].format(a=a, hint=self.d.hint)
-        if op == "null":
-            return f"{col} IS NULL", []
-        if op == "in":
-            return self.d.in_(col, value)
-        arg = self.d.time(value) if field in _FILTER_TIMES else value
-        return f"{col} {_SQL_OPS[op]} %s", [arg]
+        parts = [memories_sql(n, self.d, alias, hint=True, tags=tags)
+                 for n in filters.search_clauses(flt, now)]
+        return " AND ".join(p[0] for p in parts), [x for p in parts for x in p[1]]
 
     def _selection_sql(self, sel: Selection) -> tuple[str, list[Any]]:
         """A WHERE clause (without the keyword) for a lifecycle :class:`Selection`."""
