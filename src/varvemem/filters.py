@@ -114,23 +114,51 @@ _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
 }
 
 
+_Test = Callable[[MemoryRecord], bool]
+
+
+def _compile(node: Node) -> _Test:
+    """The test of one record that ``node`` stands for, built once: a filter or selection
+    checks many records."""
+    if isinstance(node, Clause):
+        read, want = FIELDS[node.field], node.value
+        if node.op == "null":
+            return lambda r: read(r) is None
+        compare = _COMPARE[node.op]
+
+        def clause(r: MemoryRecord) -> bool:
+            have = read(r)
+            return have is not None and compare(have, want)
+        return clause
+    if isinstance(node, Not):
+        inner = _compile(node.node)
+        return lambda r: not inner(r)
+    tests = tuple(_compile(n) for n in node.nodes)
+    # Loops rather than any() and all(): no generator made for each record.
+    if isinstance(node, AnyOf):
+        def either(r: MemoryRecord) -> bool:
+            for t in tests:  # noqa: SIM110
+                if t(r):
+                    return True
+            return False
+        return either
+
+    def every(r: MemoryRecord) -> bool:
+        for t in tests:  # noqa: SIM110
+            if not t(r):
+                return False
+        return True
+    return every
+
+
 def holds(node: Node, record: MemoryRecord) -> bool:
     """Whether ``node`` holds for ``record``."""
-    if isinstance(node, Clause):
-        have = FIELDS[node.field](record)
-        if node.op == "null":
-            return have is None
-        return have is not None and _COMPARE[node.op](have, node.value)
-    if isinstance(node, AnyOf):
-        return any(holds(n, record) for n in node.nodes)
-    if isinstance(node, AllOf):
-        return all(holds(n, record) for n in node.nodes)
-    return not holds(node.node, record)
+    return _compile(node)(record)
 
 
 def predicate(clauses: Clauses) -> Callable[[MemoryRecord], bool]:
     """A test of one record against every node of ``clauses``."""
-    return lambda record: all(holds(n, record) for n in clauses)
+    return _compile(AllOf(clauses))
 
 
 @dataclass(frozen=True)
