@@ -1,23 +1,26 @@
-"""Filters as data: a :class:`~varvemem.model.VectorFilter` or
-:class:`~varvemem.model.SearchFilter` turned into clauses that each backend renders.
+"""Filters as data: a :class:`~varvemem.model.VectorFilter`, a
+:class:`~varvemem.model.SearchFilter` or a lifecycle :class:`Selection` turned into clauses that
+each backend renders.
 
 A clause is ``(field, op, value)`` over one of :data:`FIELDS`; a filter is a tuple of nodes
 that must all hold, a node being a clause or an :class:`AnyOf`, :class:`AllOf` or :class:`Not`
 of nodes. Backends render the nodes (a numpy mask, a Milvus expression, SQL); :func:`predicate`
 evaluates them on one :class:`~varvemem.model.MemoryRecord` at a time. Which clauses a filter
 becomes is written once, in the recipes at the end: what a vector index checks
-(:func:`vector_clauses`), what the store of record checks (:func:`search_clauses`), and what
-the archive search checks (:func:`archive_clauses`).
+(:func:`vector_clauses`), what the store of record checks (:func:`search_clauses`), what
+the archive search checks (:func:`archive_clauses`), and what a lifecycle job walks
+(:func:`selection_clauses`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from typing import Any, Literal
 
-from .model import MemoryRecord, SearchFilter, Tier, VectorFilter
+from .model import MemoryRecord, MemoryType, SearchFilter, Tier, VectorFilter
 
 Op = Literal["eq", "ne", "in", "lt", "ge", "le", "gt", "null", "overlaps"]
 """``eq``/``ne``/``lt``/``le``/``gt``/``ge`` compare with ``value``; ``in``: one of the tuple
@@ -61,6 +64,20 @@ class Not:
 Node = Clause | AnyOf | AllOf | Not
 Clauses = tuple[Node, ...]
 
+
+def _entered(r: MemoryRecord) -> datetime:
+    return r.tier_since or r.created_at
+
+
+def _last_used(r: MemoryRecord) -> datetime:
+    return r.last_retrieved_at or _entered(r)
+
+
+def _used_or_decayed(r: MemoryRecord) -> datetime:
+    used = _last_used(r)
+    return used if r.decayed_at is None else max(used, r.decayed_at)
+
+
 # The fields a clause may name, each read from a record. Enums are compared by their value,
 # as every backend stores them; times are datetimes (a backend converts them to its own form).
 FIELDS: dict[str, Callable[[MemoryRecord], Any]] = {
@@ -74,10 +91,15 @@ FIELDS: dict[str, Callable[[MemoryRecord], Any]] = {
     "importance": lambda r: r.importance,
     "tags": lambda r: r.tags,
     "created_at": lambda r: r.created_at,
-    "entered": lambda r: r.tier_since or r.created_at,  # when it entered its tier
+    "entered": _entered,  # when it entered its tier
+    "last_used": _last_used,  # last retrieved, else when it entered its tier
+    "used_or_decayed": _used_or_decayed,  # the later of last use and last decay
     "valid_from": lambda r: r.valid_from,
     "valid_to": lambda r: r.valid_to,
     "expires_at": lambda r: r.expires_at,
+    "superseded_by": lambda r: r.superseded_by,
+    "unscored": lambda r: r.retrieval_count > r.scored_retrievals,  # retrieved since re-scored
+    "experience_id": lambda r: r.metadata.get("experience_id"),  # the abstraction it went into
 }
 
 _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
@@ -92,23 +114,89 @@ _COMPARE: dict[str, Callable[[Any, Any], bool]] = {
 }
 
 
+_Test = Callable[[MemoryRecord], bool]
+
+
+def _compile(node: Node) -> _Test:
+    """The test of one record that ``node`` stands for, built once: a filter or selection
+    checks many records."""
+    if isinstance(node, Clause):
+        read, want = FIELDS[node.field], node.value
+        if node.op == "null":
+            return lambda r: read(r) is None
+        compare = _COMPARE[node.op]
+
+        def clause(r: MemoryRecord) -> bool:
+            have = read(r)
+            return have is not None and compare(have, want)
+        return clause
+    if isinstance(node, Not):
+        inner = _compile(node.node)
+        return lambda r: not inner(r)
+    tests = tuple(_compile(n) for n in node.nodes)
+    # Loops rather than any() and all(): no generator made for each record.
+    if isinstance(node, AnyOf):
+        def either(r: MemoryRecord) -> bool:
+            for t in tests:  # noqa: SIM110
+                if t(r):
+                    return True
+            return False
+        return either
+
+    def every(r: MemoryRecord) -> bool:
+        for t in tests:  # noqa: SIM110
+            if not t(r):
+                return False
+        return True
+    return every
+
+
 def holds(node: Node, record: MemoryRecord) -> bool:
     """Whether ``node`` holds for ``record``."""
-    if isinstance(node, Clause):
-        have = FIELDS[node.field](record)
-        if node.op == "null":
-            return have is None
-        return have is not None and _COMPARE[node.op](have, node.value)
-    if isinstance(node, AnyOf):
-        return any(holds(n, record) for n in node.nodes)
-    if isinstance(node, AllOf):
-        return all(holds(n, record) for n in node.nodes)
-    return not holds(node.node, record)
+    return _compile(node)(record)
 
 
 def predicate(clauses: Clauses) -> Callable[[MemoryRecord], bool]:
     """A test of one record against every node of ``clauses``."""
-    return lambda record: all(holds(n, record) for n in clauses)
+    return _compile(AllOf(clauses))
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which memories a lifecycle job works on, across tenants unless ``tenant`` is set.
+
+    Every condition given must hold (:func:`selection_clauses`). Ages count from
+    ``tier_since``, else ``created_at``.
+    """
+
+    tenant: str | None = None
+    tiers: Sequence[Tier] | None = None
+    types: Sequence[MemoryType] | None = None
+    exclude_types: Sequence[MemoryType] = ()
+    current_only: bool = True  # not superseded
+    importance_above: float | None = None
+    importance_below: float | None = None
+    in_tier_before: datetime | None = None  # entered its tier before this
+    idle_before: datetime | None = None  # last retrieved (else entered its tier) before this
+    expired_at: datetime | None = None  # expires_at at or before this
+    unscored_retrievals: bool = False  # retrieved since re-scoring last credited it
+    decay_due_before: datetime | None = None  # neither used nor decayed since this
+    not_abstracted: bool = False  # no ``experience_id`` in its metadata yet
+    session: tuple[str, str] | None = None  # (tenant, session id)
+    user: str | None = None  # the memories of one user (with ``tenant``)
+    superseded_by: Sequence[str] | None = None  # replaced by one of these (with ``tenant``)
+    # And at least one of these holds (when given): several jobs' criteria in one walk.
+    any_of: Sequence[Selection] = ()
+
+    @cached_property
+    def _test(self) -> Callable[[MemoryRecord], bool]:  # built once, for the many records
+        return predicate(selection_clauses(self))
+
+    def matches(self, r: MemoryRecord) -> bool:
+        """Whether ``r`` is selected: its clauses (:func:`selection_clauses`) read in Python,
+        as the stores' SQL reads them; for a record in memory (a dry run's planned state,
+        ``engines/lifecycle``)."""
+        return self._test(r)
 
 
 # -- the pieces of a filter ------------------------------------------------------------------
@@ -216,6 +304,46 @@ def archive_clauses(f: SearchFilter, now: datetime) -> Clauses:
     """What the archive search checks of an archived record: scope, types, tags, creation time
     and validity (its tier is ``archive``; neither tiers, their rules nor expiry apply)."""
     return tuple(c for _, clauses in search_rules(f, now, archive=True) for c in clauses)
+
+
+def selection_clauses(sel: Selection) -> Clauses:
+    """What a lifecycle :class:`Selection` checks, in the order the SQL stores test it. An empty
+    ``tiers``, ``types`` or ``superseded_by`` selects nothing; an empty ``exclude_types``
+    excludes nothing."""
+    def values(items: Sequence[Any]) -> tuple[Any, ...]:
+        return tuple(getattr(v, "value", v) for v in items)
+
+    out: list[Node] = []
+    if sel.tenant is not None:
+        out.append(Clause("tenant", "eq", sel.tenant))
+    if sel.tiers is not None:
+        out.append(Clause("tier", "in", values(sel.tiers)))
+    if sel.types is not None:
+        out.append(Clause("memory_type", "in", values(sel.types)))
+    if sel.exclude_types:
+        out.append(Not(Clause("memory_type", "in", values(sel.exclude_types))))
+    if sel.current_only:
+        out.append(Clause("valid", "eq", True))
+    limits: tuple[tuple[str, Op, Any], ...] = (
+        ("importance", "gt", sel.importance_above),
+        ("importance", "lt", sel.importance_below),
+        ("entered", "lt", sel.in_tier_before),
+        ("last_used", "lt", sel.idle_before),
+        ("expires_at", "le", sel.expired_at),
+        ("unscored", "eq", True if sel.unscored_retrievals else None),
+        ("used_or_decayed", "lt", sel.decay_due_before))
+    out += [Clause(field, op, value) for field, op, value in limits if value is not None]
+    if sel.not_abstracted:
+        out.append(Clause("experience_id", "null"))
+    if sel.session is not None:
+        out += [Clause("tenant", "eq", sel.session[0]), Clause("session", "eq", sel.session[1])]
+    if sel.user is not None:
+        out.append(Clause("user", "eq", sel.user))
+    if sel.superseded_by is not None:
+        out.append(Clause("superseded_by", "in", tuple(sel.superseded_by)))
+    if sel.any_of:
+        out.append(AnyOf(tuple(AllOf(selection_clauses(s)) for s in sel.any_of)))
+    return tuple(out)
 
 
 def vector_part(f: SearchFilter) -> VectorFilter:

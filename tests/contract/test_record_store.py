@@ -346,6 +346,68 @@ def test_select_for_lifecycle_jobs(store: RecordStore) -> None:
             [r.memory_id for r in store.select(sel, 100)]
 
 
+def test_select_means_what_matches_does(store: RecordStore) -> None:
+    """A lifecycle selection picks in the store what ``Selection.matches`` (its clauses read in
+    Python) picks in memory: missing values, empty lists, negations and ``any_of`` included."""
+    from varvemem.stores.base import Selection
+
+    day = timedelta(days=1)
+    kinds = [MemoryType.DIALOGUE, MemoryType.KNOWLEDGE, MemoryType.EVENT]
+    tiers = [Tier.ACTIVE, Tier.SHORT_TERM, Tier.MID_TERM, Tier.LONG_TERM]
+
+    def at(i: int, cycle: int, on: bool) -> datetime | None:
+        return T0 + (i % cycle) * day if on else None
+
+    records = []
+    for i in range(24):  # each field cycling at its own pace: varied combinations
+        r = rec(f"m{i:02}", f"memory {i}", user=(None, "u1", "u2")[i % 3], mtype=kinds[i % 3],
+                tier=tiers[i % 4], created=T0 + (i % 3) * day,
+                importance=(0.2, 0.5, 0.8)[(i // 2) % 3], tier_since=at(i, 7, i % 2 == 1),
+                last_retrieved_at=at(i, 6, (i // 2) % 2 == 1),
+                decayed_at=at(i, 5, (i // 3) % 2 == 1), expires_at=at(i, 4, (i // 4) % 2 == 1),
+                retrieval_count=i % 3, scored_retrievals=(i // 3) % 3,
+                metadata=({}, {"experience_id": "x"}, {"other": 1})[(i // 4) % 3],
+                valid_to=T0 + 9 * day if i % 4 == 1 else None,
+                superseded_by=("m01" if i % 8 == 1 else "m02") if i % 4 == 1 else None)
+        scope = Scope(tenant="other" if i % 5 == 4 else "default", user=r.scope.user,
+                      session=(None, "s1")[(i // 2) % 2])
+        records.append(r.model_copy(update={"scope": scope}))
+    put(store, *records)
+    everyone = sorted(store.iter_records(), key=lambda r: r.memory_id)
+    forget = [Selection(tiers=[Tier.SHORT_TERM], expired_at=T0 + day),
+              Selection(tiers=[Tier.SHORT_TERM], in_tier_before=T0 + 2 * day),
+              Selection(tiers=[Tier.MID_TERM], idle_before=T0 + 3 * day),
+              Selection(tiers=[Tier.LONG_TERM], importance_below=0.3)]
+    spread = [
+        Selection(), Selection(current_only=False),
+        Selection(tenant="default", tiers=[Tier.SHORT_TERM, Tier.MID_TERM]),
+        Selection(tiers=[]), Selection(types=[]), Selection(exclude_types=[]),
+        Selection(exclude_types=[MemoryType.DIALOGUE, MemoryType.EVENT], current_only=False),
+        Selection(types=[MemoryType.KNOWLEDGE], importance_above=0.4),
+        Selection(importance_below=0.6, in_tier_before=T0 + 3 * day),
+        Selection(idle_before=T0 + 2 * day, current_only=False),
+        Selection(expired_at=T0 + 2 * day), Selection(unscored_retrievals=True),
+        Selection(decay_due_before=T0 + 3 * day), Selection(decay_due_before=T0 + 5 * day),
+        Selection(not_abstracted=True, current_only=False),
+        Selection(session=("default", "s1")), Selection(tenant="default", user="u1"),
+        Selection(tenant="default", current_only=False, superseded_by=["m01"]),
+        Selection(current_only=False, superseded_by=[]),
+        Selection(tenant="default", current_only=False, any_of=forget),
+        Selection(any_of=[Selection(current_only=False), Selection(tiers=[])]),
+        Selection(any_of=[Selection(tiers=[]), Selection(types=[])]),
+        Selection(current_only=False, any_of=[
+            Selection(exclude_types=[MemoryType.EVENT], any_of=[
+                Selection(unscored_retrievals=True), Selection(not_abstracted=True)]),
+            Selection(tenant="other", current_only=False)]),
+    ]
+    picked = []
+    for sel in spread:
+        want = [r.memory_id for r in everyone if sel.matches(r)]
+        assert [r.memory_id for r in store.select(sel, 100)] == want, sel
+        picked.append(tuple(want))
+    assert len(set(picked)) > len(spread) * 3 // 4  # the spread tells the records apart
+
+
 def test_sessions_open_touch_and_end(store: RecordStore) -> None:
     with store.transaction() as tx:
         tx.touch_session("default", "s1", T0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -18,9 +19,12 @@ from varvemem.filters import (
     AnyOf,
     Clause,
     Not,
+    Selection,
     archive_clauses,
+    holds,
     predicate,
     search_clauses,
+    selection_clauses,
     vector_clauses,
     vector_part,
 )
@@ -35,8 +39,9 @@ from varvemem.model import (
 )
 from varvemem.stores.base import VectorAttrs
 from varvemem.stores.local_vectors import LocalVectorIndex
-from varvemem.stores.render import milvus_expr, pgvector_sql
+from varvemem.stores.render import memories_sql, milvus_expr, pgvector_sql
 from varvemem.stores.sqlite import SqliteStore
+from varvemem.stores.sqlite_dialect import SqliteDialect
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 DIM = 4
@@ -151,6 +156,64 @@ def test_search_clauses_agree_with_the_sql_store(
     assert {c.memory_id for c in store.filter([r.memory_id for r in recs], flt, now)} == want
 
 
+def _lifecycle_record(rnd: random.Random, mid: str) -> MemoryRecord:
+    """A random record with the bookkeeping a lifecycle selection tests varied too."""
+    return _random_record(rnd, mid).model_copy(update={
+        "last_retrieved_at": rnd.choice([None, day(rnd.randint(0, 9))]),
+        "decayed_at": rnd.choice([None, day(rnd.randint(0, 9))]),
+        "retrieval_count": rnd.randint(0, 3), "scored_retrievals": rnd.randint(0, 3),
+        "metadata": rnd.choice([{}, {"experience_id": "x1"}, {"other": 1}]),
+        "superseded_by": rnd.choice([None, "m1", "m2", "m3"])})
+
+
+@pytest.fixture(scope="module")
+def lifecycle_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
+        tuple[SqliteStore, list[MemoryRecord]]]:
+    """A store of 150 random records with varied lifecycle bookkeeping (one fixed draw)."""
+    store = SqliteStore(tmp_path_factory.mktemp("selections") / "varvemem.db")
+    rnd = random.Random(8)
+    recs = [_lifecycle_record(rnd, f"m{i}") for i in range(150)]
+    with store.transaction() as tx:
+        for r in recs:
+            tx.insert(r, np.ones(DIM, np.float32) / 2)
+    yield store, recs
+    store.close()
+
+
+_days = st.none() | st.integers(0, 10).map(day)
+# A job's criteria: a few of these conditions.
+_CONDITIONS = {
+    "tenant": st.sampled_from(["t1", "t2", "t3"]), "tiers": _some(list(Tier)),
+    "types": _some(list(MemoryType)),
+    "exclude_types": st.lists(st.sampled_from(list(MemoryType)), unique=True, max_size=3),
+    "current_only": st.booleans(), "importance_above": st.sampled_from([None, 0.1, 0.4]),
+    "importance_below": st.sampled_from([None, 0.3, 0.8]), "in_tier_before": _days,
+    "idle_before": _days, "expired_at": _days, "unscored_retrievals": st.booleans(),
+    "decay_due_before": _days, "not_abstracted": st.booleans(),
+    "session": st.none() | st.tuples(st.sampled_from(["t1", "t2"]),
+                                     st.sampled_from(["s1", "s2"])),
+    "user": st.sampled_from([None, "u1", "u2"]),
+    "superseded_by": _some(["m1", "m2", "m9"])}
+_one_job = st.lists(st.sampled_from(sorted(_CONDITIONS)), unique=True, max_size=4).flatmap(
+    lambda names: st.fixed_dictionaries({n: _CONDITIONS[n] for n in names})).map(
+    lambda kw: Selection(**kw))
+selections = st.builds(lambda sel, either: replace(sel, any_of=either),
+                       _one_job, st.lists(_one_job, max_size=3))
+
+
+@settings(max_examples=300, deadline=None)
+@given(sel=selections)
+def test_selection_clauses_agree_with_the_sql_store(
+        lifecycle_store: tuple[SqliteStore, list[MemoryRecord]], sel: Selection) -> None:
+    """A lifecycle selection means the same in Python (``holds``, ``Selection.matches``) as in
+    the SQL stores' ``select`` (one renderer for both)."""
+    store, recs = lifecycle_store
+    by_id = sorted(recs, key=lambda r: r.memory_id)
+    want = [r.memory_id for r in by_id if all(holds(n, r) for n in selection_clauses(sel))]
+    assert [r.memory_id for r in by_id if sel.matches(r)] == want
+    assert [r.memory_id for r in store.select(sel, len(recs))] == want
+
+
 def _former_archive_check(flt: SearchFilter, now: datetime, r: MemoryRecord) -> bool:
     """Retrieval's own copy of the filter for archived records, before varvemem.filters."""
     when = flt.as_of or now
@@ -203,3 +266,12 @@ def test_renderings() -> None:
     assert pgvector_sql(node, []) == "NOT ((tier = %s OR NOT valid))"
     with pytest.raises(ValueError, match="cannot filter"):
         milvus_expr(Clause("created_at", "lt", T0))
+    # The memories table: the tenant test carries SQLite's planner hint when asked to.
+    rule = AllOf((Clause("tenant", "eq", "t1"), Not(AllOf((
+        Clause("tier", "eq", "short_term"),
+        AnyOf((Clause("importance", "lt", 0.3), Clause("entered", "lt", T0))))))))
+    assert memories_sql(rule, SqliteDialect(), "m", hint=True) == (
+        "(+m.tenant = %s AND NOT (m.tier = %s AND (m.importance < %s "
+        "OR COALESCE(m.tier_since, m.created_at) < %s)))", ["t1", "short_term", 0.3,
+                                                            T0.timestamp()])
+    assert memories_sql(Clause("valid", "eq", True), SqliteDialect()) == ("valid_to IS NULL", [])

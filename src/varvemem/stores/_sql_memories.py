@@ -1,5 +1,6 @@
 """The shared reads of memories (:class:`SqlMemories`): by id, hash, source or session, filtered,
-selected, counted; with the compilers of search filters and lifecycle selections to SQL.
+selected, counted. Search filters and lifecycle selections are clauses (:mod:`varvemem.filters`)
+rendered by :func:`~varvemem.stores.render.memories_where`.
 """
 
 from __future__ import annotations
@@ -14,18 +15,7 @@ from ..model import MemoryRecord, MemoryType, Scope, SearchFilter, TTLMode
 from ._columns import COLUMNS, SELECT
 from ._sql_dialect import SqlBackend
 from .base import Candidate, Selection
-
-# How a field of varvemem.filters reads on the memories table ``{a}``: the tenant carries the
-# dialect's planner hint, since ids, FTS rows or tags drive the plans.
-_FILTER_COLUMNS = {
-    "tenant": "{hint}{a}.tenant", "user": "{a}.user_id", "agent": "{a}.agent_id",
-    "session": "{a}.session_id", "memory_type": "{a}.memory_type", "tier": "{a}.tier",
-    "importance": "{a}.importance", "created_at": "{a}.created_at",
-    "entered": "COALESCE({a}.tier_since, {a}.created_at)", "valid_from": "{a}.valid_from",
-    "valid_to": "{a}.valid_to", "expires_at": "{a}.expires_at",
-}
-_FILTER_TIMES = frozenset({"created_at", "entered", "valid_from", "valid_to", "expires_at"})
-_SQL_OPS = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+from .render import memories_where
 
 
 class SqlMemories(SqlBackend):
@@ -46,81 +36,11 @@ class SqlMemories(SqlBackend):
                     ) -> tuple[str, list[Any]]:
         """A WHERE clause (without the keyword) for ``flt`` at ``now``: its
         :func:`~varvemem.filters.search_clauses`, rendered."""
-        parts = [self._node_sql(n, alias, flt.tenant) for n in filters.search_clauses(flt, now)]
-        return " AND ".join(p[0] for p in parts), [x for p in parts for x in p[1]]
+        def tags(values: Sequence[str]) -> tuple[str, list[Any]]:
+            return self._tags_sql(alias, flt.tenant, values)
 
-    def _node_sql(self, node: filters.Node, a: str, tenant: str) -> tuple[str, list[Any]]:
-        """One clause of :mod:`varvemem.filters` as SQL on the memories table ``a``."""
-        if isinstance(node, filters.Not):
-            inner, args = self._node_sql(node.node, a, tenant)
-            return f"NOT {inner}", args
-        if isinstance(node, (filters.AnyOf, filters.AllOf)):
-            parts = [self._node_sql(n, a, tenant) for n in node.nodes]
-            joint = " OR " if isinstance(node, filters.AnyOf) else " AND "
-            return f"({joint.join(p[0] for p in parts)})", [x for p in parts for x in p[1]]
-        field, op, value = node.field, node.op, node.value
-        if op == "overlaps":  # only tags are lists: the dialect's table or array
-            return self._tags_sql(a, tenant, value)
-        if field == "valid":  # current: never superseded
-            return f"{a}.valid_to IS {'' if value else 'NOT '}NULL", []
-        col = _FILTER_COLUMNS[field].format(a=a, hint=self.d.hint)
-        if op == "null":
-            return f"{col} IS NULL", []
-        if op == "in":
-            return self.d.in_(col, value)
-        arg = self.d.time(value) if field in _FILTER_TIMES else value
-        return f"{col} {_SQL_OPS[op]} %s", [arg]
-
-    def _selection_sql(self, sel: Selection) -> tuple[str, list[Any]]:
-        """A WHERE clause (without the keyword) for a lifecycle :class:`Selection`."""
-        d = self.d
-        where: list[str] = []
-        args: list[Any] = []
-        since = "COALESCE(tier_since, created_at)"
-
-        def cond(sql: str, *values: Any) -> None:
-            where.append(sql)
-            args.extend(values)
-
-        if sel.tenant is not None:
-            cond("tenant = %s", sel.tenant)
-        for col, values, neg in (("tier", sel.tiers, False), ("memory_type", sel.types, False),
-                                 ("memory_type", sel.exclude_types, True)):
-            if values is not None and (values or not neg):
-                clause, more = d.in_(col, [getattr(v, "value", v) for v in values], neg)
-                cond(clause, *more)
-        if sel.current_only:
-            cond("valid_to IS NULL")
-        if sel.importance_above is not None:
-            cond("importance > %s", sel.importance_above)
-        if sel.importance_below is not None:
-            cond("importance < %s", sel.importance_below)
-        if sel.in_tier_before is not None:
-            cond(f"{since} < %s", d.time(sel.in_tier_before))
-        if sel.idle_before is not None:
-            cond(f"COALESCE(last_retrieved_at, {since}) < %s", d.time(sel.idle_before))
-        if sel.expired_at is not None:
-            cond("expires_at <= %s", d.time(sel.expired_at))
-        if sel.unscored_retrievals:
-            cond("retrieval_count > scored_retrievals")
-        if sel.decay_due_before is not None:
-            latest = d.greatest(f"COALESCE(last_retrieved_at, {since})",
-                                f"COALESCE(decayed_at, {d.null_time})")
-            cond(f"{latest} < %s", d.time(sel.decay_due_before))
-        if sel.not_abstracted:
-            cond(f"{d.json_get('metadata', 'experience_id')} IS NULL")
-        if sel.session is not None:
-            cond("tenant = %s AND session_id = %s", *sel.session)
-        if sel.user is not None:
-            cond("user_id = %s", sel.user)
-        if sel.superseded_by is not None:
-            clause, more = d.in_("superseded_by", list(sel.superseded_by))
-            cond(clause, *more)
-        if sel.any_of:
-            parts = [self._selection_sql(s) for s in sel.any_of]
-            either = " OR ".join(f"({w or '1 = 1'})" for w, _ in parts)
-            cond(f"({either})", *(a for _, more in parts for a in more))
-        return " AND ".join(where), args
+        return memories_where(filters.search_clauses(flt, now), self.d, alias, hint=True,
+                              tags=tags)
 
     # -- memories ------------------------------------------------------------------------
     def get_meta(self, key: str) -> str | None:
@@ -226,7 +146,7 @@ class SqlMemories(SqlBackend):
                                           "SELECT tenant FROM archived ORDER BY 1")]
 
     def select(self, sel: Selection, limit: int, after: str = "") -> list[MemoryRecord]:
-        where, args = self._selection_sql(sel)
+        where, args = memories_where(filters.selection_clauses(sel), self.d)
         return self._records(self._query(
             f"SELECT {SELECT} FROM memories WHERE memory_id > %s"
             f"{' AND ' + where if where else ''} ORDER BY memory_id LIMIT %s",

@@ -1,13 +1,98 @@
-"""The pure renderers of the vector backends' filters: a filter's clauses
-(:func:`varvemem.filters.vector_clauses`) as a Milvus boolean expression or as SQL over a
-pgvector table. No driver is imported here, so they are tested without the extras."""
+"""The pure renderers of filter clauses (:mod:`varvemem.filters`): as SQL over the SQL stores'
+memories table, as a Milvus boolean expression, and as SQL over a pgvector table. No driver is
+imported here, so they are tested without the extras."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
-from ..filters import AllOf, AnyOf, Node, Not
+from ..filters import AllOf, AnyOf, Clause, Node, Not
+
+if TYPE_CHECKING:
+    from ._sql_dialect import Dialect
+
+Sql = tuple[str, list[Any]]  # a condition and its arguments, in order
+
+# How a field reads on the memories table, ``{a}`` its qualifier ("m." or none).
+_MEMORIES_COLUMNS = {
+    "tenant": "{a}tenant", "user": "{a}user_id", "agent": "{a}agent_id",
+    "session": "{a}session_id", "memory_type": "{a}memory_type", "tier": "{a}tier",
+    "importance": "{a}importance", "created_at": "{a}created_at",
+    "entered": "COALESCE({a}tier_since, {a}created_at)",
+    "last_used": "COALESCE({a}last_retrieved_at, COALESCE({a}tier_since, {a}created_at))",
+    "valid_from": "{a}valid_from", "valid_to": "{a}valid_to", "expires_at": "{a}expires_at",
+    "superseded_by": "{a}superseded_by",
+}
+# The fields each dialect spells its own way: (dialect, qualifier) -> SQL.
+_DIALECT_COLUMNS: dict[str, Callable[[Dialect, str], str]] = {
+    # A NULL time counts as below every time: no decay yet.
+    "used_or_decayed": lambda d, a: d.greatest(_MEMORIES_COLUMNS["last_used"].format(a=a),
+                                               f"COALESCE({a}decayed_at, {d.null_time})"),
+    "experience_id": lambda d, a: d.json_get(f"{a}metadata", "experience_id"),
+}
+# The true-or-false fields: the conditions for true and for false.
+_MEMORIES_FLAGS = {
+    "valid": ("{a}valid_to IS NULL", "{a}valid_to IS NOT NULL"),  # current: never superseded
+    "unscored": ("{a}retrieval_count > {a}scored_retrievals",
+                 "{a}retrieval_count <= {a}scored_retrievals"),
+}
+_MEMORIES_TIMES = frozenset({"created_at", "entered", "last_used", "used_or_decayed",
+                             "valid_from", "valid_to", "expires_at"})
+_SQL_OPS = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
+TagsSql = Callable[[Sequence[str]], Sql]  # the store's test that a memory has one of the tags
+
+
+def memories_sql(node: Node, d: Dialect, alias: str = "", hint: bool = False,
+                 tags: TagsSql | None = None) -> Sql:
+    """A filter node as SQL on the memories table (``alias``, else unqualified) in the dialect
+    ``d``. ``hint``: the tenant test carries the dialect's planner hint (where ids, FTS rows or
+    tags drive the plan); ``tags``: needed for a clause on tags."""
+    a = f"{alias}." if alias else ""
+    if isinstance(node, Not):
+        inner = node.node
+        if isinstance(inner, Clause) and inner.op == "in":  # the dialect's own negated list
+            return d.in_(_column(inner.field, d, a, hint), inner.value, negate=True)
+        sql, args = memories_sql(inner, d, alias, hint, tags)
+        return f"NOT {sql}", args
+    if isinstance(node, AnyOf | AllOf):
+        if not node.nodes:  # as Python's any() and all() of nothing
+            return ("(1 = 0)" if isinstance(node, AnyOf) else "(1 = 1)"), []
+        parts = [memories_sql(n, d, alias, hint, tags) for n in node.nodes]
+        joint = " OR " if isinstance(node, AnyOf) else " AND "
+        return f"({joint.join(p[0] for p in parts)})", [x for p in parts for x in p[1]]
+    if node.op == "overlaps":  # only tags are lists: the store's table or array
+        if tags is None:
+            raise ValueError(f"no test of tags given for {node}")
+        return tags(node.value)
+    if node.field in _MEMORIES_FLAGS:
+        if node.op not in ("eq", "ne"):
+            raise ValueError(f"a true-or-false field compares only eq or ne: {node}")
+        true, false = _MEMORIES_FLAGS[node.field]
+        return (true if bool(node.value) == (node.op == "eq") else false).format(a=a), []
+    col = _column(node.field, d, a, hint)
+    if node.op == "null":
+        return f"{col} IS NULL", []
+    if node.op == "in":
+        return d.in_(col, node.value)
+    arg = d.time(node.value) if node.field in _MEMORIES_TIMES else node.value
+    return f"{col} {_SQL_OPS[node.op]} %s", [arg]
+
+
+def memories_where(nodes: Sequence[Node], d: Dialect, alias: str = "", hint: bool = False,
+                   tags: TagsSql | None = None) -> Sql:
+    """Every one of ``nodes`` (:func:`memories_sql`), joined by ``AND``: a WHERE clause
+    without the keyword, empty for no nodes."""
+    parts = [memories_sql(n, d, alias, hint, tags) for n in nodes]
+    return " AND ".join(p[0] for p in parts), [x for p in parts for x in p[1]]
+
+
+def _column(field: str, d: Dialect, a: str, hint: bool) -> str:
+    if field in _DIALECT_COLUMNS:
+        return _DIALECT_COLUMNS[field](d, a)
+    return (d.hint if hint and field == "tenant" else "") + _MEMORIES_COLUMNS[field].format(a=a)
+
 
 # The scalar fields a Milvus collection holds (None is stored as "").
 MILVUS_SCALARS = ("tenant", "user", "agent", "session", "memory_type", "tier")

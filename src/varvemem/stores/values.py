@@ -1,11 +1,11 @@
 """The small value types the store interfaces pass: what a vector index filters on, ranking
-candidates, lifecycle selections, sessions, archive references, API keys, logins, inbox events,
-and what a transaction changed.
+candidates, lifecycle selections (:class:`~varvemem.filters.Selection`, written with the other
+filters), sessions, archive references, API keys, logins, inbox events, and what a transaction
+changed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # numpy is imported where vectors are handled: reads of records need none
     import numpy as np
 
-from ..model import MemoryRecord, MemoryType, Tier, TTLMode
+from ..filters import Selection as Selection
+from ..model import MemoryRecord, MemoryType, TTLMode
 
 
 def prefix_bound(prefix: str) -> str:
@@ -65,60 +66,6 @@ class Candidate:
     def of(cls, r: MemoryRecord) -> Candidate:
         return cls(r.memory_id, r.memory_type, r.created_at, r.importance,
                    r.source_reliability, r.tags, r.ttl_mode, r.ttl_days, r.score)
-
-
-@dataclass(frozen=True)
-class Selection:
-    """Which memories a lifecycle job works on, across tenants unless ``tenant`` is set.
-
-    Every condition given must hold. Ages count from ``tier_since``, else ``created_at``.
-    """
-
-    tenant: str | None = None
-    tiers: Sequence[Tier] | None = None
-    types: Sequence[MemoryType] | None = None
-    exclude_types: Sequence[MemoryType] = ()
-    current_only: bool = True  # not superseded
-    importance_above: float | None = None
-    importance_below: float | None = None
-    in_tier_before: datetime | None = None  # entered its tier before this
-    idle_before: datetime | None = None  # last retrieved (else entered its tier) before this
-    expired_at: datetime | None = None  # expires_at at or before this
-    unscored_retrievals: bool = False  # retrieved since re-scoring last credited it
-    decay_due_before: datetime | None = None  # neither used nor decayed since this
-    not_abstracted: bool = False  # no ``experience_id`` in its metadata yet
-    session: tuple[str, str] | None = None  # (tenant, session id)
-    user: str | None = None  # the memories of one user (with ``tenant``)
-    superseded_by: Sequence[str] | None = None  # replaced by one of these (with ``tenant``)
-    # And at least one of these holds (when given): several jobs' criteria in one walk.
-    any_of: Sequence[Selection] = ()
-
-    def matches(self, r: MemoryRecord) -> bool:
-        """Whether ``r`` is selected: the test the stores' SQL makes, on a record in memory
-        (a dry run's planned state, ``engines/lifecycle.py``)."""
-        since = r.tier_since or r.created_at
-        used = r.last_retrieved_at or since
-        return not (
-            (self.tenant is not None and r.scope.tenant != self.tenant)
-            or (self.tiers is not None and r.tier not in self.tiers)
-            or (self.types is not None and r.memory_type not in self.types)
-            or r.memory_type in self.exclude_types
-            or (self.current_only and r.valid_to is not None)
-            or (self.importance_above is not None and not r.importance > self.importance_above)
-            or (self.importance_below is not None and not r.importance < self.importance_below)
-            or (self.in_tier_before is not None and not since < self.in_tier_before)
-            or (self.idle_before is not None and not used < self.idle_before)
-            or (self.expired_at is not None
-                and (r.expires_at is None or r.expires_at > self.expired_at))
-            or (self.unscored_retrievals and r.retrieval_count <= r.scored_retrievals)
-            or (self.decay_due_before is not None
-                and not max(used, r.decayed_at or used) < self.decay_due_before)
-            or (self.not_abstracted and r.metadata.get("experience_id") is not None)
-            or (self.session is not None
-                and (r.scope.tenant, r.scope.session) != self.session)
-            or (self.user is not None and r.scope.user != self.user)
-            or (self.superseded_by is not None and r.superseded_by not in self.superseded_by)
-            or (bool(self.any_of) and not any(s.matches(r) for s in self.any_of)))
 
 
 @dataclass(frozen=True)
