@@ -49,7 +49,16 @@ from .service import (
     WebhookSettings,
     WebhookSource,
 )
-from .store import ArchiveSettings, StoreSettings, redact_url
+from .store import (
+    ArchiveSettings,
+    LocalIndexSettings,
+    MilvusSettings,
+    PostgresqlSettings,
+    RedisSettings,
+    SqliteSettings,
+    StoreSettings,
+    redact_url,
+)
 from .types import TTLRule, TypeSettings, over_defaults, type_defaults
 from .write import AttributeWords, ImportanceSignal, UpdateSettings
 
@@ -69,13 +78,18 @@ __all__ = [
     "ImportanceSignal",
     "LLMSettings",
     "LifecycleSettings",
+    "LocalIndexSettings",
     "McpSettings",
+    "MilvusSettings",
+    "PostgresqlSettings",
     "Profile",
+    "RedisSettings",
     "RerankSettings",
     "RetrievalSettings",
     "SecondModelSettings",
     "ServerSettings",
     "Settings",
+    "SqliteSettings",
     "StoreSettings",
     "TTLRule",
     "TierRule",
