@@ -511,10 +511,11 @@ def run_size(n: int, queries: int, workdir: Path) -> dict[str, Any]:
     batch = settings.embedder.batch_size
     out["settings"] = {"embedder": settings.embedder.name, "embedder_batch_size": batch,
                        "embedder_threads": settings.embedder.threads,
-                       "hnsw_threshold": settings.store.hnsw_threshold,
-                       "exact_filter_limit": settings.store.exact_filter_limit,
-                       "vector_flush_every": settings.store.vector_flush_every,
-                       "sqlite_synchronous": settings.store.sqlite_synchronous}
+                       # the labels of the earlier results (bench/results), for comparison
+                       "hnsw_threshold": settings.store.local.hnsw_threshold,
+                       "exact_filter_limit": settings.store.local.exact_filter_limit,
+                       "vector_flush_every": settings.store.local.flush_every,
+                       "sqlite_synchronous": settings.store.sqlite.synchronous}
 
     # -- model load -------------------------------------------------------------------------------
     t = time.perf_counter()

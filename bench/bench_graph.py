@@ -1,6 +1,6 @@
 """Recall of the HNSW graph against how it is built: connectivity and expansion_add.
 
-The local index's graph (usearch, cosine, ``store.vector_dtype``) is built with usearch's
+The local index's graph (usearch, cosine, ``store.local.dtype``) is built with usearch's
 defaults, connectivity 16 and expansion_add 128. This builds the same graph from the same
 vectors with other values and measures, for each: build time, the bytes usearch reports,
 recall@10 against an exact f32 top 10, and search latency at several ``expansion_search``.

@@ -1,4 +1,5 @@
-"""Where the local index's graph keeps its vectors (``store.graph_file_vectors``), side by side.
+"""Where the local index's graph keeps its vectors (``store.local.graph_file_vectors``), side by
+side.
 
 "copy" (True) is the graph file as usearch saves it, with a copy of every vector; "links"
 (False, the default since issue 21) holds the graph's links alone, and an open reads the
@@ -36,7 +37,7 @@ def _status_mb(field: str = "VmRSS") -> float:
 def _settings(home: Path, mode: str) -> Any:
     from varvemem import Settings
 
-    return Settings.load(home=home, store={"graph_file_vectors": MODES[mode]})
+    return Settings.load(home=home, store={"local": {"graph_file_vectors": MODES[mode]}})
 
 
 def _stores(home: Path, mode: str) -> Any:

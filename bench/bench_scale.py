@@ -568,10 +568,11 @@ def run(args: argparse.Namespace) -> int:
     s = mem.settings
     header["settings"] = {"embedder": s.embedder.name, "embedder_batch_size": s.embedder.batch_size,
                           "embedder_threads": s.embedder.threads,
-                          "hnsw_threshold": s.store.hnsw_threshold,
-                          "exact_filter_limit": s.store.exact_filter_limit,
-                          "vector_flush_every": s.store.vector_flush_every,
-                          "sqlite_synchronous": s.store.sqlite_synchronous}
+                          # the labels of the earlier results (bench/results), for comparison
+                          "hnsw_threshold": s.store.local.hnsw_threshold,
+                          "exact_filter_limit": s.store.local.exact_filter_limit,
+                          "vector_flush_every": s.store.local.flush_every,
+                          "sqlite_synchronous": s.store.sqlite.synchronous}
     _log(f"settings {header['settings']}; producer pid {proc.pid}")
 
     pos = 0

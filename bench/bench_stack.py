@@ -99,10 +99,11 @@ def stack_settings(name: str, args: argparse.Namespace, milvus: str | None,
                    run_id: str) -> dict[str, Any]:
     if name == "embedded":
         return {}
-    store: dict[str, Any] = {"url": args.pg_url, "pg_schema": f"bench_{run_id}_{name[3:6]}",
-                             "cache_url": args.redis_url, "cache_prefix": f"bench-{run_id}"}
+    store: dict[str, Any] = {"url": args.pg_url,
+                             "postgresql": {"schema": f"bench_{run_id}_{name[3:6]}"},
+                             "cache_url": args.redis_url, "redis": {"prefix": f"bench-{run_id}"}}
     if "milvus" in name:
-        store.update(vector_url=milvus, vector_collection=f"bench_{run_id}")
+        store.update(vector_url=milvus, milvus={"collection": f"bench_{run_id}"})
     else:
         store["vector_url"] = "pgvector"
     return {"store": store}
@@ -115,7 +116,7 @@ def cleanup(name: str, settings: dict[str, Any], milvus: str | None) -> None:
     import psycopg
 
     with psycopg.connect(store["url"], autocommit=True) as conn:
-        conn.execute(f'DROP SCHEMA IF EXISTS "{store["pg_schema"]}" CASCADE')
+        conn.execute(f'DROP SCHEMA IF EXISTS "{store["postgresql"]["schema"]}" CASCADE')
     if milvus and "milvus" in name:
         from pymilvus import MilvusClient
 
@@ -123,7 +124,7 @@ def cleanup(name: str, settings: dict[str, Any], milvus: str | None) -> None:
 
         client = MilvusClient(milvus_uri(milvus))
         for c in client.list_collections():
-            if c.startswith(store["vector_collection"]):
+            if c.startswith(store["milvus"]["collection"]):
                 client.drop_collection(c)
 
 

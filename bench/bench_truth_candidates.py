@@ -42,7 +42,7 @@ rules' findings); an exact duplicate of the old one counts as met in each channe
 **Variants, side by side in one run** (the engine's settings are not changed for anything
 else): ``add`` searches one statement at a time (``search_many`` of one row falls back to
 ``search``: the graph at ``store.hnsw_expansion_search``); ``add_many`` searches a batch of 64
-in one call (the graph at ``store.hnsw_expansion_neighbours``); each with
+in one call (the graph at ``store.local.hnsw_expansion_neighbours``); each with
 ``update.neighbours`` 8 (default), 16 and 32, and ``add_many`` with a wider
 ``hnsw_expansion_neighbours`` too. Also, from the same run: the old statement's exact rank by
 cosine among its scope's memories (what any ``neighbours`` could buy), the vector channel at a
@@ -110,7 +110,7 @@ class Variant:
     name: str
     path: str  # "add": one statement a search; "add_many": a batch of BATCH a search
     neighbours: int
-    expansion: int | None = None  # store.hnsw_expansion_neighbours, else the default
+    expansion: int | None = None  # store.local.hnsw_expansion_neighbours, else the default
     search_ef: int | None = None  # store.hnsw_expansion_search, else the default
 
 
@@ -366,7 +366,7 @@ def _pool_tap(inner: Callable[..., Any], pools: list[set[str]]) -> Callable[...,
 
 @contextlib.contextmanager
 def expansion(index: Any, narrow: int | None, wide: int | None) -> Iterator[None]:
-    """The local index's narrow searches at ``narrow`` (``store.hnsw_expansion_neighbours``)
+    """The local index's narrow searches at ``narrow`` (``store.local.hnsw_expansion_neighbours``)
     and its other searches at ``wide`` (``store.hnsw_expansion_search``: the index's setting
     and its usearch graph's)."""
     before = index.expansion_neighbours, index.expansion_search
@@ -532,7 +532,7 @@ def check_home(home: Path, meta: dict[str, Any], cases: Sequence[Case], scopes: 
         progress(f"variant {v.name}")
     info["hnsw_searched"] = bool(index.uses_hnsw and max(len(s.cases) + s.distractors[1]
                                                          - s.distractors[0] for s in scopes)
-                                 > settings.store.exact_filter_limit)
+                                 > settings.store.local.exact_filter_limit)
     tap.close()
     mem.close()
     return out, facts, info

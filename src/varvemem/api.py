@@ -432,7 +432,7 @@ class Memory(Administration):
 
 def upgrade_store(settings: Settings) -> tuple[int, int]:
     """Migrate the configured store of record to this release's schema (the embedded SQLite
-    store migrates on open anyway; PostgreSQL does unless ``store.auto_migrate`` is off).
+    store migrates on open anyway; PostgreSQL does unless ``store.postgresql.auto_migrate`` is off).
     Returns the schema versions before and after."""
     from .stores import upgrade_records
 

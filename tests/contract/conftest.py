@@ -55,7 +55,7 @@ def combo_settings(request, tmp_path: Path) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if "postgres" in combo:
         out["store"] = {"url": request.getfixturevalue("pg_url"),
-                        "pg_schema": request.getfixturevalue("pg_schema")}
+                        "postgresql": {"schema": request.getfixturevalue("pg_schema")}}
     if combo == "postgres+pgvector":
         request.getfixturevalue("pgvector_available")
         out["store"]["vector_url"] = "pgvector"
@@ -65,11 +65,11 @@ def combo_settings(request, tmp_path: Path) -> dict[str, Any]:
         import uuid
 
         out["store"].update(vector_url=request.getfixturevalue("milvus_standalone"),
-                            vector_collection=f"t_{uuid.uuid4().hex[:10]}")
+                            milvus={"collection": f"t_{uuid.uuid4().hex[:10]}"})
     if "redis" in combo:
         out.setdefault("store", {}).update(
             cache_url=request.getfixturevalue("redis_url"),
-            cache_prefix=request.getfixturevalue("cache_prefix"))
+            redis={"prefix": request.getfixturevalue("cache_prefix")})
     if "s3" in combo:
         out["archive"] = {"url": f"s3://{request.getfixturevalue('s3_bucket')}/arch",
                           "endpoint_url": request.getfixturevalue("s3_server"),

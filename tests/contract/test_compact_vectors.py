@@ -1,5 +1,5 @@
 """The compact local index (issue 21 item 2): past the HNSW threshold the graph alone holds the
-vectors, in ``store.vector_dtype``; recall against exact stays high, files round-trip, and the
+vectors, in ``store.local.dtype``; recall against exact stays high, files round-trip, and the
 older format still loads."""
 
 from __future__ import annotations
@@ -42,9 +42,9 @@ def make(folder: Path, dtype: str = "f16", threshold: int = 500, **kw) -> LocalV
 
 
 def test_dtype_setting_is_validated_naming_the_key(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"store\.vector_dtype"):
-        Settings.load(home=tmp_path, store={"vector_dtype": "f8"})
-    assert Settings.load(home=tmp_path).store.vector_dtype == "f16"
+    with pytest.raises(ConfigError, match=r"store\.local\.dtype"):
+        Settings.load(home=tmp_path, store={"local": {"dtype": "f8"}})
+    assert Settings.load(home=tmp_path).store.local.dtype == "f16"
     with pytest.raises(ValueError, match="f32, f16, i8"):
         make(tmp_path, dtype="bf16")
 

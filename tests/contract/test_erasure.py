@@ -76,7 +76,7 @@ def _residues(home: Path, settings: dict[str, Any], word: str) -> list[str]:
         import psycopg
 
         with psycopg.connect(store["url"]) as conn:
-            schema = store["pg_schema"]
+            schema = store["postgresql"]["schema"]
             for (table,) in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = %s",
                                          (schema,)).fetchall():
                 for (text,) in conn.execute(f'SELECT t::text FROM "{schema}"."{table}" t'):
@@ -85,7 +85,7 @@ def _residues(home: Path, settings: dict[str, Any], word: str) -> list[str]:
         import redis
 
         r = redis.Redis.from_url(store["cache_url"])
-        for key in r.scan_iter(match=f"{store['cache_prefix']}*"):
+        for key in r.scan_iter(match=f"{store['redis']['prefix']}*"):
             look(f"redis key {key!r}", key)
             read = {"string": r.get, "list": lambda k: r.lrange(k, 0, -1), "hash": r.hgetall,
                     "zset": lambda k: r.zrange(k, 0, -1), "set": r.smembers}

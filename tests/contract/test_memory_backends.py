@@ -101,7 +101,7 @@ def test_every_backend_tells_the_same_story(combo_settings, tmp_path: Path, embe
         import psycopg
 
         with psycopg.connect(combo_settings["store"]["url"]) as conn:
-            schema = combo_settings["store"]["pg_schema"]
+            schema = combo_settings["store"]["postgresql"]["schema"]
             [table] = [r[0] for r in conn.execute(
                 "SELECT tablename FROM pg_tables WHERE schemaname = %s AND tablename LIKE "
                 "'vectors_%%'", (schema,))]
@@ -114,7 +114,7 @@ def test_every_backend_tells_the_same_story(combo_settings, tmp_path: Path, embe
 
         client = MilvusClient(milvus_uri(vector_url))
         [name] = [c for c in client.list_collections() if c.startswith(
-            combo_settings["store"].get("vector_collection", "varvemem"))]
+            combo_settings["store"].get("milvus", {}).get("collection", "varvemem"))]
         count = client.query(name, filter="", output_fields=["count(*)"])[0]["count(*)"]
         assert count == got["stats"]["memories"]
         client.close()
@@ -125,7 +125,7 @@ def test_every_backend_tells_the_same_story(combo_settings, tmp_path: Path, embe
         import psycopg
 
         with psycopg.connect(combo_settings["store"]["url"]) as conn:
-            table = f'"{combo_settings["store"]["pg_schema"]}".memories'
+            table = f'"{combo_settings["store"]["postgresql"]["schema"]}".memories'
             assert conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] == \
                 got["stats"]["memories"]
 

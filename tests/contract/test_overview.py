@@ -20,7 +20,7 @@ def backend(request) -> dict[str, Any]:
     if request.param == "embedded":
         return {}
     return {"store": {"url": request.getfixturevalue("pg_url"),
-                      "pg_schema": request.getfixturevalue("pg_schema")}}
+                      "postgresql": {"schema": request.getfixturevalue("pg_schema")}}}
 
 
 def test_overview(backend: dict[str, Any], tmp_path: Path, embedder, clock_factory) -> None:
@@ -133,7 +133,7 @@ def _recount(mem: Memory, backend: dict[str, Any], tenant: str) -> dict[str, Any
         import psycopg
 
         with psycopg.connect(backend["store"]["url"]) as conn:
-            conn.execute(f'SET search_path TO "{backend["store"]["pg_schema"]}"')
+            conn.execute(f'SET search_path TO "{backend["store"]["postgresql"]["schema"]}"')
             rows = conn.execute(sql[0].format(p="%s"), (tenant,)).fetchall()
             history = conn.execute(sql[1].format(p="%s"), (tenant,)).fetchone()[0]
     else:

@@ -46,16 +46,16 @@ def test_unreachable_server_and_unknown_role(tmp_path: Path, pg_url: str) -> Non
 
 
 def test_schema_versions_upgrade_and_newer(tmp_path: Path, pg_url: str, pg_schema: str) -> None:
-    settings = Settings.load(home=tmp_path, store={"url": pg_url, "pg_schema": pg_schema,
-                                                   "auto_migrate": False})
+    settings = Settings.load(home=tmp_path, store={"url": pg_url, "postgresql": {
+        "schema": pg_schema, "auto_migrate": False}})
     with pytest.raises(StorageError, match="varvemem db upgrade"):
         Memory(settings=settings)  # an empty schema is behind too: nothing is created
     with psycopg.connect(pg_url) as conn:
         assert conn.execute("SELECT to_regclass(%s)", (f"{pg_schema}.memories",)
                             ).fetchone()[0] is None
     runner = CliRunner()
-    env = {"VARVEMEM_STORE_URL": pg_url, "VARVEMEM_STORE__PG_SCHEMA": pg_schema,
-           "VARVEMEM_STORE__AUTO_MIGRATE": "false"}
+    env = {"VARVEMEM_STORE_URL": pg_url, "VARVEMEM_STORE__POSTGRESQL__SCHEMA": pg_schema,
+           "VARVEMEM_STORE__POSTGRESQL__AUTO_MIGRATE": "false"}
     out = runner.invoke(app, ["--home", str(tmp_path), "db", "upgrade"], env=env)
     assert out.exit_code == 0, out.output
     latest = PostgresStore.migrations()[-1][0]
@@ -78,7 +78,7 @@ def test_two_processes_share_one_database(tmp_path: Path, pg_url: str, pg_schema
                                           embedder) -> None:
     """Two homes (two machines) on one PostgreSQL: each sees the other's writes, its own
     local vector index caught up from the store's change feed."""
-    cfg = {"url": pg_url, "pg_schema": pg_schema}
+    cfg = {"url": pg_url, "postgresql": {"schema": pg_schema}}
     a = Memory(settings=Settings.load(home=tmp_path / "a", store=cfg), embedder=embedder)
     b = Memory(settings=Settings.load(home=tmp_path / "b", store=cfg), embedder=embedder)
     try:
@@ -96,8 +96,8 @@ def test_server_gone_mid_write_leaves_nothing_half_done(tmp_path: Path, pg_url: 
     """The connection dies inside a write: a clear error, nothing of it committed, and the
     pool serves the next write on a fresh connection."""
 
-    mem = Memory(settings=Settings.load(home=tmp_path, store={"url": pg_url,
-                                                              "pg_schema": pg_schema}),
+    mem = Memory(settings=Settings.load(home=tmp_path, store={
+        "url": pg_url, "postgresql": {"schema": pg_schema}}),
                  embedder=embedder)
     kept = mem.add("written before the fault").memory_id
     store = stores_of(mem).records
@@ -150,8 +150,8 @@ def test_term_frequencies_follow_every_change(tmp_path: Path, pg_url: str, pg_sc
                                               embedder) -> None:
     """The document frequencies BM25's IDF reads are kept by a trigger: after adds, an edit, a
     supersede and deletes they equal a full recount."""
-    mem = Memory(settings=Settings.load(home=tmp_path, store={"url": pg_url,
-                                                              "pg_schema": pg_schema}),
+    mem = Memory(settings=Settings.load(home=tmp_path, store={
+        "url": pg_url, "postgresql": {"schema": pg_schema}}),
                  embedder=embedder)
     a = mem.add("Staging runs on cluster eks-stg-2").memory_id
     b = mem.add("the payment pipeline failed on a cache key").memory_id

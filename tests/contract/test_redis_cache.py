@@ -20,7 +20,7 @@ def contents(mem: Memory, session: str = "s1") -> list[str]:
 
 def make(home: Path, cache: str, prefix: str, embedder, clock, **store) -> Memory:
     return Memory(settings=Settings.load(home=home, store={"cache_url": cache,
-                                                           "cache_prefix": prefix, **store}),
+                                                           "redis": {"prefix": prefix}, **store}),
                   embedder=embedder, clock=clock)
 
 

@@ -137,7 +137,8 @@ def make_home(request, tmp_path: Path, embedder, clock_factory) -> Iterator[Call
         extra: dict[str, Any] = {}
         if request.param == "postgres":
             schemas.append(f"mt_{uuid.uuid4().hex[:12]}")
-            extra["store"] = {"url": request.getfixturevalue("pg_url"), "pg_schema": schemas[-1]}
+            extra["store"] = {"url": request.getfixturevalue("pg_url"),
+                              "postgresql": {"schema": schemas[-1]}}
         mem = Memory(settings=Settings.load(home=tmp_path / name, **extra), embedder=embedder,
                      clock=clock_factory())
         opened.append(mem)

@@ -146,7 +146,7 @@ def test_milvus_index_is_rebuilt_from_the_store(tmp_path: Path, milvus_server: s
 
     collection = f"t_{uuid.uuid4().hex[:10]}"
     settings = Settings.load(home=tmp_path, store={"vector_url": milvus_server,
-                                                   "vector_collection": collection})
+                                                   "milvus": {"collection": collection}})
     mem = Memory(settings=settings, embedder=embedder)
     mid = mem.add("the release train leaves on Thursdays").memory_id
     mem.add("lunch is at noon")

@@ -539,7 +539,8 @@ def test_an_unreachable_store_is_answered_503_and_ready_again_when_it_is_back(
     via_gate = parts._replace(netloc=f"{parts.username}@127.0.0.1:{gate.port}").geturl()
     server, thread, url, mem = start_server(
         tmp_path / "home", embedder,
-        store={"url": via_gate, "pg_schema": pg_schema, "connect_timeout": 2, "pool_size": 2})
+        store={"url": via_gate, "connect_timeout": 2,
+               "postgresql": {"schema": pg_schema, "pool_size": 2}})
     try:
         key = mem.keys.create("acme", "write")[1]
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"},

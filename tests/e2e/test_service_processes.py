@@ -286,7 +286,7 @@ def test_workers_killed_mid_batch_still_make_each_memory_once(
     store = ""
     if backend == "postgres":  # workers that could be on several machines, sharing one store
         url, schema = request.getfixturevalue("pg_url"), request.getfixturevalue("pg_schema")
-        store = f'[store]\nurl = "{url}"\npg_schema = "{schema}"\n'
+        store = f'[store]\nurl = "{url}"\n[store.postgresql]\nschema = "{schema}"\n'
     # One event per embedder batch, so per transaction: a worker's batch is done event by event.
     store += (f'[embedder]\nname = "openai"\nurl = "{gate.url}"\nmodel = "gate"\n'
               'batch_size = 1\ntimeout = 120\n')

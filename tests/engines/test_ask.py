@@ -269,7 +269,7 @@ def answer_cache(request: pytest.FixtureRequest) -> dict[str, str]:
     if request.param == "local":
         return {}
     return {"cache_url": request.getfixturevalue("redis_url"),
-            "cache_prefix": request.getfixturevalue("cache_prefix")}
+            "redis": {"prefix": request.getfixturevalue("cache_prefix")}}
 
 
 def _key(q: str, user: str | None) -> tuple[str, str | None, str]:

@@ -170,16 +170,16 @@ def test_a_new_database_takes_the_page_size_an_existing_one_keeps_its_own(tmp_pa
             return int(c.execute("PRAGMA page_size").fetchone()[0])
 
     SqliteStore(tmp_path / "new.db").close()
-    assert page_size(tmp_path / "new.db") == Settings().store.sqlite_page_size == 16384
+    assert page_size(tmp_path / "new.db") == Settings().store.sqlite.page_size == 16384
     SqliteStore(tmp_path / "small.db", page_size=4096).close()
     SqliteStore(tmp_path / "small.db").close()  # reopened with the default: stays as made
     assert page_size(tmp_path / "small.db") == 4096
     with pytest.raises(Exception, match="power of two"):
-        Settings.load(home=tmp_path / "h", store={"sqlite_page_size": 10_000})
+        Settings.load(home=tmp_path / "h", store={"sqlite": {"page_size": 10_000}})
 
 
 def test_hnsw_graph_file_is_tied_to_its_index_file(home: Path, embedder, clock) -> None:
-    settings = Settings.load(home=home, store={"hnsw_threshold": 10})
+    settings = Settings.load(home=home, store={"local": {"hnsw_threshold": 10}})
     with Memory(settings=settings, embedder=embedder, clock=clock) as mem:
         mem.add_many([f"runbook entry {i} for service-{i}" for i in range(40)])
     with Memory(settings=settings, embedder=embedder, clock=clock) as mem:

@@ -22,8 +22,10 @@ FACTS = ["the release train leaves on Thursdays", "Grafana dashboards live in th
          "Kafka topics are created through the platform portal"]
 
 
-def _open(home: Path, embedder, clock, **store) -> Memory:
-    return Memory(settings=Settings.load(home=home, store=store), embedder=embedder, clock=clock)
+def _open(home: Path, embedder, clock, **local) -> Memory:
+    """A memory whose local index has the ``store.local`` settings ``local``."""
+    return Memory(settings=Settings.load(home=home, store={"local": local}), embedder=embedder,
+                  clock=clock)
 
 
 def _file_seq(home: Path) -> int:
@@ -49,12 +51,12 @@ def _rebuilt_state(home: Path, embedder, clock) -> dict[str, bool]:
 
 
 def test_setting_is_validated(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"store\.vector_close_save_changes"):
-        Settings.load(home=tmp_path, store={"vector_close_save_changes": -1})
-    assert Settings.load(home=tmp_path).store.vector_close_save_changes == 5_000
-    with pytest.raises(ConfigError, match=r"store\.graph_file_vectors"):
-        Settings.load(home=tmp_path, store={"graph_file_vectors": "sometimes"})
-    assert Settings.load(home=tmp_path).store.graph_file_vectors is False
+    with pytest.raises(ConfigError, match=r"store\.local\.close_save_changes"):
+        Settings.load(home=tmp_path, store={"local": {"close_save_changes": -1}})
+    assert Settings.load(home=tmp_path).store.local.close_save_changes == 5_000
+    with pytest.raises(ConfigError, match=r"store\.local\.graph_file_vectors"):
+        Settings.load(home=tmp_path, store={"local": {"graph_file_vectors": "sometimes"}})
+    assert Settings.load(home=tmp_path).store.local.graph_file_vectors is False
 
 
 def test_small_delta_leaves_the_file_and_the_next_open_has_every_change(
@@ -85,12 +87,12 @@ def test_small_delta_leaves_the_file_and_the_next_open_has_every_change(
 
 def test_changes_add_up_over_short_sessions_until_a_close_saves(home: Path, embedder,
                                                                 clock) -> None:
-    with _open(home, embedder, clock, vector_close_save_changes=10) as mem:
+    with _open(home, embedder, clock, close_save_changes=10) as mem:
         mem.add_many([f"runbook entry {i} for service-{i}" for i in range(30)])
     first = _file_seq(home)
     seqs = []
     for s in range(6):  # 3 changes a session: the file is 3, 6, 9, 12 ... changes behind
-        with _open(home, embedder, clock, vector_close_save_changes=10) as mem:
+        with _open(home, embedder, clock, close_save_changes=10) as mem:
             mem.add_many([f"deploy note {s}-{j} for cluster-{s}{j}" for j in range(3)])
         seqs.append(_file_seq(home))
     assert seqs[:3] == [first] * 3  # 3, 6, 9 changes behind: left alone
@@ -101,9 +103,9 @@ def test_changes_add_up_over_short_sessions_until_a_close_saves(home: Path, embe
 
 
 def test_zero_saves_at_every_close(home: Path, embedder, clock) -> None:
-    with _open(home, embedder, clock, vector_close_save_changes=0) as mem:
+    with _open(home, embedder, clock, close_save_changes=0) as mem:
         mem.add_many([f"runbook entry {i} for service-{i}" for i in range(10)])
-    with _open(home, embedder, clock, vector_close_save_changes=0) as mem:
+    with _open(home, embedder, clock, close_save_changes=0) as mem:
         mem.add("the release train leaves on Thursdays")
         seq = stores_of(mem).records.vector_seq()
     assert _file_seq(home) == seq
@@ -174,7 +176,7 @@ def test_bad_index_file_is_rebuilt_from_the_store_with_one_notice(home: Path, em
 @pytest.mark.parametrize("copy", [False, True])
 def test_each_vector_is_on_disk_once_unless_the_graph_file_keeps_a_copy(
         home: Path, embedder, clock, copy: bool) -> None:
-    """``store.graph_file_vectors``: by default the graph file holds the graph's links alone
+    """``store.local.graph_file_vectors``: by default the graph file holds the graph's links alone
     (it starts with usearch's head), and an open reads the vectors from the store of record."""
     with _open(home, embedder, clock, graph_file_vectors=copy, **SMALL) as mem:
         ids = [r.memory_id for r in mem.add_many(

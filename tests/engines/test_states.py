@@ -25,8 +25,9 @@ def wmem(request: pytest.FixtureRequest, make_memory: Any) -> Memory:
     """On PostgreSQL the rule's reads see only what other transactions committed."""
     if request.param == "sqlite":
         return make_memory(**SOURCES)
-    return make_memory(**SOURCES, store={"url": request.getfixturevalue("pg_url"),
-                                         "pg_schema": request.getfixturevalue("pg_schema")})
+    return make_memory(**SOURCES, store={
+        "url": request.getfixturevalue("pg_url"),
+        "postgresql": {"schema": request.getfixturevalue("pg_schema")}})
 
 
 def alert(status: str, instance: str = "10.0.0.6", name: str = "HighLatency",

@@ -60,7 +60,7 @@ def live_on_each_store(request: pytest.FixtureRequest, tmp_path: Path,
     overrides: dict[str, Any] = {}
     if request.param == "postgresql":
         overrides["store"] = {"url": request.getfixturevalue("pg_url"),
-                              "pg_schema": request.getfixturevalue("pg_schema")}
+                              "postgresql": {"schema": request.getfixturevalue("pg_schema")}}
     srv = live_server(tmp_path / "home", embedder, **overrides)
     yield srv
     srv.stop()
@@ -73,4 +73,4 @@ def mem_on_each_store(request: pytest.FixtureRequest, make_memory: Any) -> Memor
         return make_memory()  # type: ignore[no-any-return]
     return make_memory(store={  # type: ignore[no-any-return]
         "url": request.getfixturevalue("pg_url"),
-        "pg_schema": request.getfixturevalue("pg_schema")})
+        "postgresql": {"schema": request.getfixturevalue("pg_schema")}})

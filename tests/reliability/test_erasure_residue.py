@@ -1,7 +1,7 @@
 """Erasure leaves nothing behind and hides nobody else's fact (issue 38), on SQLite and
 PostgreSQL, for every erasure of a process: after ``delete_user`` no byte of any file of the
 home (the database, its write-ahead log and index, session Markdown) holds the user's words,
-no PostgreSQL tuple does (and with ``store.pg_erase_rewrite`` no page at all); what the user
+no PostgreSQL tuple does (and with ``store.postgresql.erase_rewrite`` no page at all); what the user
 had replaced is current again; what replaced the user's memory keeps its own tags and loses
 theirs; the report's counts are exact."""
 
@@ -65,9 +65,9 @@ def _pg_tuples(url: str, schema: str, word: str, pages: bool) -> list[str]:
 def store(request: pytest.FixtureRequest) -> dict[str, Any]:
     if request.param == "sqlite":
         return {}
-    out = {"url": request.getfixturevalue("pg_url"),
-           "pg_schema": request.getfixturevalue("pg_schema")}
-    return {**out, "pg_erase_rewrite": True} if request.param.endswith("rewrite") else out
+    rewrite = request.param.endswith("rewrite")
+    return {"url": request.getfixturevalue("pg_url"), "postgresql": {
+        "schema": request.getfixturevalue("pg_schema"), "erase_rewrite": rewrite}}
 
 
 def _tell(mem: Memory, clock: Clock, user: str, word: str) -> dict[str, str]:
@@ -129,8 +129,8 @@ def test_an_erased_user_leaves_no_byte_and_hides_no_fact(make_memory: MakeMemory
         assert report.session_turns == quoting, report  # the answers that quoted them
         assert _home_bytes(home, word) == []
         if store:
-            assert _pg_tuples(store["url"], store["pg_schema"], word,
-                              pages=store.get("pg_erase_rewrite", False)) == []
+            pg = store["postgresql"]
+            assert _pg_tuples(store["url"], pg["schema"], word, pages=pg["erase_rewrite"]) == []
         # amy's fact they had replaced is hers again, with history saying why.
         back = mem.get(ids["amy_old"])
         assert back.valid_to is None and back.superseded_by is None

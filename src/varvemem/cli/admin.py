@@ -70,10 +70,14 @@ def config_show(ctx: typer.Context, json_out: bool = typer.Option(False, "--json
     from ..settings import redact_url
 
     data = settings_of(ctx).model_dump(mode="json")
-    for section, key in (("embedder", "api_key"), ("llm", "api_key"), ("store", "vector_token"),
-                         ("archive", "access_key"), ("archive", "secret_key")):
-        if data[section].get(key):
-            data[section][key] = "***"
+    for key in ("embedder.api_key", "llm.api_key", "store.milvus.token", "archive.access_key",
+                "archive.secret_key"):
+        *sections, name = key.split(".")
+        table = data
+        for section in sections:
+            table = table[section]
+        if table.get(name):
+            table[name] = "***"
     for section, key in (("store", "url"), ("store", "cache_url"), ("store", "vector_url"),
                          ("archive", "url")):
         if data[section].get(key):

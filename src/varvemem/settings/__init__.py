@@ -28,6 +28,7 @@ from ..model import MemoryType
 from .faq import FAQSettings, HistorySettings
 from .lifecycle import LifecycleSettings, TierRule
 from .models import EmbedderSettings, LLMSettings, SecondModelSettings
+from .old_keys import moved
 from .read import (
     OVERVIEW_DAYS_MAX,
     OVERVIEW_RECENT_MAX,
@@ -48,8 +49,17 @@ from .service import (
     WebhookSettings,
     WebhookSource,
 )
-from .store import ArchiveSettings, StoreSettings, redact_url
-from .types import TTLRule, TypeSettings, moved, over_defaults, type_defaults
+from .store import (
+    ArchiveSettings,
+    LocalIndexSettings,
+    MilvusSettings,
+    PostgresqlSettings,
+    RedisSettings,
+    SqliteSettings,
+    StoreSettings,
+    redact_url,
+)
+from .types import TTLRule, TypeSettings, over_defaults, type_defaults
 from .write import AttributeWords, ImportanceSignal, UpdateSettings
 
 __all__ = [
@@ -68,13 +78,18 @@ __all__ = [
     "ImportanceSignal",
     "LLMSettings",
     "LifecycleSettings",
+    "LocalIndexSettings",
     "McpSettings",
+    "MilvusSettings",
+    "PostgresqlSettings",
     "Profile",
+    "RedisSettings",
     "RerankSettings",
     "RetrievalSettings",
     "SecondModelSettings",
     "ServerSettings",
     "Settings",
+    "SqliteSettings",
     "StoreSettings",
     "TTLRule",
     "TierRule",
@@ -145,7 +160,7 @@ class Settings(BaseSettings):
     @model_validator(mode="before")
     @classmethod
     def _old_keys(cls, data: Any) -> Any:
-        return moved(data)
+        return moved(data, cls)
 
     _types_over_defaults = field_validator("types", mode="before")(over_defaults)
 

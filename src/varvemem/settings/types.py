@@ -4,7 +4,6 @@ none); a key set here overrides the type's default, the others keep it."""
 
 from __future__ import annotations
 
-import warnings
 from typing import Any
 
 from pydantic import Field
@@ -48,37 +47,3 @@ def over_defaults(v: Any) -> Any:
         out[key] = {**out[key], **given} if key in out and isinstance(given, dict) else given
     return out
 
-
-# The keys ``types.<type>.*`` replaced (they load, with a warning, for one release).
-OLD_KEYS = {"importance_by_type": "importance", "tier_by_type": "tier", "ttl_by_type": "ttl"}
-
-
-def moved(data: Any) -> Any:
-    """Settings ``data`` with the old ``update.<key>_by_type`` tables moved to ``types``
-    (a key of ``types`` given too wins); a warning names each old key and its new one. An
-    unknown type in an old table fails, naming both keys."""
-    update = data.get("update") if isinstance(data, dict) else None
-    if not isinstance(update, dict) or not OLD_KEYS.keys() & update.keys():
-        return data
-    update, types = dict(update), data.get("types") or {}
-    types = {getattr(k, "value", k): dict(v) if isinstance(v, dict) else v
-             for k, v in types.items()} if isinstance(types, dict) else types
-    for old, new in OLD_KEYS.items():
-        table = update.pop(old, None)
-        if table is None:
-            continue
-        warnings.warn(f"update.{old} is now types.<type>.{new} (update.{old} is read for one "
-                      "more release)", FutureWarning, stacklevel=2)
-        if not isinstance(table, dict) or not isinstance(types, dict):
-            raise ValueError(f"update.{old} (now types.<type>.{new}) must be a table by type")
-        known = {t.value for t in MemoryType}
-        unknown = sorted(str(getattr(k, "value", k)) for k in table
-                         if getattr(k, "value", k) not in known)
-        if unknown:
-            raise ValueError(f"update.{old} (now types.<type>.{new}): unknown memory type(s) "
-                             f"{unknown}; known: {sorted(known)}")
-        for name, value in table.items():
-            entry = types.setdefault(getattr(name, "value", name), {})
-            if isinstance(entry, dict):
-                entry.setdefault(new, value)
-    return {**data, "update": update, "types": types}

@@ -169,7 +169,7 @@ class UpdateSettings(Section):
         "document": 0.9, "admin": 0.9, "experience": 0.8, "webhook": 0.8, "event": 0.8,
         "tool": 0.75, "user": 0.7, "agent": 0.6, "llm": 0.5, "default": 0.6})
     # The tables ``types.<type>.*`` replaced, read for one release: declared so a file's and
-    # a variable's tables merge as before; Settings moves them (settings/types.py ``moved``).
+    # a variable's tables merge as before; Settings moves them (settings/old_keys.py).
     importance_by_type: dict[str, Any] | None = Field(None, exclude=True)
     tier_by_type: dict[str, Any] | None = Field(None, exclude=True)
     ttl_by_type: dict[str, Any] | None = Field(None, exclude=True)

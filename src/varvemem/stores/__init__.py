@@ -206,10 +206,10 @@ class Stores:
             self._catch_up(index)
         # A save rewrites the whole file, so wait until the changes are a fair share of it:
         # the saves of a growing index then cost O(final size) in all.
-        if persist and index.dirty >= max(self.settings.store.vector_flush_every,
+        if persist and index.dirty >= max(self.settings.store.local.flush_every,
                                           len(index) // 4):
             with self._sync_lock:
-                if index.dirty >= max(self.settings.store.vector_flush_every, len(index) // 4):
+                if index.dirty >= max(self.settings.store.local.flush_every, len(index) // 4):
                     self.save_vectors()
 
     def save_vectors(self) -> None:
@@ -232,14 +232,14 @@ class Stores:
         """Close the store; persist the vector index when enough has changed.
 
         A lagging index file costs nothing but a catch-up from the change feed at the next open
-        (``store.vector_close_save_changes``), so close() does not rewrite a large index for a
+        (``store.local.close_save_changes``), so close() does not rewrite a large index for a
         few changes (a CLI ``add`` on 100k memories). The count is of changes since the file
         was written (an open's catch-up counts), so many short sessions still add up to a save.
         """
         try:
             index = self._vectors
             if index is not None and index.dirty and (
-                    index.dirty >= self.settings.store.vector_close_save_changes
+                    index.dirty >= self.settings.store.local.close_save_changes
                     or not index.saved):
                 self.save_vectors()
         finally:

@@ -28,8 +28,8 @@ def open_sqlite(settings: Settings) -> RecordStore:
     from .sqlite import SqliteStore
 
     cfg = settings.store
-    return SqliteStore(sqlite_path(settings), cfg.sqlite_synchronous, cfg.busy_timeout_ms,
-                       cfg.record_vector_dtype, cfg.sqlite_page_size)
+    return SqliteStore(sqlite_path(settings), cfg.sqlite.synchronous, cfg.sqlite.busy_timeout_ms,
+                       cfg.record_vector_dtype, cfg.sqlite.page_size)
 
 
 def sqlite_exists(settings: Settings) -> bool:
@@ -53,12 +53,12 @@ def upgrade_sqlite(settings: Settings) -> tuple[int, int]:
 def open_postgres(settings: Settings, **overrides: Any) -> PostgresStore:
     from .postgres import PostgresStore
 
-    cfg = settings.store
-    kw: dict[str, Any] = {"schema": cfg.pg_schema, "pool_size": cfg.pool_size,
+    cfg, pg = settings.store, settings.store.postgresql
+    kw: dict[str, Any] = {"schema": pg.schema_name, "pool_size": pg.pool_size,
                           "connect_timeout": cfg.connect_timeout,
-                          "auto_migrate": cfg.auto_migrate,
+                          "auto_migrate": pg.auto_migrate,
                           "vector_dtype": cfg.record_vector_dtype,
-                          "erase_rewrite": cfg.pg_erase_rewrite, **overrides}
+                          "erase_rewrite": pg.erase_rewrite, **overrides}
     return PostgresStore(cfg.url, **kw)  # type: ignore[arg-type] # selected by its scheme
 
 
@@ -75,14 +75,14 @@ def open_local_vectors(settings: Settings, records: RecordStore, folder: Path, d
                         model: str) -> VectorIndex:
     from .local_vectors import LocalVectorIndex
 
-    cfg = settings.store
+    cfg, local = settings.store, settings.store.local
     # The graph's vectors come back from the store of record when its copy is at least as
     # precise as the graph's: then each vector is on disk once.
-    from_store = not cfg.graph_file_vectors and (
-        cfg.vector_dtype == "f16" or cfg.record_vector_dtype == cfg.vector_dtype)
-    return LocalVectorIndex(folder, dim, model, cfg.hnsw_threshold, cfg.exact_filter_limit,
-                            cfg.vector_oversample, cfg.hnsw_expansion_search,
-                            cfg.hnsw_expansion_neighbours, cfg.vector_dtype,
+    from_store = not local.graph_file_vectors and (
+        local.dtype == "f16" or cfg.record_vector_dtype == local.dtype)
+    return LocalVectorIndex(folder, dim, model, local.hnsw_threshold, local.exact_filter_limit,
+                            local.oversample, cfg.hnsw_expansion_search,
+                            local.hnsw_expansion_neighbours, local.dtype,
                             vector_source=records.stored_vectors if from_store else None)
 
 
@@ -102,7 +102,7 @@ def open_milvus(settings: Settings, records: RecordStore, folder: Path, dim: int
 
     cfg = settings.store
     return MilvusVectorIndex(cfg.vector_url, records, dim, model,
-                             collection=cfg.vector_collection, token=cfg.vector_token,
+                             collection=cfg.milvus.collection, token=cfg.milvus.token,
                              timeout=cfg.connect_timeout)
 
 
@@ -117,7 +117,7 @@ def open_redis_cache(settings: Settings, records: RecordStore) -> ActiveCache:
     from .redis_cache import RedisActiveCache
 
     cfg, life = settings.store, settings.lifecycle
-    return RedisActiveCache(cfg.cache_url, records, prefix=cfg.cache_prefix,
+    return RedisActiveCache(cfg.cache_url, records, prefix=cfg.redis.prefix,
                             keep=max(50, 2 * max(life.active_turns, life.active_tool_calls)),
                             ttl_seconds=int(2 * 60 * life.session_idle_minutes),
                             timeout=cfg.connect_timeout)
@@ -133,7 +133,7 @@ def open_redis_answers(settings: Settings, cache: ActiveCache) -> AnswerCache:
     from .redis_cache import RedisActiveCache, RedisAnswerCache
 
     assert isinstance(cache, RedisActiveCache)  # beside the sessions, on the same client
-    return RedisAnswerCache(cache.client, settings.store.cache_prefix,
+    return RedisAnswerCache(cache.client, settings.store.redis.prefix,
                             int(settings.faq.cache_ttl_hours * 3600))
 
 
@@ -179,7 +179,7 @@ def store_exists(settings: Settings) -> bool:
 
 def upgrade_records(settings: Settings) -> tuple[int, int]:
     """Migrate the store of record to this release's schema (``varvemem db upgrade``), even
-    where ``store.auto_migrate`` is off; returns the versions before and after."""
+    where ``store.postgresql.auto_migrate`` is off; returns the versions before and after."""
     versions: tuple[int, int] = _call(STORE_URL.selected(settings.store.url), "upgrade",
                                       settings)
     return versions

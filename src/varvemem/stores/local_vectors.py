@@ -1,7 +1,7 @@
 """The embedded vector index: exact numpy search while small, usearch HNSW past a threshold.
 
 Small, the vectors are an f32 numpy matrix; past the threshold the usearch graph holds them
-too, in ``store.vector_dtype`` (f16 by default: half the bytes, the same recall), and past
+too, in ``store.local.dtype`` (f16 by default: half the bytes, the same recall), and past
 ``exact_filter_limit`` as well the matrix is dropped, so a large index holds each vector once
 in RAM (issue 21 item 2). Persisted beside the SQLite file as one ``.npz`` (ids, filter codes,
 and the matrix while there is one) plus the graph file when built, written atomically; never

@@ -1,6 +1,6 @@
 """The vector index on Milvus (pymilvus): a Milvus server or cluster by URI, or Milvus Lite.
 
-One collection per deployment and embedding model (``<store.vector_collection>_<model>_<dim>``),
+One collection per deployment and embedding model (``<store.milvus.collection>_<model>_<dim>``),
 keyed by ``memory_id`` like the store of record, with the scalar fields retrieval filters on.
 Shared by every process of a deployment, so how far it has caught up with the store's change
 feed is kept in the store of record (``RecordStore.put_meta``); catching up twice is harmless

@@ -1,9 +1,10 @@
 """The store of record on PostgreSQL (psycopg 3, a connection pool), for more than one machine.
 
 Same tables and change feed as the embedded SQLite store, in a schema of its own
-(``store.pg_schema``), created and migrated by varvemem (``migrations/postgres/NNNN_*.sql``,
-``varvemem db upgrade``). Full text: the analyser's terms stored as ``tsvector`` lexemes with a
-GIN index, ranked by a BM25-like score (IDF x ``ts_rank``); tags: a ``text[]`` with a GIN index.
+(``store.postgresql.schema``), created and migrated by varvemem
+(``migrations/postgres/NNNN_*.sql``, ``varvemem db upgrade``). Full text: the analyser's terms
+stored as ``tsvector`` lexemes with a GIN index, ranked by a BM25-like score (IDF x
+``ts_rank``); tags: a ``text[]`` with a GIN index.
 The SQL it shares with SQLite is in ``_sql.py``; here is what is PostgreSQL's own.
 """
 

@@ -165,7 +165,7 @@ class PersistedVectors(VectorRows):
         if vectors is None:  # the graph must load: there is no other copy to rebuild it from
             if meta.get("dtype") != self.dtype:
                 raise IndexFileError(f"index holds {meta.get('dtype')} vectors, "
-                                     f"store.vector_dtype is {self.dtype}")
+                                     f"store.local.dtype is {self.dtype}")
             if meta.get("graph_vectors") == "store":
                 if self._source is None:
                     raise IndexFileError("the graph file holds no vectors and the index has "

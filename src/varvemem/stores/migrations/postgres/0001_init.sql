@@ -1,5 +1,5 @@
 -- varvemem on PostgreSQL, schema 1: the same tables as the embedded store's schema 4, in the
--- schema named by store.pg_schema (the search path is set to it). Times are timestamptz.
+-- schema named by store.postgresql.schema (the search path is set to it). Times are timestamptz.
 CREATE TABLE meta (key text PRIMARY KEY, value text NOT NULL);
 INSERT INTO meta (key, value) VALUES ('vector_seq', '0');
 
