@@ -11,6 +11,8 @@ from pathlib import Path
 from varvemem import Memory
 from varvemem.search_args import REST_FIELDS, SEARCH_ARGS
 
+ROWS = {a.name: a for a in SEARCH_ARGS}
+
 
 def _keywords(method: object, *positional: str) -> set[str]:
     return set(inspect.signature(method).parameters) - {"self", *positional}  # type: ignore[arg-type]
@@ -20,6 +22,10 @@ def test_the_library_takes_every_row() -> None:
     assert _keywords(Memory.search, "query") == {a.name for a in SEARCH_ARGS}
     assert _keywords(Memory.why_not, "memory_id", "query") == {
         a.name for a in SEARCH_ARGS if a.explained}
+    for method in (Memory.search, Memory.why_not):
+        params = inspect.signature(method).parameters
+        assert {a.name: a.default for a in SEARCH_ARGS if a.name in params} == {
+            name: params[name].default for name in params if name in ROWS}, method
 
 
 def test_the_rest_body_offers_its_rows() -> None:
