@@ -32,6 +32,7 @@ def test_the_rest_body_offers_its_rows() -> None:
     from varvemem.server.schemas import ContextIn, SearchIn  # the server extra
 
     assert set(SearchIn.model_fields) - {"query"} == {a.rest for a in SEARCH_ARGS if a.rest}
+    assert all(SearchIn.model_fields[a.rest].description == a.doc for a in SEARCH_ARGS if a.rest)
     body = SearchIn(query="q", types=["knowledge"], tiers=["long_term"], top_k=3,
                     include_archive=True)
     assert body.args() == {"type": ["knowledge"], "tier": ["long_term"], "top_k": 3,
