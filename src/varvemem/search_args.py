@@ -12,8 +12,10 @@ library and the surfaces against the table.
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 TOP_K_MAX = 1000
 """The most hits one search may ask for (``top_k``): the library and every surface refuse
@@ -24,6 +26,8 @@ Kind = Literal["count", "number", "flag", "time", "name", "session", "profile", 
 """What an argument's values are: a whole number, a number, true or false, a date and time, a
 user's, agent's or tenant's name, a session id, a retrieval profile's name, a list of memory
 types, of tiers or of tags, a unit vector."""
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 LISTS: frozenset[Kind] = frozenset({"types", "tiers", "tags"})
 """The kinds whose value is a list."""
@@ -88,3 +92,16 @@ SEARCH_ARGS: tuple[SearchArg, ...] = (
 
 REST_FIELDS: dict[str, str] = {a.rest: a.name for a in SEARCH_ARGS if a.rest}
 """The REST body's search fields, each with the library keyword it is."""
+
+
+def with_parameters(fn: _F, parameters: Iterable[inspect.Parameter]) -> _F:
+    """``fn``, which takes the search arguments as ``**kwargs``, showing ``parameters`` (keyword
+    only) in their place, after its positional parameters: what :func:`inspect.signature`
+    gives, which the MCP SDK and typer read to declare a tool's arguments and a command's
+    options."""
+    sig = inspect.signature(fn, eval_str=True)
+    own = [p for p in sig.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    at = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in own)
+    fn.__signature__ = sig.replace(  # type: ignore[attr-defined]
+        parameters=[*own[:at], *parameters, *own[at:]])
+    return fn

@@ -47,8 +47,9 @@ def test_the_mcp_tool_offers_its_rows(tmp_path: Path) -> None:
     with Memory(home=tmp_path) as mem:
         tools = asyncio.run(build_server(mem).list_tools())
     (search,) = [t for t in tools if t.name == "search_memories"]
-    assert set(search.input_schema["properties"]) - {"query"} == {
-        a.mcp for a in SEARCH_ARGS if a.mcp}
+    properties = search.input_schema["properties"]
+    assert set(properties) - {"query"} == {a.mcp for a in SEARCH_ARGS if a.mcp}
+    assert all(properties[a.mcp]["description"] == a.doc for a in SEARCH_ARGS if a.mcp)
 
 
 def test_the_cli_command_offers_its_rows() -> None:
