@@ -68,8 +68,8 @@ SEARCH_ARGS: tuple[SearchArg, ...] = (
     SearchArg("agent", "Only this agent's memories.", "name", rest="agent", cli="--agent"),
     SearchArg("session", "Only this session's memories.", "session", rest="session",
               mcp="session", cli="--session"),
-    SearchArg("tenant", "The tenant searched (default: the settings' default_tenant; the "
-              "service: the API key's).", "name", cli="--tenant"),
+    SearchArg("tenant", "The tenant searched (default: the settings' default_tenant).", "name",
+              cli="--tenant"),
     SearchArg("since", "Only memories created at or after this time.", "time", rest="since"),
     SearchArg("until", "Only memories created before this time.", "time", rest="until"),
     SearchArg("as_of", "Read the memories as they were at this time: what was valid, and "

@@ -60,3 +60,5 @@ def test_the_cli_command_offers_its_rows() -> None:
     command = typer.main.get_command(_app.app).commands["search"]  # type: ignore[attr-defined]
     options = {o for p in command.params for o in p.opts if o.startswith("--")}
     assert options - {"--json", "--now"} == {a.cli for a in SEARCH_ARGS if a.cli}
+    helps = {p.name: p.help or "" for p in command.params}
+    assert all(helps[a.name].startswith(a.doc) for a in SEARCH_ARGS if a.cli)
