@@ -31,8 +31,7 @@ from .errors import (
 from .keys import ApiKey, allows
 from .model import MemoryRecord, MemoryType, Tier
 from .operations import TOOLS
-from .search_args import SEARCH_ARGS
-from .settings import TOP_K_MAX
+from .search_args import SEARCH_ARGS, Kind, SearchArg, with_parameters
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -233,16 +232,11 @@ def build_server(memory: Memory, tenant: str | None = None, *,
         f"(at most {settings.update.max_content_bytes} bytes of UTF-8)."))]
     TypeArg = Annotated[TypeName | None, Field(description=f"Memory type, one of: {types}. "
                                                            "Inferred when omitted.")]
-    TypesArg = Annotated[list[TypeName] | None, Field(
-        min_length=1, description=f"Only these memory types (of: {types}).")]
     TagsArg = Annotated[list[tag] | None, Field(
         max_length=settings.update.tags_max,
         description=f"Short labels such as 'k8s' or 'billing' (at most "
                     f"{settings.update.tags_max}, each at most {settings.update.tag_max_chars} "
                     "characters).")]
-    SearchTagsArg = Annotated[list[name] | None, Field(
-        description="Only memories carrying at least one of these tags (they also raise the "
-                    "score).")]
     UserArg = Annotated[name | None, Field(description="The end user the memory is about or "
                                                        "for.")]
     AgentArg = Annotated[name | None, Field(description="The agent that owns the memory.")]
@@ -253,13 +247,6 @@ def build_server(memory: Memory, tenant: str | None = None, *,
                                              "(scored automatically when omitted).")]
     Query = Annotated[str, Field(min_length=1, description="What to look for, in natural "
                                                            "language.")]
-    TopK = Annotated[int | None, Field(
-        ge=1, le=TOP_K_MAX, description=f"How many hits at most, 1..{TOP_K_MAX} (default "
-                                        f"{settings.retrieval.top_k}).")]
-    MinRelevance = Annotated[float | None, Field(
-        ge=0.0, le=1.0, description="The least relevance (0..1) a judged hit returned has: how "
-                                    "likely it answers the query (default from the settings; "
-                                    "0 drops nothing).")]
     MaxTokens = Annotated[int | None, Field(
         ge=_validate.MAX_TOKENS_MIN,
         description=f"Token budget of the block (at least {_validate.MAX_TOKENS_MIN}; default "
@@ -288,18 +275,30 @@ def build_server(memory: Memory, tenant: str | None = None, *,
             content, type=type, tags=tags, user=user, agent=agent, session=session,
             importance=importance, tenant=t).model_dump())
 
+    # How the tool spells each kind of search argument (search_args.Kind); the row gives the
+    # bounds, the default and the description.
+    search_kinds: dict[Kind, Any] = {
+        "count": int, "number": float, "name": name, "session": name, "tags": list[name],
+        "types": Annotated[list[TypeName], Field(min_length=1)]}
+
+    def search_parameter(arg: SearchArg) -> inspect.Parameter:
+        kind = search_kinds[arg.kind]
+        return inspect.Parameter(
+            str(arg.mcp), inspect.Parameter.KEYWORD_ONLY, default=arg.default,
+            annotation=Annotated[kind if arg.default is not None else kind | None,
+                                 Field(ge=arg.low, le=arg.high, description=arg.doc)])
+
+    def search_args(fn: _F) -> _F:
+        return with_parameters(fn, [search_parameter(a) for a in SEARCH_ARGS if a.mcp])
+
     @tool()
-    async def search_memories(query: Query, top_k: TopK = None, user: UserArg = None,
-                        session: SessionArg = None, types: TypesArg = None,
-                        tags: SearchTagsArg = None,
-                        min_relevance: MinRelevance = None) -> dict[str, Any]:
+    @search_args
+    async def search_memories(query: Query, **given: Any) -> dict[str, Any]:
         """Search long-term memory (semantic + keyword + tags; with the relevance judge on,
         each hit judged for how likely it answers the query). Returns at most top_k hits best
         first, each with its memory_id, content, type, tier, tags, score and the score's
         components (relevance among them when judged); an empty list when nothing stored
         answers the query."""
-        given: dict[str, Any] = {"top_k": top_k, "user": user, "session": session,
-                                 "types": types, "tags": tags, "min_relevance": min_relevance}
         args = {_MCP_ARGS[k]: v for k, v in given.items()}  # by the library's keywords
         hits = await tool_call("search_memories",
                                lambda m, t: m.search(query, tenant=t, **args))

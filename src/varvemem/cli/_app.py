@@ -8,12 +8,14 @@ engines) is imported by the commands that use it.
 from __future__ import annotations
 
 import copy
+import inspect
 import json
 import shlex
 import sys
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -21,10 +23,13 @@ from typer._click.core import Context  # typer's own click (see Group)
 from typer.core import TyperGroup
 
 from ..errors import StorageError
+from ..search_args import LISTS, SEARCH_ARGS, Kind, SearchArg, with_parameters
 
 if TYPE_CHECKING:
     from ..api import Memory
     from ..settings import Settings
+
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 # The commands that make the home when it does not exist yet; every other one refuses it.
 CREATING = ("init", "add", "ingest", "qa add", "qa import", "keys create", "db upgrade")
@@ -220,3 +225,39 @@ def split_csv(value: str | None) -> list[str] | None:
         return None
     items = [v.strip() for v in value.split(",") if v.strip()]
     return items or None
+
+
+# The options' types by kind of search argument (search_args.Kind); any other kind is text.
+_SEARCH_TYPES: dict[Kind, type] = {"count": int, "number": float, "flag": bool}
+
+
+def _search_option(arg: SearchArg) -> inspect.Parameter:
+    decls = [str(arg.cli), *([arg.cli_short] if arg.cli_short else [])]
+    if arg.kind == "time":
+        option = typer.Option(None, *decls, callback=_check_time, metavar="<time>", help=(
+            f"{arg.doc} An ISO 8601 date or time, UTC unless it names a zone."))
+    else:
+        option = typer.Option(arg.default, *decls, min=arg.low, max=arg.high, help=(
+            f"{arg.doc} Comma-separated." if arg.kind in LISTS else arg.doc))
+    kind = _SEARCH_TYPES.get(arg.kind, str)
+    return inspect.Parameter(arg.name, inspect.Parameter.KEYWORD_ONLY, default=option,
+                             annotation=kind if arg.default is not None else kind | None)
+
+
+def search_options(command: _F) -> _F:
+    """``command``, which takes the search arguments as ``**kwargs``, with an option for each
+    row that names one (``cli``): an integer, a number, a flag or text (a list
+    comma-separated, a time ISO 8601), with the row's bounds and default and ``doc`` as help.
+    :func:`search_args` turns what they were given into the library's arguments."""
+    return with_parameters(command, [_search_option(a) for a in SEARCH_ARGS if a.cli])
+
+
+def search_args(ctx: typer.Context, given: dict[str, Any]) -> dict[str, Any]:
+    """The :func:`search_options` given, as the library takes them: lists split at commas,
+    times parsed, ``--as-of`` defaulting to ``--now`` (:func:`as_of_of`)."""
+    kinds = {a.name: a.kind for a in SEARCH_ARGS}
+    args = {k: split_csv(v) if kinds[k] in LISTS else parse_time(v) if kinds[k] == "time"
+            else v for k, v in given.items()}
+    if "as_of" in args:
+        args["as_of"] = as_of_of(ctx)
+    return args

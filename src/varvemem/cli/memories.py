@@ -19,6 +19,8 @@ from ._app import (
     console,
     memory_of,
     print_json,
+    search_args,
+    search_options,
     split_csv,
 )
 from .render import Indented, clip, fields, render_hits
@@ -126,37 +128,20 @@ class _IngestBar:
 
 
 @app.command()
+@search_options
 def search(
     ctx: typer.Context,
     query: str = typer.Argument(...),
-    top_k: int | None = typer.Option(None, "--top-k", "-k", min=1,
-                                     help="How many hits at most."),
-    type: str | None = typer.Option(None, "--type", "-t", help="Memory type(s), comma-separated."),
-    tier: str | None = typer.Option(None, "--tier", help="Tier(s), comma-separated."),
-    tags: str | None = typer.Option(None, "--tags", help="Only hits with one of these tags."),
-    user: str | None = typer.Option(None, "--user"),
-    agent: str | None = typer.Option(None, "--agent"),
-    session: str | None = typer.Option(None, "--session"),
-    tenant: str | None = typer.Option(None, "--tenant"),
-    profile: str | None = typer.Option(None, "--profile", help="Retrieval profile by name."),
-    min_relevance: float | None = typer.Option(
-        None, "--min-relevance", min=0.0, max=1.0,
-        help="The least relevance (0..1) a judged hit returned has (default: the settings'; "
-             "0 drops nothing)."),
-    include_superseded: bool = typer.Option(False, "--include-superseded"),
-    archive: bool = typer.Option(False, "--archive", help="Also search the archive (slow)."),
+    *,
     json_out: bool = typer.Option(False, "--json"),
-    as_of: str | None = AS_OF,
     now: str | None = NOW,
+    **options: Any,
 ) -> None:
     """Hybrid search (vector + full text + tags): at most --top-k hits, with the score
-    breakdown of every hit (and its relevance, with retrieval.relevance = "learned")."""
+    breakdown of every hit (and its relevance, with retrieval.relevance = "learned").
+    --as-of defaults to --now."""
     mem = memory_of(ctx)
-    hits = mem.search(query, top_k=top_k, type=split_csv(type), tier=split_csv(tier),
-                      tags=split_csv(tags), user=user, agent=agent, session=session,
-                      tenant=tenant, profile=profile, include_superseded=include_superseded,
-                      include_archive=archive, as_of=as_of_of(ctx),
-                      min_relevance=min_relevance)
+    hits = mem.search(query, **search_args(ctx, options))
     if json_out:
         print_json({"query": query, "hits": [h.to_json() for h in hits]})
         return

@@ -34,7 +34,7 @@ from ..model import (
     check_text,
     in_utc,
 )
-from ..search_args import REST_FIELDS
+from ..search_args import REST_FIELDS, SEARCH_ARGS, Kind, SearchArg
 
 __all__ = ["AddResult", "AskResult", "ConsolidationReport", "HistoryEntry", "IngestReport"]
 
@@ -139,27 +139,45 @@ class FeedbackIn(_Body):
     reason: str = Field("", max_length=1000)
 
 
-class SearchIn(_Body):
-    """A hybrid search (``POST /v1/search``); the filters of the library's ``search``."""
+# How the REST body spells each kind of search argument (search_args.Kind); the row gives the
+# bounds, the default and the description. A count is also a JSON integer (_Search's validator).
+_SEARCH_KINDS: dict[Kind, Any] = {
+    "count": int,
+    "number": Annotated[float, Field(strict=True, allow_inf_nan=False)],
+    "flag": Annotated[bool, Field(strict=True)],
+    "time": When,
+    "name": Name,
+    "session": SessionId,
+    "profile": Annotated[str, Field(max_length=100)],
+    "types": list[MemoryType],
+    "tiers": list[Tier],
+    "tags": Annotated[list[str], Field(max_length=100)],
+}
 
+
+def _search_field(arg: SearchArg) -> tuple[Any, Any]:
+    """The REST body's field for ``arg``: its kind's type (optional unless it has a default),
+    its default, bounds and ``doc``."""
+    kind = _SEARCH_KINDS[arg.kind]
+    return (kind if arg.default is not None else kind | None,
+            Field(arg.default, ge=arg.low, le=arg.high, description=arg.doc))
+
+
+class _Query(_Body):
     query: str = Field(min_length=1, pattern=NAME_PATTERN)
-    top_k: int | None = Field(None, ge=1, le=1000)
-    types: list[MemoryType] | None = None
-    tiers: list[Tier] | None = None
-    tags: list[str] | None = Field(None, max_length=100)
-    user: Name | None = None
-    agent: Name | None = None
-    session: SessionId | None = None
-    since: When | None = None
-    until: When | None = None
-    as_of: When | None = None
-    include_superseded: bool = Field(False, strict=True)
-    include_archive: bool = Field(False, strict=True)
-    profile: str | None = Field(None, max_length=100)
-    # The least relevance a hit returned has (0..1; default: the settings').
-    min_relevance: float | None = Field(None, ge=0.0, le=1.0, allow_inf_nan=False, strict=True)
 
-    _whole_top_k = field_validator("top_k", mode="before")(_whole_or_none)
+
+if TYPE_CHECKING:
+    _Search = _Query
+else:  # the search arguments the REST body offers, from their rows
+    _COUNTS = [a.rest for a in SEARCH_ARGS if a.rest and a.kind == "count"]
+    _Search = create_model(
+        "_Search", __base__=_Query, **{a.rest: _search_field(a) for a in SEARCH_ARGS if a.rest},
+        __validators__={"_whole": field_validator(*_COUNTS, mode="before")(_whole_or_none)})
+
+
+class SearchIn(_Search):
+    """A hybrid search (``POST /v1/search``); the filters of the library's ``search``."""
 
     def args(self) -> dict[str, Any]:
         """The fields given, by the library's keywords (:data:`REST_FIELDS`); those that are

@@ -25,6 +25,7 @@ from ..backends import VECTOR_URL, misplaced
 from ..embeddings import check_settings
 from ..errors import ConfigError, describe_validation_error
 from ..model import MemoryType
+from ..search_args import TOP_K_MAX
 from .faq import FAQSettings, HistorySettings
 from .lifecycle import LifecycleSettings, TierRule
 from .models import EmbedderSettings, LLMSettings, SecondModelSettings
@@ -32,7 +33,6 @@ from .old_keys import moved
 from .read import (
     OVERVIEW_DAYS_MAX,
     OVERVIEW_RECENT_MAX,
-    TOP_K_MAX,
     ConflictSettings,
     ContextSettings,
     Profile,

@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from ..errors import ConfigError
+from ..search_args import TOP_K_MAX
 from .base import Section
 
 
@@ -137,8 +138,6 @@ class RerankSettings(Section):
     second_min_group: int = Field(3, ge=2, le=1000)
 
 
-TOP_K_MAX = 1000
-"""The most hits one search may ask for (``top_k``): the library, REST and MCP refuse more."""
 OVERVIEW_DAYS_MAX = 3660
 """The most days of growth :meth:`Memory.overview` gives (``days``)."""
 OVERVIEW_RECENT_MAX = 1000
