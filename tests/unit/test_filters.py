@@ -4,7 +4,7 @@ agree on random records and filters."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -130,18 +130,24 @@ def _random_record(rnd: random.Random, mid: str) -> MemoryRecord:
         tier_since=rnd.choice([None, day(rnd.randint(0, 8))]))
 
 
-@pytest.fixture(scope="module")
-def sqlite_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
-        tuple[SqliteStore, list[MemoryRecord]]]:
-    """A store of 150 random records (one fixed draw)."""
-    store = SqliteStore(tmp_path_factory.mktemp("filters") / "varvemem.db")
-    rnd = random.Random(7)
-    recs = [_random_record(rnd, f"m{i}") for i in range(150)]
+def _filled(folder: Path, make: Callable[[random.Random, str], MemoryRecord], seed: int
+            ) -> Iterator[tuple[SqliteStore, list[MemoryRecord]]]:
+    """A store of 150 records ``make`` draws (one fixed draw), and the records."""
+    store = SqliteStore(folder / "varvemem.db")
+    rnd = random.Random(seed)
+    recs = [make(rnd, f"m{i}") for i in range(150)]
     with store.transaction() as tx:
         for r in recs:
             tx.insert(r, np.ones(DIM, np.float32) / 2)
     yield store, recs
     store.close()
+
+
+@pytest.fixture(scope="module")
+def sqlite_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
+        tuple[SqliteStore, list[MemoryRecord]]]:
+    """A store of 150 random records."""
+    yield from _filled(tmp_path_factory.mktemp("filters"), _random_record, 7)
 
 
 @settings(max_examples=300, deadline=None)
@@ -169,15 +175,8 @@ def _lifecycle_record(rnd: random.Random, mid: str) -> MemoryRecord:
 @pytest.fixture(scope="module")
 def lifecycle_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         tuple[SqliteStore, list[MemoryRecord]]]:
-    """A store of 150 random records with varied lifecycle bookkeeping (one fixed draw)."""
-    store = SqliteStore(tmp_path_factory.mktemp("selections") / "varvemem.db")
-    rnd = random.Random(8)
-    recs = [_lifecycle_record(rnd, f"m{i}") for i in range(150)]
-    with store.transaction() as tx:
-        for r in recs:
-            tx.insert(r, np.ones(DIM, np.float32) / 2)
-    yield store, recs
-    store.close()
+    """A store of 150 random records with varied lifecycle bookkeeping."""
+    yield from _filled(tmp_path_factory.mktemp("selections"), _lifecycle_record, 8)
 
 
 _days = st.none() | st.integers(0, 10).map(day)
