@@ -159,7 +159,7 @@ def share(value: Any, name: str) -> None:
         raise ValidationError(f"{name} {value!r} is not a number in 0..1")
 
 
-class QueryConfig(views.Write, views.Read, Protocol):
+class QueryConfig(views.Update, views.Retrieval, Protocol):
     """The settings sections a query is checked against."""
 
 

@@ -72,15 +72,18 @@ def test_an_old_key_loads_from_each_source_with_a_warning(tmp_path: Path, monkey
     value, leaf = VALUES[new], old.removeprefix("store.")
     expected = _store(Settings.load(home=tmp_path, store=_nested(new, value)))
     assert expected != _store(Settings.load(home=tmp_path))
-    warning = re.escape(f"{old} is now {new} ({old} is read for one more release)")
-    with pytest.warns(FutureWarning, match=warning):
+    def warning(where: str) -> str:
+        return re.escape(f"{old} is now {new} ({old} in {where} is read for one more release)")
+
+    with pytest.warns(FutureWarning, match=warning("the arguments")):
         assert _store(Settings.load(home=tmp_path, store={leaf: value})) == expected
-    (tmp_path / "varvemem.toml").write_text(f"[store]\n{leaf} = {_toml(value)}\n", "utf-8")
-    with pytest.warns(FutureWarning, match=warning):
+    toml = tmp_path / "varvemem.toml"
+    toml.write_text(f"[store]\n{leaf} = {_toml(value)}\n", "utf-8")
+    with pytest.warns(FutureWarning, match=warning(str(toml))):
         assert _store(Settings.load(home=tmp_path)) == expected
-    (tmp_path / "varvemem.toml").unlink()
+    toml.unlink()
     monkeypatch.setenv(f"VARVEMEM_STORE__{leaf.upper()}", _variable(value))
-    with pytest.warns(FutureWarning, match=warning):
+    with pytest.warns(FutureWarning, match=warning("the VARVEMEM_* variables")):
         assert _store(Settings.load(home=tmp_path)) == expected
 
 
@@ -99,11 +102,13 @@ def test_an_old_and_a_new_key_set_differently_fail_naming_both(tmp_path: Path,
     both = r"store\.pool_size and store\.postgresql\.pool_size are both set"
     with pytest.raises(ConfigError, match=both), pytest.warns(FutureWarning):
         Settings.load(home=tmp_path, store={"pool_size": 3, "postgresql": {"pool_size": 4}})
-    (tmp_path / "varvemem.toml").write_text("[store.postgresql]\npool_size = 4\n", "utf-8")
-    monkeypatch.setenv("VARVEMEM_STORE__POOL_SIZE", "3")
-    with pytest.raises(ConfigError, match=both), pytest.warns(FutureWarning):
+    (tmp_path / "varvemem.toml").write_text("[store]\npool_size = 3\n[store.postgresql]\n"
+                                            "pool_size = 4\n", "utf-8")
+    with pytest.raises(ConfigError, match="varvemem.toml: " + both), \
+            pytest.warns(FutureWarning):
         Settings.load(home=tmp_path)
-    monkeypatch.setenv("VARVEMEM_STORE__POOL_SIZE", "4")  # the same value: no conflict
+    (tmp_path / "varvemem.toml").write_text("[store]\npool_size = 4\n[store.postgresql]\n"
+                                            "pool_size = 4\n", "utf-8")  # the same value
     with pytest.warns(FutureWarning):
         assert Settings.load(home=tmp_path).store.postgresql.pool_size == 4
     with pytest.raises(ConfigError, match=r"update\.importance_by_type\.qa and "
@@ -115,6 +120,24 @@ def test_an_old_and_a_new_key_set_differently_fail_naming_both(tmp_path: Path,
         same = Settings.load(home=tmp_path, update={"importance_by_type": {"qa": 0.9}},
                              types={MemoryType.QA: {"importance": 0.9}})
     assert same.types[MemoryType.QA].importance == 0.9
+
+
+def test_an_old_key_keeps_its_source_s_precedence(tmp_path: Path, monkeypatch) -> None:
+    """Keys move inside each source before the sources merge: a variable under its old name
+    still overrides the file's new key, and the arguments override both."""
+    (tmp_path / "varvemem.toml").write_text("[store.postgresql]\npool_size = 4\n", "utf-8")
+    monkeypatch.setenv("VARVEMEM_STORE__POOL_SIZE", "3")
+    with pytest.warns(FutureWarning, match="VARVEMEM_"):
+        assert Settings.load(home=tmp_path).store.postgresql.pool_size == 3
+    monkeypatch.setenv("VARVEMEM_STORE__POSTGRESQL__POOL_SIZE", "6")
+    monkeypatch.delenv("VARVEMEM_STORE__POOL_SIZE")
+    (tmp_path / "varvemem.toml").write_text("[store]\npool_size = 3\n", "utf-8")
+    with pytest.warns(FutureWarning, match="varvemem.toml"):
+        assert Settings.load(home=tmp_path).store.postgresql.pool_size == 6
+    with pytest.warns(FutureWarning) as seen:
+        args = Settings.load(home=tmp_path, store={"pool_size": 9})
+    assert args.store.postgresql.pool_size == 9
+    assert any("in the arguments" in str(w.message) for w in seen)
 
 
 def test_the_new_keys_load_without_a_warning(tmp_path: Path, monkeypatch) -> None:

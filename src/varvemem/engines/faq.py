@@ -130,7 +130,7 @@ def _is_pair(rec: MemoryRecord) -> None:
         raise ValidationError(f"memory {rec.memory_id} is not a Q&A pair")
 
 
-class FaqConfig(views.Faq, views.Read, views.Write, views.Types, Protocol):
+class FaqConfig(views.Faq, views.Retrieval, views.Update, views.Types, Protocol):
     """The settings sections the FAQ assistant reads."""
 
 

@@ -27,7 +27,7 @@ from . import ids, timeline
 OVERVIEW_ACTIONS = ("supersede", "merge", "delete", "archive")
 
 
-class ReadsConfig(views.Home, views.Lifecycle, views.Write, views.Embedder, Protocol):
+class ReadsConfig(views.Home, views.Lifecycle, views.Update, views.Embedder, Protocol):
     """The settings sections plain reads use."""
 
 

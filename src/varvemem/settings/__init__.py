@@ -130,6 +130,27 @@ class _UrlVariables(PydanticBaseSettingsSource):
         return out
 
 
+class _Moved(PydanticBaseSettingsSource):
+    """A source with its old keys moved to their new ones (``settings/old_keys.py``) before
+    the sources are merged: a higher source's old key still wins over a lower one's new key,
+    and only one source holding both, different, fails."""
+
+    def __init__(self, inner: PydanticBaseSettingsSource, name: str) -> None:
+        super().__init__(inner.settings_cls)
+        self.inner = inner
+        self.name = name
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # unused: __call__ gives the whole mapping
+
+    def __call__(self) -> dict[str, Any]:
+        try:
+            out: dict[str, Any] = moved(self.inner(), self.settings_cls, self.name)
+        except ValueError as exc:
+            raise ConfigError(f"{self.name}: {exc}") from None
+        return out
+
+
 class Settings(BaseSettings):
     """Everything configurable, validated; errors name the key."""
 
@@ -192,11 +213,13 @@ class Settings(BaseSettings):
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         if _defaults_only.get():
             return (init_settings,)
-        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings,
-                                                     _UrlVariables(settings_cls)]
+        sources: list[PydanticBaseSettingsSource] = [
+            _Moved(init_settings, "the arguments"),
+            _Moved(env_settings, "the VARVEMEM_* variables"), _UrlVariables(settings_cls)]
         toml = _toml_file.get()
         if toml is not None:
-            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml))
+            sources.append(_Moved(TomlConfigSettingsSource(settings_cls, toml_file=toml),
+                                  str(toml)))
         return tuple(sources)
 
     @classmethod

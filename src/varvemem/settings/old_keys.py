@@ -51,19 +51,21 @@ MOVED: tuple[Move, ...] = (
 _ABSENT = object()
 
 
-def moved(data: Any, model: type[BaseModel]) -> Any:
+def moved(data: Any, model: type[BaseModel], source: str = "") -> Any:
     """Settings ``data`` (for ``model``) with every old key of :data:`MOVED` in it moved to its
-    new key; ``data`` itself is not changed."""
+    new key; ``data`` itself is not changed. ``source`` (a file, the variables) is named in
+    the warning."""
     if not isinstance(data, dict):
         return data
     out = dict(data)
+    where = f" in {source}" if source else ""
     for row in MOVED:
         by_type = row.old.endswith("." + TYPE)
         old = row.old.removesuffix("." + TYPE)
         value = _pop(out, old.split("."))
         if value is _ABSENT or (by_type and value is None):
             continue
-        warnings.warn(f"{old} is now {row.new} ({old} is read for one more release)",
+        warnings.warn(f"{old} is now {row.new} ({old}{where} is read for one more release)",
                       FutureWarning, stacklevel=2)
         if by_type:
             for name, entry in _types(old, row.new, value).items():

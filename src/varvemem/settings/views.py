@@ -24,7 +24,7 @@ class Home(Protocol):
     def home(self) -> Path: ...
 
 
-class Write(Protocol):
+class Update(Protocol):
     @property
     def update(self) -> UpdateSettings: ...
 
@@ -34,7 +34,7 @@ class Types(Protocol):
     def types(self) -> Mapping[MemoryType, TypeSettings]: ...
 
 
-class Read(Protocol):
+class Retrieval(Protocol):
     @property
     def retrieval(self) -> RetrievalSettings: ...
 

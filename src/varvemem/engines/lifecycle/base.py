@@ -20,7 +20,7 @@ ACTOR = "lifecycle"
 LIVE_TIERS = [t for t in Tier if t is not Tier.ARCHIVE]
 
 
-class LifecycleConfig(views.Lifecycle, views.Write, views.Embedder, views.Llm, views.Webhooks,
+class LifecycleConfig(views.Lifecycle, views.Update, views.Embedder, views.Llm, views.Webhooks,
                       Protocol):
     """The settings sections the lifecycle jobs read."""
 

@@ -91,7 +91,7 @@ class RetrievalEngine(HitSelection):
         candidates each channel found, the filter applied and every scored candidate in
         order (read only: nothing is recorded). :meth:`returned` gives the hits."""
         cfg = self.settings.retrieval
-        prof = self.settings.retrieval.profile(profile)
+        prof = cfg.profile(profile)
         now = now or self.clock()
         top_k = top_k or cfg.top_k
         n = max(cfg.candidates_per_channel, top_k)

@@ -51,7 +51,7 @@ class Ranking:
     question: relevance.Query | None = None
 
 
-class ReadConfig(views.Read, views.Write, views.Types, views.Conflicts, views.Context,
+class ReadConfig(views.Retrieval, views.Update, views.Types, views.Conflicts, views.Context,
                  views.Lifecycle, views.Embedder, views.SecondModel, views.Server, Protocol):
     """The settings sections the read path reads."""
 

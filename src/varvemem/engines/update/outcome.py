@@ -27,7 +27,7 @@ ACTOR = "outcome"
 RULE = "resolution-after-failure"
 
 
-class Config(views.Write, views.Lifecycle, Protocol):
+class Config(views.Update, views.Lifecycle, Protocol):
     """The settings sections the rule reads."""
 
 

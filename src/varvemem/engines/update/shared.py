@@ -250,8 +250,8 @@ def current(records: RecordStore, ids: dict[str, str], tenant: str,
     return {i: r for i, r in found.items() if r is not None and r.valid_to is None}
 
 
-class WriteConfig(views.Write, views.Types, views.Lifecycle, views.Embedder, views.Llm,
-                  views.Read, Protocol):
+class WriteConfig(views.Update, views.Types, views.Lifecycle, views.Embedder, views.Llm,
+                  views.Retrieval, Protocol):
     """The settings sections the write path reads."""
 
 
