@@ -366,7 +366,8 @@ def test_select_means_what_matches_does(store: RecordStore) -> None:
                 last_retrieved_at=at(i, 6, (i // 2) % 2 == 1),
                 decayed_at=at(i, 5, (i // 3) % 2 == 1), expires_at=at(i, 4, (i // 4) % 2 == 1),
                 retrieval_count=i % 3, scored_retrievals=(i // 3) % 3,
-                metadata=({}, {"experience_id": "x"}, {"other": 1})[(i // 4) % 3],
+                metadata=({}, {"experience_id": "x"}, {"other": 1},
+                          {"experience_id": None})[(i // 4) % 4],
                 valid_to=T0 + 9 * day if i % 4 == 1 else None,
                 superseded_by=("m01" if i % 8 == 1 else "m02") if i % 4 == 1 else None)
         scope = Scope(tenant="other" if i % 5 == 4 else "default", user=r.scope.user,

@@ -80,7 +80,7 @@ class PostgresDialect(Dialect):
         return f"GREATEST({', '.join(exprs)})"
 
     def json_get(self, col: str, key: str) -> str:
-        return f"{col}->'{key}'"
+        return f"{col}->>'{key}'"  # text: a JSON null is NULL too
 
     def day(self, col: str) -> str:
         return f"to_char({col} AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
