@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..filters import AllOf, AnyOf, Clause, Node, Not
@@ -38,8 +39,6 @@ _MEMORIES_FLAGS = {
     "unscored": ("{a}retrieval_count > {a}scored_retrievals",
                  "{a}retrieval_count <= {a}scored_retrievals"),
 }
-_MEMORIES_TIMES = frozenset({"created_at", "entered", "last_used", "used_or_decayed",
-                             "valid_from", "valid_to", "expires_at"})
 _SQL_OPS = {"eq": "=", "ne": "<>", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}
 TagsSql = Callable[[Sequence[str]], Sql]  # the store's test that a memory has one of the tags
 
@@ -76,7 +75,7 @@ def memories_sql(node: Node, d: Dialect, alias: str = "", hint: bool = False,
         return f"{col} IS NULL", []
     if node.op == "in":
         return d.in_(col, node.value)
-    arg = d.time(node.value) if node.field in _MEMORIES_TIMES else node.value
+    arg = d.time(node.value) if isinstance(node.value, datetime) else node.value
     return f"{col} {_SQL_OPS[node.op]} %s", [arg]
 
 
