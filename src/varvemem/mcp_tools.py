@@ -288,11 +288,11 @@ def build_server(memory: Memory, tenant: str | None = None, *,
             annotation=Annotated[kind if arg.default is not None else kind | None,
                                  Field(ge=arg.low, le=arg.high, description=arg.doc)])
 
-    def search_args(fn: _F) -> _F:
+    def search_parameters(fn: _F) -> _F:
         return with_parameters(fn, [search_parameter(a) for a in SEARCH_ARGS if a.mcp])
 
     @tool()
-    @search_args
+    @search_parameters  # a parameter for each row of search_args.SEARCH_ARGS that names one
     async def search_memories(query: Query, **given: Any) -> dict[str, Any]:
         """Search long-term memory (semantic + keyword + tags; with the relevance judge on,
         each hit judged for how likely it answers the query). Returns at most top_k hits best

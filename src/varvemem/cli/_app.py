@@ -248,11 +248,11 @@ def search_options(command: _F) -> _F:
     """``command``, which takes the search arguments as ``**kwargs``, with an option for each
     row that names one (``cli``): an integer, a number, a flag or text (a list
     comma-separated, a time ISO 8601), with the row's bounds and default and ``doc`` as help.
-    :func:`search_args` turns what they were given into the library's arguments."""
+    :func:`library_args` turns what they were given into the library's arguments."""
     return with_parameters(command, [_search_option(a) for a in SEARCH_ARGS if a.cli])
 
 
-def search_args(ctx: typer.Context, given: dict[str, Any]) -> dict[str, Any]:
+def library_args(ctx: typer.Context, given: dict[str, Any]) -> dict[str, Any]:
     """The :func:`search_options` given, as the library takes them: lists split at commas,
     times parsed, ``--as-of`` defaulting to ``--now`` (:func:`as_of_of`)."""
     kinds = {a.name: a.kind for a in SEARCH_ARGS}

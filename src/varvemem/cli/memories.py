@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.text import Text
 
+from ..search_args import TOP_K_MAX
 from ._app import (
     AS_OF,
     MEMORY_ID,
@@ -17,9 +18,9 @@ from ._app import (
     app,
     as_of_of,
     console,
+    library_args,
     memory_of,
     print_json,
-    search_args,
     search_options,
     split_csv,
 )
@@ -135,13 +136,13 @@ def search(
     *,
     json_out: bool = typer.Option(False, "--json"),
     now: str | None = NOW,
-    **options: Any,
+    **options: Any,  # an option for each row of search_args.SEARCH_ARGS (@search_options)
 ) -> None:
     """Hybrid search (vector + full text + tags): at most --top-k hits, with the score
     breakdown of every hit (and its relevance, with retrieval.relevance = "learned").
     --as-of defaults to --now."""
     mem = memory_of(ctx)
-    hits = mem.search(query, **search_args(ctx, options))
+    hits = mem.search(query, **library_args(ctx, options))
     if json_out:
         print_json({"query": query, "hits": [h.to_json() for h in hits]})
         return
@@ -157,7 +158,7 @@ def context(
     query: str = typer.Argument(...),
     max_tokens: int | None = typer.Option(None, "--max-tokens", min=16,
                                             help="Token budget (16 at least)."),
-    top_k: int | None = typer.Option(None, "--top-k", "-k", min=1),
+    top_k: int | None = typer.Option(None, "--top-k", "-k", min=1, max=TOP_K_MAX),
     user: str | None = typer.Option(None, "--user"),
     session: str | None = typer.Option(None, "--session"),
     tenant: str | None = typer.Option(None, "--tenant"),
