@@ -33,9 +33,11 @@ def run(tree: Path, folder: str, out: Path) -> tuple[float, dict[str, float], in
     """Wall seconds, each test's seconds (by id) and pytest's exit code."""
     env = {**os.environ, "PYTHONPATH": str(tree / "src")}
     start = time.perf_counter()
+    if not (tree / "tests" / folder).is_dir():  # a folder the other commit has alone
+        return 0.0, {}, 0
     code = subprocess.run([sys.executable, "-m", "pytest", f"tests/{folder}", "-q",
-                           "-p", "no:cacheprovider", f"--junitxml={out}"],
-                          cwd=tree, env=env, stdout=subprocess.DEVNULL).returncode
+                           "-p", "no:cacheprovider", f"--junitxml={out}"], cwd=tree, env=env,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
     wall = time.perf_counter() - start
     times: dict[str, float] = {}
     if out.exists():
@@ -51,13 +53,15 @@ def main() -> None:
     ap.add_argument("--head", default="HEAD")
     ap.add_argument("--only", help="comma-separated folders of tests/ (default: all)")
     args = ap.parse_args()
-    folders = args.only.split(",") if args.only else sorted(
-        p.name for p in (REPO / "tests").iterdir()
-        if p.is_dir() and not p.name.startswith("_") and any(p.glob("test_*.py")))
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        trees = {"base": worktree(args.base, root), "head": worktree(args.head, root)}
+        trees: dict[str, Path] = {}
         try:
+            trees["base"] = worktree(args.base, root)
+            trees["head"] = worktree(args.head, root)
+            folders = args.only.split(",") if args.only else sorted({
+                p.name for tree in trees.values() for p in (tree / "tests").iterdir()
+                if p.is_dir() and not p.name.startswith("_") and any(p.glob("test_*.py"))})
             total = {"base": 0.0, "head": 0.0}
             common = {"base": 0.0, "head": 0.0}
             print(f"{'folder':<14}{'base s':>9}{'head s':>9}{'tests':>8}{'common':>8}"
@@ -73,13 +77,15 @@ def main() -> None:
                     total[s] += got[s][0]
                     common[s] += sums[s]
                 ratio = sums["head"] / sums["base"] if sums["base"] else float("nan")
+                # (nan: no test in common, e.g. a folder one commit has alone)
                 codes = "" if got["base"][2] == got["head"][2] == 0 else \
                     f"  (exit {got['base'][2]}/{got['head'][2]})"
                 print(f"{folder:<14}{got['base'][0]:>9.1f}{got['head'][0]:>9.1f}"
                       f"{len(got['head'][1]):>8}{len(shared):>8}{ratio:>20.3f}{codes}",
                       flush=True)
+            overall = common["head"] / common["base"] if common["base"] else float("nan")
             print(f"{'all':<14}{total['base']:>9.1f}{total['head']:>9.1f}{'':>16}"
-                  f"{common['head'] / common['base']:>20.3f}")
+                  f"{overall:>20.3f}")
         finally:
             for tree in trees.values():
                 subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force",
